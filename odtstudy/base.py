@@ -1,0 +1,247 @@
+"""The estimator contract shared by every odtstudy learner.
+
+A learner subclasses :class:`BaseTreeClassifier` and implements
+``_fit(X, y, sample_weight) -> FitResult``; the base class validates the
+input, encodes the labels, times the fit and stores the contract attributes
+(``tree_``, ``classes_``, ``objective_``, ``lower_bound_``, ``optimal_``,
+``fit_time_``, ``stats_``, ``status_``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
+
+from odtstudy.tree import Tree
+
+__all__ = [
+    "BaseTreeClassifier",
+    "FitResult",
+    "check_binary_features",
+    "export_graphviz",
+    "export_text",
+]
+
+STATUSES = ("optimal", "feasible", "timeout", "infeasible")
+
+
+@dataclass
+class FitResult:
+    """What a learner's ``_fit`` hands back to :class:`BaseTreeClassifier`.
+
+    ``tree`` may be ``None`` only when no tree satisfies the learner's
+    constraints (``status="infeasible"``); ``reason`` then says why.
+    """
+
+    tree: Tree | None
+    objective: float | None
+    lower_bound: float | None = None
+    optimal: bool = False
+    status: str = "feasible"
+    stats: dict = field(default_factory=dict)
+    reason: str = ""
+
+
+def check_binary_features(X: np.ndarray, learner: str) -> None:
+    """Raise a ``ValueError`` naming the ``Binarizer`` when ``X`` is not 0/1."""
+    if X.size and not np.isin(X, (0, 1)).all():
+        bad = X[~np.isin(X, (0, 1))]
+        raise ValueError(
+            f"{learner} needs a 0/1 feature matrix, but X contains other values "
+            f"(e.g. {bad.flat[0]!r}). Binarize numeric or categorical data first "
+            "with odtstudy.datasets.Binarizer (or a scikit-learn Pipeline "
+            "starting with it)."
+        )
+
+
+def _explain_validation_error(exc: ValueError) -> ValueError:
+    """Turn scikit-learn's input errors into ones that name the fix."""
+    msg = str(exc)
+    if "inconsistent numbers of samples" in msg:
+        return ValueError(f"X and y have different lengths: {msg}")
+    if "inhomogeneous" in msg or "setting an array element with a sequence" in msg:
+        return ValueError(
+            "X is ragged (rows of different lengths); pass a rectangular "
+            "2-D array or DataFrame"
+        )
+    if "could not convert" in msg or ("dtype" in msg and "numeric" in msg):
+        return ValueError(
+            f"X must be numeric ({msg}). Encode categorical columns first, "
+            "e.g. with odtstudy.datasets.Binarizer."
+        )
+    return exc
+
+
+def _validate_X(estimator, X, reset):
+    try:
+        return validate_data(estimator, X, reset=reset, dtype="numeric")
+    except ValueError as exc:
+        raise _explain_validation_error(exc) from exc
+
+
+class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Fit bookkeeping, prediction and scoring for single-tree classifiers.
+
+    Subclasses set ``_requires_binary = True`` when they only accept 0/1
+    features and implement ``_fit``.
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    }
+    _requires_binary = False
+
+    # ----------------------------------------------------------------- fit
+    def _validate_training_data(self, X, y, sample_weight):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but y is None"
+            )
+        try:
+            X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)
+        except ValueError as exc:
+            raise _explain_validation_error(exc) from exc
+        check_classification_targets(y)
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has a single class ({self.classes_[0]!r}); a classifier needs "
+                "at least 2 classes"
+            )
+        if self._requires_binary:
+            check_binary_features(X, type(self).__name__)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            if np.any(sample_weight < 0):
+                raise ValueError("sample_weight must be non-negative")
+        return X, y_encoded.astype(np.int64), sample_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the tree on ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Any labels (strings and non-contiguous integers work).
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y_encoded, sample_weight = self._validate_training_data(X, y, sample_weight)
+        start = time.perf_counter()
+        result = self._fit(X, y_encoded, sample_weight)
+        self.fit_time_ = time.perf_counter() - start
+        self._store_result(result)
+        return self
+
+    def _store_result(self, result: FitResult):
+        if result.status not in STATUSES:
+            raise ValueError(f"unknown fit status {result.status!r}")
+        tree = result.tree
+        if tree is not None:
+            tree.classes = self.classes_
+            if tree.feature_names is None and hasattr(self, "feature_names_in_"):
+                tree.feature_names = [str(n) for n in self.feature_names_in_]
+        self.tree_ = tree
+        self.objective_ = result.objective
+        self.lower_bound_ = result.lower_bound
+        self.optimal_ = bool(result.optimal)
+        self.status_ = result.status
+        self.stats_ = dict(result.stats)
+        self._no_tree_reason = result.reason
+
+    def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- predict
+    def _fitted_tree(self) -> Tree:
+        check_is_fitted(self, "tree_")
+        if self.tree_ is None:
+            raise ValueError(
+                f"{type(self).__name__} found no tree during fit: "
+                f"{self._no_tree_reason or 'no tree satisfies the constraints'}"
+            )
+        return self.tree_
+
+    def predict(self, X):
+        """Predict the class of each row of ``X``."""
+        tree = self._fitted_tree()
+        X = _validate_X(self, X, reset=False)
+        return tree.predict(X)
+
+    def predict_proba(self, X):
+        """Class frequencies of the training rows in the leaf each row reaches."""
+        tree = self._fitted_tree()
+        X = _validate_X(self, X, reset=False)
+        proba = tree.predict_proba(X)
+        if proba.shape[1] != len(self.classes_):
+            raise ValueError("the tree's value arrays do not match classes_")
+        return proba
+
+    def apply(self, X):
+        """Return the leaf id each row of ``X`` reaches."""
+        tree = self._fitted_tree()
+        return tree.apply(_validate_X(self, X, reset=False))
+
+    def training_error(self, X, y, sample_weight=None) -> float:
+        """(Weighted) number of misclassified rows of ``(X, y)``."""
+        wrong = self.predict(X) != np.asarray(y)
+        if sample_weight is None:
+            return float(np.sum(wrong))
+        return float(np.sum(np.asarray(sample_weight, dtype=float)[wrong]))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _resolve(model):
+    if isinstance(model, Tree):
+        return model, model.feature_names, None
+    tree = model._fitted_tree() if hasattr(model, "_fitted_tree") else model.tree_
+    names = getattr(model, "feature_names_in_", None)
+    names = None if names is None else [str(n) for n in names]
+    classes = getattr(model, "classes_", None)
+    classes = None if classes is None else [str(c) for c in classes]
+    return tree, names, classes
+
+
+def export_text(model, feature_names=None, class_names=None, decimals=2) -> str:
+    """Text rendering of a fitted learner's tree (or of a :class:`Tree`).
+
+    Feature names default to ``feature_names_in_`` and class names to
+    ``classes_``.
+    """
+    tree, names, classes = _resolve(model)
+    return tree.export_text(
+        feature_names=feature_names if feature_names is not None else names,
+        class_names=class_names if class_names is not None else classes,
+        decimals=decimals,
+    )
+
+
+def export_graphviz(model, feature_names=None, class_names=None, decimals=2) -> str:
+    """Graphviz ``.dot`` source of a fitted learner's tree (or of a :class:`Tree`)."""
+    tree, names, classes = _resolve(model)
+    return tree.export_graphviz(
+        feature_names=feature_names if feature_names is not None else names,
+        class_names=class_names if class_names is not None else classes,
+        decimals=decimals,
+    )
