@@ -1,0 +1,59 @@
+"""Brute-force optimal decision trees, the oracle the exact learners are tested on.
+
+Exhaustive recursion over every feature (and, for numeric data, every
+midpoint threshold) at every node: only for tiny data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def leaf_error(y, n_classes, weights=None):
+    """(Weighted) misclassifications of the best constant prediction."""
+    if len(y) == 0:
+        return 0.0
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    per_class = np.bincount(y, weights=w, minlength=n_classes)
+    return float(per_class.sum() - per_class.max())
+
+
+def candidate_splits(X, rows):
+    """Yield (feature, threshold) for every midpoint of the rows' values."""
+    for j in range(X.shape[1]):
+        values = np.unique(X[rows, j])
+        for a, b in zip(values[:-1], values[1:]):
+            yield j, (a + b) / 2.0
+
+
+def optimal_error(X, y, depth, min_sup=1, weights=None, n_classes=None):
+    """Minimum (weighted) training error of a tree of depth <= ``depth``.
+
+    Every leaf must hold at least ``min_sup`` rows. Works for 0/1 and numeric
+    ``X`` (numeric features are split at all midpoints).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=np.int64)
+    n_classes = int(n_classes if n_classes is not None else y.max() + 1)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    memo = {}
+
+    def best(rows, d):
+        key = (rows.tobytes(), d)
+        if key in memo:
+            return memo[key]
+        result = leaf_error(y[rows], n_classes, w[rows])
+        if d > 0 and result > 0:
+            for j, t in candidate_splits(X, rows):
+                go_left = X[rows, j] <= t
+                left, right = rows[go_left], rows[~go_left]
+                if len(left) < min_sup or len(right) < min_sup:
+                    continue
+                el = best(left, d - 1)
+                if el >= result:
+                    continue
+                result = min(result, el + best(right, d - 1))
+        memo[key] = result
+        return result
+
+    return best(np.arange(len(y)), depth)
