@@ -1,0 +1,11 @@
+"""Vendored benchmark datasets, loaders and the ``Binarizer`` transformer."""
+
+from odtstudy.datasets._binarizer import Binarizer
+from odtstudy.datasets._loaders import (
+    Dataset,
+    dataset_info,
+    list_datasets,
+    load_dataset,
+)
+
+__all__ = ["Binarizer", "Dataset", "dataset_info", "list_datasets", "load_dataset"]

@@ -1,0 +1,190 @@
+"""Turn numeric and categorical tables into the 0/1 matrices exact learners need."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["Binarizer"]
+
+
+def _format_threshold(t: float) -> str:
+    text = f"{t:.6g}"
+    return text
+
+
+def _midpoints(values: np.ndarray) -> np.ndarray:
+    distinct = np.unique(values)
+    return (distinct[:-1] + distinct[1:]) / 2.0
+
+
+def _quantile_thresholds(values: np.ndarray, k: int) -> np.ndarray:
+    """At most ``k`` midpoints, those nearest the (i / (k + 1)) quantiles."""
+    mids = _midpoints(values)
+    if len(mids) <= k:
+        return mids
+    levels = np.quantile(values, np.arange(1, k + 1) / (k + 1))
+    nearest = np.abs(mids[None, :] - levels[:, None]).argmin(axis=1)
+    return np.unique(mids[nearest])
+
+
+class Binarizer(TransformerMixin, BaseEstimator):
+    """Binarize a table: one-hot categorical columns, ``x <= t`` numeric tests.
+
+    Numeric columns get one output column ``name<=t`` per threshold ``t``
+    (all midpoints between consecutive distinct training values, or at most
+    ``max_thresholds`` of them chosen near the quantiles). A numeric column
+    that is already 0/1 is kept as one column. Categorical columns get one
+    column ``name=value`` per training category (all of them, as CP4IM does);
+    a category unseen in training gives all zeros. Constant columns are
+    dropped. Thresholds are learned in ``fit`` and reused by ``transform``,
+    so fit it on training data only.
+
+    Parameters
+    ----------
+    max_thresholds : int, default=None
+        Maximum number of thresholds per numeric column; ``None`` keeps all
+        midpoints (optimality of an exact learner is then relative to the
+        full set).
+    categorical_features : "auto" or list of str or int, default="auto"
+        Which columns are categorical; "auto" takes every non-numeric column.
+
+    Attributes
+    ----------
+    feature_names_in_ : ndarray of str
+    n_features_in_ : int
+    outputs_ : list of tuple
+        One ``(input_column, op, value)`` per output column, ``op`` in
+        ``{"<=", "=", "id"}``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"petal_length": [1.4, 1.4, 4.7, 5.1],
+    ...                    "colour": ["red", "blue", "red", "red"]})
+    >>> b = Binarizer().fit(df)
+    >>> list(b.get_feature_names_out())
+    ['petal_length<=3.05', 'petal_length<=4.9', 'colour=blue', 'colour=red']
+    >>> b.transform(df).tolist()[1]
+    [1, 1, 1, 0]
+    """
+
+    _parameter_constraints = {
+        "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+        "categorical_features": ["array-like", str],
+    }
+
+    def __init__(self, max_thresholds=None, categorical_features="auto"):
+        self.max_thresholds = max_thresholds
+        self.categorical_features = categorical_features
+
+    def _as_frame(self, X) -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            frame = X
+        else:
+            arr = np.asarray(X, dtype=object)
+            if arr.ndim != 2:
+                raise ValueError(f"X must be 2-dimensional, got shape {arr.shape}")
+            names = getattr(self, "feature_names_in_", None)
+            if names is None or len(names) != arr.shape[1]:
+                names = [f"x{j}" for j in range(arr.shape[1])]
+            frame = pd.DataFrame(arr, columns=list(names))
+            frame = frame.infer_objects()
+        if frame.isna().to_numpy().any():
+            raise ValueError(
+                "X contains NaN/missing values; impute or drop them before "
+                "binarizing"
+            )
+        return frame
+
+    def _is_categorical(self, frame, column, position):
+        if self.categorical_features == "auto":
+            series = frame[column]
+            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
+                series
+            ):
+                return False
+            try:
+                pd.to_numeric(series)
+            except (ValueError, TypeError):
+                return True
+            return False
+        chosen = set(self.categorical_features)
+        return column in chosen or position in chosen
+
+    def fit(self, X, y=None):
+        """Learn the categories and thresholds of each column of ``X``."""
+        self._validate_params()
+        frame = self._as_frame(X)
+        if frame.shape[0] == 0:
+            raise ValueError("X has no rows")
+        self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.n_features_in_ = frame.shape[1]
+        outputs = []
+        for position, column in enumerate(frame.columns):
+            if self._is_categorical(frame, column, position):
+                values = sorted({str(v) for v in frame[column]})
+                if len(values) > 1:
+                    outputs += [(position, "=", v) for v in values]
+                continue
+            values = pd.to_numeric(frame[column]).to_numpy(dtype=np.float64)
+            distinct = np.unique(values)
+            if len(distinct) <= 1:
+                continue
+            if len(distinct) == 2 and set(distinct) == {0.0, 1.0}:
+                outputs.append((position, "id", None))
+                continue
+            if self.max_thresholds is None:
+                thresholds = _midpoints(values)
+            else:
+                thresholds = _quantile_thresholds(values, self.max_thresholds)
+            outputs += [(position, "<=", float(t)) for t in thresholds]
+        self.outputs_ = outputs
+        return self
+
+    def transform(self, X):
+        """Return the 0/1 ``uint8`` matrix of the learned tests."""
+        check_is_fitted(self, "outputs_")
+        frame = self._as_frame(X)
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} columns, the Binarizer was fitted on "
+                f"{self.n_features_in_}"
+            )
+        out = np.zeros((frame.shape[0], len(self.outputs_)), dtype=np.uint8)
+        columns = {}
+        for k, (position, op, value) in enumerate(self.outputs_):
+            if op == "=":
+                col = columns.setdefault(
+                    position, frame.iloc[:, position].astype(str).to_numpy()
+                )
+                out[:, k] = col == value
+            else:
+                col = columns.setdefault(
+                    position,
+                    pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64),
+                )
+                out[:, k] = (col == 1.0) if op == "id" else (col <= value)
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Readable names of the output columns, e.g. ``petal_length<=2.45``."""
+        check_is_fitted(self, "outputs_")
+        names = (
+            self.feature_names_in_ if input_features is None else list(input_features)
+        )
+        result = []
+        for position, op, value in self.outputs_:
+            base = str(names[position])
+            if op == "id":
+                result.append(base)
+            elif op == "=":
+                result.append(f"{base}={value}")
+            else:
+                result.append(f"{base}<={_format_threshold(value)}")
+        return np.asarray(result, dtype=object)

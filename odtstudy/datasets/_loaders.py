@@ -1,0 +1,183 @@
+"""Load the vendored benchmark sets and scikit-learn's built-in tables by name."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Dataset", "dataset_info", "list_datasets", "load_dataset"]
+
+# Unqualified names shared by several collections resolve in this order.
+_PREFERENCE = ("cp4im", "sklearn", "uci", "other")
+_SKLEARN = {
+    "iris": "load_iris",
+    "wine": "load_wine",
+    "breast_cancer": "load_breast_cancer",
+    "digits": "load_digits",
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A classification table.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        ``uint8`` for 0/1 sets, ``float64`` for numeric sets, ``object`` when
+        some columns are categorical (strings).
+    y : ndarray of shape (n_samples,)
+        Labels as in the source.
+    feature_names : list of str
+    kind : {"binary", "numeric", "categorical"}
+    source : str
+        Where the data comes from (repository, commit and path, or library).
+    name : str
+        The qualified name (``collection/name``).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list
+    kind: str
+    source: str
+    name: str = ""
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    @property
+    def n_classes(self) -> int:
+        return len(np.unique(self.y))
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> dict:
+    with resources.files("odtstudy.datasets").joinpath("data/catalog.json").open() as fh:
+        entries = json.load(fh)
+    catalog = {f"{e['collection']}/{e['name']}": e for e in entries}
+    for name, loader in _SKLEARN.items():
+        catalog[f"sklearn/{name}"] = {
+            "name": name,
+            "collection": "sklearn",
+            "loader": loader,
+            "kind": "numeric",
+            "source": f"scikit-learn sklearn.datasets.{loader}",
+        }
+    return catalog
+
+
+def list_datasets(collection: str | None = None, kind: str | None = None) -> list:
+    """Qualified names (``collection/name``) of every loadable dataset.
+
+    Parameters
+    ----------
+    collection : {"cp4im", "uci", "sklearn", "other"}, default=None
+    kind : {"binary", "numeric", "categorical"}, default=None
+    """
+    return sorted(
+        key
+        for key, entry in _catalog().items()
+        if (collection is None or entry["collection"] == collection)
+        and (kind is None or entry["kind"] == kind)
+    )
+
+
+def _resolve(name: str) -> str:
+    catalog = _catalog()
+    if not isinstance(name, str):
+        raise TypeError(f"dataset name must be a string, got {type(name).__name__}")
+    if name in catalog:
+        return name
+    for collection in _PREFERENCE:
+        key = f"{collection}/{name}"
+        if key in catalog:
+            return key
+    raise KeyError(
+        f"unknown dataset {name!r}; see odtstudy.datasets.list_datasets() "
+        f"(e.g. {', '.join(list_datasets()[:5])}, ...)"
+    )
+
+
+def dataset_info(name: str) -> dict:
+    """The provenance entry (rows, features, classes, source, ...) of a dataset."""
+    return dict(_catalog()[_resolve(name)])
+
+
+def _read_vendored(entry):
+    path = resources.files("odtstudy.datasets").joinpath("data", entry["file"])
+    with path.open("rb") as raw, gzip.open(raw, "rt") as fh:
+        if entry["collection"] == "cp4im":
+            table = np.loadtxt(fh, dtype=np.int64, ndmin=2)
+            y, X = table[:, 0], table[:, 1:].astype(np.uint8)
+            names = [f"f{j}" for j in range(X.shape[1])]
+            return X, y, names
+        frame = pd.read_csv(fh)
+    label = frame.columns[-1]
+    y = frame[label].to_numpy()
+    features = frame.drop(columns=[label])
+    names = [str(c) for c in features.columns]
+    if entry["kind"] == "categorical":
+        return features.astype(object).to_numpy(), y, names
+    X = features.to_numpy(dtype=np.float64)
+    if entry["kind"] == "binary":
+        X = X.astype(np.uint8)
+    return X, y, names
+
+
+def _read_sklearn(entry):
+    import sklearn.datasets
+
+    bunch = getattr(sklearn.datasets, entry["loader"])()
+    return (
+        np.asarray(bunch.data, dtype=np.float64),
+        np.asarray(bunch.target),
+        [str(n) for n in bunch.feature_names],
+    )
+
+
+def load_dataset(name: str) -> Dataset:
+    """Load a dataset by name.
+
+    Parameters
+    ----------
+    name : str
+        A qualified name from :func:`list_datasets` (``"cp4im/anneal"``,
+        ``"uci/iris"``, ``"sklearn/iris"``) or an unqualified one
+        (``"anneal"``). An unqualified name found in several collections
+        resolves to the first of CP4IM, scikit-learn, UCI: ``"diabetes"`` is
+        the CP4IM (binarised) set, ``"iris"`` is scikit-learn's.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    KeyError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> ds = load_dataset("anneal")
+    >>> ds.X.shape, ds.kind
+    ((812, 93), 'binary')
+    """
+    key = _resolve(name)
+    entry = _catalog()[key]
+    reader = _read_sklearn if entry["collection"] == "sklearn" else _read_vendored
+    X, y, names = reader(entry)
+    if "rows" in entry and X.shape != (entry["rows"], entry["features"]):
+        raise RuntimeError(
+            f"dataset {key} loaded with shape {X.shape}, but its provenance table "
+            f"says ({entry['rows']}, {entry['features']}): the vendored file is "
+            "corrupt; reinstall odtstudy"
+        )
+    return Dataset(X, y, names, entry["kind"], entry["source"], key)
