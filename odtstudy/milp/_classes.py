@@ -1,0 +1,445 @@
+"""Estimators: BinOCTClassifier and OCTClassifier."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy.base import BaseTreeClassifier, FitResult
+from odtstudy.cart import tree_from_sklearn
+from odtstudy.milp._binoct import BinOCTModel
+from odtstudy.milp._common import build_tree, cart_layout, fit_cart
+from odtstudy.milp._oct import OCTModel
+from odtstudy.milp._solvers import SOLVERS, check_solver_available, solve
+from odtstudy.tree import TreeBuilder
+
+__all__ = ["BinOCTClassifier", "OCTClassifier"]
+
+_MIN_SOLVE_SECONDS = 0.05
+
+
+class _MILPTreeClassifier(BaseTreeClassifier):
+    """Fit flow shared by the MILP learners.
+
+    Subclasses implement ``_make_model``, ``_warm_start``, ``_errors_to_obj``
+    (training errors and tree -> the MILP's objective scale), ``_bound_to_lb``
+    (solver bound -> lower bound on misclassifications), ``_gap_abs`` and
+    ``_tolerance``.
+    """
+
+    _parameter_constraints: dict = {
+        **BaseTreeClassifier._parameter_constraints,
+        "solver": [StrOptions(set(SOLVERS))],
+        "threads": [Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def _fit(self, X, y, sample_weight):
+        if sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not support sample_weight "
+                "(the MILP minimises the plain number of misclassifications)"
+            )
+        check_solver_available(self.solver)
+        start = time.perf_counter()
+        X = np.asarray(X, dtype=float)
+        n_classes = len(self.classes_)
+        n = len(y)
+        if n < self.min_samples_leaf:
+            return FitResult(
+                tree=None,
+                objective=None,
+                status="infeasible",
+                reason=f"min_samples_leaf={self.min_samples_leaf} exceeds the "
+                f"number of training rows ({n})",
+            )
+
+        random_state = self.random_state
+        if not (random_state is None or isinstance(random_state, Integral)):
+            random_state = None
+        cart = fit_cart(X, y, self.max_depth, self.min_samples_leaf, random_state)
+        cart_tree = tree_from_sklearn(cart.tree_, X, y, n_classes)
+        cart_err = int(np.sum(cart_tree.predict(X) != y))
+        cart_obj = self._errors_to_obj(cart_err, cart_tree, X, y)
+
+        stats = {
+            "solver": self.solver,
+            "cart_objective": float(cart_err),
+        }
+        model = self._make_model(X, y, n_classes)
+        if model is None:  # nothing to split on: one leaf is optimal
+            counts = np.bincount(y, minlength=n_classes)
+            builder = TreeBuilder(n_outputs=n_classes)
+            builder.add_leaf(counts, n_samples=n)
+            err = int(n - counts.max())
+            stats.update(n_variables=0, n_constraints=0, mip_gap=0.0)
+            stats.update(solver_status="trivial", solve_time=0.0)
+            return FitResult(
+                builder.build(), float(err), float(err), True, "optimal", stats
+            )
+
+        stats["n_variables"] = model.n_variables
+        stats["n_constraints"] = model.n_constraints
+        warm_obj = None
+        if self.warm_start:
+            warm_obj = self._warm_start(model, cart)
+        stats["warm_start_objective"] = warm_obj
+        build_time = time.perf_counter() - start
+        stats["build_time"] = build_time
+
+        time_limit = self.time_limit
+        if time_limit is not None:
+            time_limit = time_limit - build_time
+            if time_limit < _MIN_SOLVE_SECONDS:
+                stats.update(
+                    mip_gap=None,
+                    solver_status="not run: time limit spent building the model",
+                    solve_time=0.0,
+                )
+                return FitResult(
+                    cart_tree, float(cart_err), None, False, "timeout", stats
+                )
+
+        info = solve(
+            model.prob,
+            self.solver,
+            time_limit=time_limit,
+            threads=self.threads,
+            warm_start=warm_obj is not None,
+            gap_abs=self._gap_abs(model),
+            tolerance=self._tolerance(model),
+        )
+        stats.update(
+            mip_gap=info.gap,
+            solver_status=info.solver_status,
+            solve_time=info.solve_time,
+            milp_objective=info.objective,
+            milp_bound=info.bound,
+        )
+        lower_bound = self._bound_to_lb(info.bound, model)
+        timed_out = "time" in info.solver_status.lower()
+
+        tree, err, obj = None, None, None
+        if info.has_solution:
+            splits, labels = model.decode()
+            tree = build_tree(self.max_depth, splits, labels, X, y, n_classes)
+            err = int(np.sum(tree.predict(X) != y))
+            obj = self._errors_to_obj(err, tree, X, y)
+            milp_errors = self._milp_errors(model)
+            stats["milp_errors"] = milp_errors
+            if abs(err - milp_errors) > 1e-4 * max(1.0, milp_errors):
+                stats["objective_mismatch"] = True
+                if err > milp_errors + 1e-4 * max(1.0, milp_errors):
+                    warnings.warn(
+                        f"{type(self).__name__}: the decoded tree makes {err} "
+                        f"errors but the MILP solution claims {milp_errors:g} "
+                        "(numerical tolerance issue); optimality is not claimed",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+
+        if tree is None or obj > cart_obj + 1e-9:
+            stats["returned"] = "cart"
+            status = "timeout" if timed_out else "feasible"
+            return FitResult(
+                cart_tree, float(cart_err), lower_bound, False, status, stats
+            )
+
+        stats["returned"] = "milp"
+        optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
+        if optimal:
+            status = "optimal"
+            stats["mip_gap"] = 0.0 if stats["mip_gap"] is None else stats["mip_gap"]
+        else:
+            status = "timeout" if timed_out else "feasible"
+        return FitResult(tree, float(err), lower_bound, optimal, status, stats)
+
+
+class BinOCTClassifier(_MILPTreeClassifier):
+    """BinOCT: optimal classification tree as a binary linear program.
+
+    The model of Verwer & Zhang (2019): every branch node picks a feature and
+    a threshold among the feature's candidate cuts (midpoints between
+    consecutive distinct values, dropped when both values hold rows of one
+    same class only), the threshold index being encoded in ``O(log K)`` bits
+    through a binary search tree. Works on numeric and on 0/1 features (there
+    the bits vanish). The complete tree of depth ``max_depth`` is learned;
+    splits that send every training row to one side are removed from the
+    returned tree.
+
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Depth of the complete tree.
+    time_limit : float, default=None
+        Seconds for the whole fit (model building included); ``None`` for no
+        limit. At the limit the best solution found is returned with
+        ``optimal_ = False``.
+    solver : {"cbc", "highs"}, default="cbc"
+        CBC (bundled with PuLP) or HiGHS (``highspy``).
+    threads : int, default=1
+        Solver threads.
+    warm_start : bool, default=True
+        Start the solver from the CART tree of the same depth.
+    min_samples_leaf : int, default=1
+        ``N_min``: every leaf reached by some training row holds at least that
+        many rows.
+    random_state : int or None, default=None
+        Seed of the CART warm start.
+
+    Attributes
+    ----------
+    tree_ : Tree
+    classes_ : ndarray
+    objective_ : float
+        Training misclassifications of ``tree_``.
+    lower_bound_ : float or None
+        Lower bound on the optimal number of errors from the solver's bound.
+    optimal_ : bool
+        True only when the solver proved optimality.
+    status_ : {"optimal", "feasible", "timeout", "infeasible"}
+    fit_time_ : float
+    stats_ : dict
+        ``n_variables``, ``n_constraints``, ``mip_gap``, ``solver_status``,
+        ``solve_time``, ``build_time``, ``milp_objective``, ``milp_bound``,
+        ``milp_errors``, ``cart_objective``, ``warm_start_objective``,
+        ``returned`` ("milp", or "cart" when the solver found nothing better).
+
+    Notes
+    -----
+    A node tests ``x < c`` with ``c`` never equal to a training value, so the
+    tree's ``x <= c`` test routes the training data identically. The returned
+    tree is never worse than CART on the training data. ``sample_weight`` is
+    not supported.
+
+    References
+    ----------
+    S. Verwer, Y. Zhang. Learning Optimal Classification Trees Using a Binary
+    Linear Program Formulation. AAAI 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(1, 7).reshape(-1, 1)
+    >>> y = np.array([0, 0, 1, 1, 1, 0])
+    >>> BinOCTClassifier(max_depth=1).fit(X, y).objective_
+    1.0
+    """
+
+    def __init__(
+        self,
+        max_depth=2,
+        *,
+        time_limit=None,
+        solver="cbc",
+        threads=1,
+        warm_start=True,
+        min_samples_leaf=1,
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.time_limit = time_limit
+        self.solver = solver
+        self.threads = threads
+        self.warm_start = warm_start
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    def _make_model(self, X, y, n_classes):
+        model = BinOCTModel(X, y, n_classes, self.max_depth, self.min_samples_leaf)
+        return model if model.usable else None
+
+    def _warm_start(self, model, cart):
+        splits, _ = cart_layout(cart.tree_)
+        return model.set_warm_start(model.assignment_from_splits(splits))
+
+    def _errors_to_obj(self, err, tree, X, y):
+        return float(err)
+
+    def _milp_errors(self, model):
+        return float(
+            sum(
+                model.e[leaf][c].varValue or 0.0
+                for leaf in model.leaves
+                for c in range(model.n_classes)
+            )
+        )
+
+    def _bound_to_lb(self, bound, model):
+        if bound is None or not math.isfinite(bound):
+            return None
+        return float(max(0, math.ceil(bound - 1e-6)))
+
+    def _proves(self, obj, err, bound, model):
+        lb = self._bound_to_lb(bound, model)
+        return lb is not None and err <= lb
+
+    def _gap_abs(self, model):
+        return 0.5
+
+    def _tolerance(self, model):
+        return None
+
+
+class OCTClassifier(_MILPTreeClassifier):
+    """OCT: axis-aligned optimal classification tree (Bertsimas & Dunn 2017).
+
+    Minimises ``errors / L_hat + alpha * (number of splits)`` with ``L_hat``
+    the baseline error (predicting the majority class), over trees of depth
+    at most ``max_depth`` whose non-empty leaves hold at least
+    ``min_samples_leaf`` rows. Features are scaled to [0, 1] inside the
+    estimator; the split ``a x < b`` uses per-feature epsilons (smallest gap
+    between consecutive distinct values), and a node that does not split
+    sends all its rows right. 0/1 data uses the variant without ``b``.
+
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Maximum depth ``D``.
+    alpha : float, default=0.0
+        Complexity penalty per split (in units of the normalised loss).
+    min_samples_leaf : int, default=1
+        ``N_min``.
+    time_limit : float, default=None
+        Seconds for the whole fit (model building included); ``None`` for no
+        limit.
+    solver : {"cbc", "highs"}, default="cbc"
+    threads : int, default=1
+    warm_start : bool, default=True
+        Start from the CART tree of the same depth (``min_samples_leaf`` =
+        ``N_min``).
+    random_state : int or None, default=None
+        Seed of the CART warm start.
+    scaling : {"minmax", "rank"}, default="minmax"
+        ``"minmax"`` scales with the training min / max, as in the paper
+        (epsilons can be tiny, so the solver tolerances are tightened to
+        1e-9); ``"rank"`` replaces values by their rank / (#distinct - 1),
+        which allows the same partitions with well-separated values.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Thresholds in original units (midpoints between the largest training
+        value sent left and the smallest sent right).
+    classes_ : ndarray
+    objective_ : float
+        Training misclassifications of ``tree_``.
+    lower_bound_ : float or None
+        Lower bound on the number of errors implied by the solver's bound
+        (with ``alpha > 0`` it is the bound minus the largest possible
+        penalty, hence weak).
+    optimal_ : bool
+        True only when the solver proved optimality of the penalised
+        objective.
+    status_ : {"optimal", "feasible", "timeout", "infeasible"}
+    fit_time_ : float
+    stats_ : dict
+        As :class:`BinOCTClassifier`, plus ``penalized_objective`` and
+        ``n_splits``.
+
+    References
+    ----------
+    D. Bertsimas, J. Dunn. Optimal Classification Trees. Machine Learning
+    106(7), 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(1, 7).reshape(-1, 1)
+    >>> y = np.array([0, 0, 1, 1, 1, 0])
+    >>> OCTClassifier(max_depth=2).fit(X, y).objective_
+    0.0
+    """
+
+    _parameter_constraints: dict = {
+        **_MILPTreeClassifier._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "scaling": [StrOptions({"minmax", "rank"})],
+    }
+
+    def __init__(
+        self,
+        max_depth=2,
+        *,
+        alpha=0.0,
+        min_samples_leaf=1,
+        time_limit=None,
+        solver="cbc",
+        threads=1,
+        warm_start=True,
+        random_state=None,
+        scaling="minmax",
+    ):
+        self.max_depth = max_depth
+        self.alpha = alpha
+        self.min_samples_leaf = min_samples_leaf
+        self.time_limit = time_limit
+        self.solver = solver
+        self.threads = threads
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.scaling = scaling
+
+    def _make_model(self, X, y, n_classes):
+        return OCTModel(
+            X,
+            y,
+            n_classes,
+            self.max_depth,
+            alpha=self.alpha,
+            min_samples_leaf=self.min_samples_leaf,
+            scaling=self.scaling,
+        )
+
+    def _warm_start(self, model, cart):
+        splits, _ = cart_layout(cart.tree_)
+        return model.set_warm_start(splits)
+
+    def _baseline(self, y):
+        counts = np.bincount(y)
+        return float(len(y) - counts.max())
+
+    def _errors_to_obj(self, err, tree, X, y):
+        n_splits = tree.node_count - tree.n_leaves
+        return err / self._baseline(y) + float(self.alpha) * n_splits
+
+    def _milp_errors(self, model):
+        return float(sum(model.L[t].varValue or 0.0 for t in model.leaves))
+
+    def _bound_to_lb(self, bound, model):
+        if bound is None or not math.isfinite(bound):
+            return None
+        penalty = float(self.alpha) * len(model.branches)
+        return float(max(0, math.ceil(model.baseline * (bound - penalty) - 1e-6)))
+
+    def _proves(self, obj, err, bound, model):
+        if bound is None or not math.isfinite(bound):
+            return False
+        if self.alpha == 0:
+            return err <= self._bound_to_lb(bound, model)
+        return obj <= bound + 1e-6 * max(1.0, abs(bound))
+
+    def _gap_abs(self, model):
+        return 0.5 / model.baseline if self.alpha == 0 else 1e-6
+
+    def _tolerance(self, model):
+        if model.binary or float(model.eps.min()) >= 1e-3:
+            return None
+        return 1e-9
+
+    def _fit(self, X, y, sample_weight):
+        result = super()._fit(X, y, sample_weight)
+        if result.tree is not None:
+            n_splits = result.tree.node_count - result.tree.n_leaves
+            result.stats["n_splits"] = n_splits
+            result.stats["penalized_objective"] = self._errors_to_obj(
+                result.objective, result.tree, X, y
+            )
+        return result
