@@ -24,7 +24,15 @@ from odtstudy.memetic._tmo import _mate, heap_from_individual, individual_from_h
 
 # Figure 1 of the paper: depth 3, branches 0, 2, 5; leaves 1, 6 (and 11, 12);
 # 3 and 4 missing. f0 = 0, f2 = 1, f5 = 2 with thresholds t0, t2, t5.
-EXAMPLE = [(0, 0.5), LEAF_GENE, (1, 1.5), MISSING_GENE, MISSING_GENE, (2, 2.5), LEAF_GENE]
+EXAMPLE = [
+    (0, 0.5),
+    LEAF_GENE,
+    (1, 1.5),
+    MISSING_GENE,
+    MISSING_GENE,
+    (2, 2.5),
+    LEAF_GENE,
+]
 
 
 def _example():

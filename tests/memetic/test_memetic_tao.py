@@ -1,5 +1,7 @@
 """TAO: reduced problems, monotonicity, oracles (methods.md §4)."""
 
+import itertools
+
 import bruteforce
 import numpy as np
 import pytest
@@ -142,7 +144,7 @@ def test_tao_never_increases_training_error(seed, depth, n, n_classes):
     heap = _random_heap(rng, depth, X, n_classes)
     result = tao_refine(heap, X, y, n_classes, w, record_levels=True, collapse=True)
     levels = result.level_history
-    assert all(b <= a + 1e-9 for a, b in zip(levels, levels[1:]))
+    assert all(b <= a + 1e-9 for a, b in itertools.pairwise(levels))
     assert result.objective <= result.initial_objective
     assert result.objective == float(np.sum(w[result.tree.predict(X) != y]))
     result.tree.check()
@@ -233,7 +235,6 @@ def test_tao_initial_tree_validation():
 # -------------------------------------------------------- pruning / labels
 def test_tao_prunes_dead_branches():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
-    y = np.array([0, 0, 1, 1])
     heap = HeapTree.single_leaf(2)
     heap.make_branch(0, 0, 1.5)
     heap.make_branch(1, 0, 10.0)  # its right child receives no row
