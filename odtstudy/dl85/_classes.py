@@ -1,0 +1,249 @@
+"""The DL8.5 estimator (scikit-learn interface over the Cython search core)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy.base import BaseTreeClassifier, FitResult
+from odtstudy.dl85._bitset import pack_columns
+from odtstudy.dl85._search import Searcher
+from odtstudy.tree import TreeBuilder
+
+__all__ = ["DL85Classifier"]
+
+MAX_DEPTH_LIMIT = 60
+
+
+def _pack_classes(y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Packed row masks of each class, shape (n_classes, n_words)."""
+    onehot = np.zeros((len(y), n_classes), dtype=np.uint8)
+    onehot[np.arange(len(y)), y] = 1
+    return pack_columns(onehot)
+
+
+class DL85Classifier(BaseTreeClassifier):
+    """Optimal classification tree of bounded depth by DL8.5.
+
+    DL8.5 (Aglin, Nijssen and Schaus, AAAI 2020) is a depth-first
+    branch-and-bound search over itemsets (the paths of the tree) with a
+    cache of itemsets, a hierarchical upper bound and lower bounds stored
+    for itemsets searched without success. This implementation adds the
+    refinements of MurTree (Demirović et al., JMLR 2022): a specialised
+    depth-2 solver, the similarity lower bound, dynamic ordering of the two
+    children and the strong infeasibility bound. The search runs in C
+    (Cython) on bitsets.
+
+    The tree minimises the number of misclassified training rows among all
+    trees of depth at most ``max_depth`` whose leaves hold at least
+    ``min_sup`` rows.
+
+    Parameters
+    ----------
+    max_depth : int, default=3
+        Maximum depth of the tree (a single leaf has depth 0).
+    min_sup : int, default=1
+        Minimum number of training rows in each leaf.
+    time_limit : float, default=None
+        Seconds. At the limit the best tree found so far is returned and
+        ``optimal_`` is False (anytime search). ``None``: no limit.
+    max_error : float, default=None
+        Initial upper bound: only trees with error strictly below it are
+        searched. When none exists the fit still succeeds, ``tree_`` is
+        ``None``, ``status_`` is ``"infeasible"`` and ``predict`` raises.
+    branching : {"data", "asc", "desc"}, default="data"
+        Order in which the features are tried at each node: column order, or
+        increasing / decreasing information gain on the node's rows.
+    use_infeasibility_lb : bool, default=True
+        Store a lower bound for itemsets searched without finding a tree
+        under their upper bound (the strong bound of MurTree). ``False``
+        reproduces DL8.5's "no partial solutions" ablation.
+    use_similarity_lb : bool, default=True
+        Similarity lower bound from recently solved covers. Only valid for
+        ``min_sup=1``; switched off automatically otherwise.
+    use_depth2_solver : bool, default=True
+        Solve subtrees of depth at most 2 from item and item-pair counts.
+    cache : {"trie", "hash"}, default="trie"
+        Cache of itemsets: a trie (as in DL8.5) or a hash table.
+    algorithm : {"dl85", "dl8"}, default="dl85"
+        ``"dl8"`` runs plain DL8 (Nijssen and Fromont 2007): no upper bound
+        passed to children and no stored lower bounds, similarity bound,
+        depth-2 solver or dynamic ordering.
+    random_state : None, int or RandomState, default=None
+        Unused (the search is deterministic); accepted for a uniform
+        interface across learners.
+
+    Attributes
+    ----------
+    tree_ : Tree or None
+        The tree found (``None`` when ``max_error`` excluded every tree).
+    classes_ : ndarray of shape (n_classes,)
+    objective_ : float or None
+        Training misclassifications of ``tree_``.
+    lower_bound_ : float
+        Proven lower bound on the optimal error.
+    optimal_ : bool
+        True when ``tree_`` is proven optimal.
+    status_ : {"optimal", "timeout", "infeasible"}
+    fit_time_ : float
+    stats_ : dict
+        ``cache_entries``, ``itemsets_explored``, ``cache_hits``,
+        ``depth2_calls``, ``similarity_prunes``, ``timeout``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+
+    See Also
+    --------
+    odtstudy.datasets.Binarizer : turns numeric / categorical data into 0/1.
+
+    References
+    ----------
+    .. [1] G. Aglin, S. Nijssen, P. Schaus. "Learning optimal decision trees
+       using caching branch-and-bound search", AAAI 2020.
+    .. [2] E. Demirović et al. "MurTree: optimal decision trees via dynamic
+       programming and search", JMLR 23, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from odtstudy.dl85 import DL85Classifier
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    >>> y = np.array([0, 1, 1, 0])
+    >>> clf = DL85Classifier(max_depth=2).fit(X, y)
+    >>> clf.objective_, clf.optimal_
+    (0.0, True)
+    """
+
+    _requires_binary = True
+
+    _parameter_constraints: dict = {
+        **BaseTreeClassifier._parameter_constraints,
+        "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
+        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "max_error": [Interval(Real, 0, None, closed="neither"), None],
+        "branching": [StrOptions({"data", "asc", "desc"})],
+        "use_infeasibility_lb": ["boolean"],
+        "use_similarity_lb": ["boolean"],
+        "use_depth2_solver": ["boolean"],
+        "cache": [StrOptions({"trie", "hash"})],
+        "algorithm": [StrOptions({"dl85", "dl8"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=3,
+        min_sup=1,
+        time_limit=None,
+        max_error=None,
+        branching="data",
+        use_infeasibility_lb=True,
+        use_similarity_lb=True,
+        use_depth2_solver=True,
+        cache="trie",
+        algorithm="dl85",
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.min_sup = min_sup
+        self.time_limit = time_limit
+        self.max_error = max_error
+        self.branching = branching
+        self.use_infeasibility_lb = use_infeasibility_lb
+        self.use_similarity_lb = use_similarity_lb
+        self.use_depth2_solver = use_depth2_solver
+        self.cache = cache
+        self.algorithm = algorithm
+        self.random_state = random_state
+
+    def _fit(self, X, y, sample_weight):
+        X = np.ascontiguousarray(X, dtype=np.uint8)
+        if sample_weight is not None:
+            X, y = self._replicate(X, y, sample_weight)
+        n_classes = len(self.classes_)
+        if X.shape[0] == 0:
+            raise ValueError("all sample weights are zero: nothing to fit")
+        searcher = Searcher(
+            pack_columns(X),
+            _pack_classes(y, n_classes),
+            X.shape[0],
+            int(self.max_depth),
+            min_sup=int(self.min_sup),
+            branching=self.branching,
+            use_infeasibility_lb=bool(self.use_infeasibility_lb),
+            use_similarity_lb=bool(self.use_similarity_lb),
+            use_depth2_solver=bool(self.use_depth2_solver),
+            cache=self.cache,
+            dl8=self.algorithm == "dl8",
+            time_limit=float(self.time_limit) if self.time_limit else 0.0,
+        )
+        max_error = math.inf if self.max_error is None else float(self.max_error)
+        error, lower_bound = searcher.run(max_error)
+        stats = searcher.stats()
+        timed_out = stats["timeout"]
+        if not error < max_error:
+            reason = (
+                f"no tree of depth <= {self.max_depth} with error < max_error="
+                f"{self.max_error}"
+            )
+            if timed_out:
+                reason += " was found before the time limit"
+            else:
+                reason += " exists"
+            return FitResult(
+                tree=None,
+                objective=None,
+                lower_bound=float(max(lower_bound, max_error)) if not timed_out
+                else float(lower_bound),
+                optimal=False,
+                status="infeasible",
+                stats=stats,
+                reason=reason,
+            )
+        tree = self._build_tree(searcher, n_classes)
+        leaves = tree.feature == -1
+        counts = tree.value[leaves]
+        objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))
+        optimal = not timed_out
+        return FitResult(
+            tree=tree,
+            objective=objective,
+            lower_bound=objective if optimal else float(lower_bound),
+            optimal=optimal,
+            status="optimal" if optimal else "timeout",
+            stats=stats,
+        )
+
+    @staticmethod
+    def _replicate(X, y, sample_weight):
+        """Integer sample weights as repeated rows (fractional ones: issue 4)."""
+        w = np.asarray(sample_weight, dtype=np.float64)
+        counts = np.rint(w)
+        if np.any(np.abs(w - counts) > 1e-9):
+            raise ValueError(
+                "DL85Classifier only supports integer sample weights for now "
+                "(each row counts that many times)"
+            )
+        counts = counts.astype(np.int64)
+        return np.repeat(X, counts, axis=0), np.repeat(y, counts)
+
+    @staticmethod
+    def _build_tree(searcher, n_classes):
+        feature, left, right, value = searcher.tree_arrays()
+        builder = TreeBuilder(n_outputs=n_classes)
+        ids = []
+        for f, v in zip(feature, value):
+            n = int(round(sum(v)))
+            if f < 0:
+                ids.append(builder.add_leaf(v, n_samples=n))
+            else:
+                ids.append(builder.add_split(int(f), 0.5, value=v, n_samples=n))
+        for node, f in enumerate(feature):
+            if f >= 0:
+                builder.set_children(ids[node], ids[left[node]], ids[right[node]])
+        return builder.build()

@@ -1,0 +1,834 @@
+# cython: language_level=3
+"""The DL8.5 search core (C-level Cython, no Python objects in the hot loop).
+
+Data layout
+-----------
+Rows are bits of 64-bit words. ``cols[f * W + k]`` holds the rows with
+``x[f] = 1``; ``cmask[c * W + k]`` the rows of class ``c``. The cover of the
+node at depth ``d`` is a *sparse* bitset kept in a per-depth buffer: the
+non-zero words ``cov[d * W + j]`` and their word indices ``cidx[d * W + j]``
+for ``j < cnnz[d]``. A child's cover is the parent's non-zero words ANDed
+with the feature column (or its complement), so covers only shrink and the
+buffers of depths ``> d`` are reused (undone) when the search backtracks: no
+allocation happens per node.
+
+Search
+------
+``_solve`` is DL8.5's recursion (Aglin, Nijssen & Schaus, AAAI 2020) over
+itemsets with the MurTree refinements (Demirović et al., JMLR 2022) listed
+in the package's methods notes:
+
+* hierarchical upper bound: a node looks for a tree with error ``< ub``;
+  the first child gets ``ub - lb(second)``, the second ``ub - err(first)``;
+* cache of itemsets (``_cache.pyx``) with the best feature, the best error
+  and a lower bound; nodes searched without a solution keep the *strong*
+  infeasibility bound ``max(lb, ub, min_f LB_f)``;
+* purity, depth and minimum-support pruning;
+* a specialised depth-2 solver from counts of items and item pairs;
+* a similarity lower bound (two remembered covers per depth, min_sup = 1);
+* dynamic order of the two children (larger lower bound first);
+* an anytime time limit (checked at every node, through the vDSO clock).
+
+Errors are doubles so that weighted errors can reuse the same search.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport INFINITY, log
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memcpy, memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from odtstudy.dl85._cache cimport (
+    ENTRY_SOLVED,
+    FEATURE_LEAF,
+    FEATURE_NONE,
+    Cache,
+    Entry,
+    HashCache,
+    TrieCache,
+)
+
+cnp.import_array()
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #pragma GCC target("popcnt")
+    #endif
+    static inline int odt_popcount(unsigned long long x) {
+        return __builtin_popcountll(x);
+    }
+    """
+    int odt_popcount(uint64_t x) noexcept nogil
+
+
+ctypedef struct KeyIdx:
+    double key
+    int32_t idx
+
+
+cdef int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
+    cdef double ka = (<const KeyIdx*>a).key
+    cdef double kb = (<const KeyIdx*>b).key
+    if ka < kb:
+        return -1
+    if ka > kb:
+        return 1
+    return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx
+
+
+cdef enum:
+    BRANCH_DATA = 0
+    BRANCH_ASC = 1
+    BRANCH_DESC = 2
+
+BRANCHINGS = {"data": BRANCH_DATA, "asc": BRANCH_ASC, "desc": BRANCH_DESC}
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef inline double _xlogx(double x) noexcept nogil:
+    return x * log(x) if x > 0 else 0.0
+
+
+cdef void* _alloc(Py_ssize_t nbytes) except NULL:
+    cdef void* p = malloc(nbytes if nbytes > 0 else 1)
+    if p == NULL:
+        raise MemoryError()
+    memset(p, 0, nbytes if nbytes > 0 else 1)
+    return p
+
+
+cdef class Searcher:
+    """One DL8.5 search over packed 0/1 data.
+
+    Parameters
+    ----------
+    cols : ndarray of uint64, shape (n_features, n_words)
+        Packed feature columns (``_bitset.pack_columns``).
+    cmask : ndarray of uint64, shape (n_classes, n_words)
+        Packed rows of each class.
+    n_rows : int
+    max_depth, min_sup : int
+    branching : {"data", "asc", "desc"}
+    use_infeasibility_lb, use_similarity_lb, use_depth2_solver : bool
+    cache : {"trie", "hash"}
+    dl8 : bool
+        Plain DL8: no upper bound given to children, no stored lower bounds.
+    time_limit : float
+        Seconds; ``<= 0`` means no limit.
+    """
+
+    cdef int n, m, K, W, max_depth, min_sup, branching
+    cdef bint use_inf_lb, use_sim, use_d2, dl8, dynamic
+    cdef readonly bint timed_out
+    cdef double time_limit, deadline
+    cdef uint64_t* cols
+    cdef uint64_t* cmask
+    cdef uint64_t* cov
+    cdef int32_t* cidx
+    cdef int* cnnz
+    cdef int32_t* items
+    cdef KeyIdx* order
+    cdef double* sup
+    # depth-2 solver scratch
+    cdef uint64_t* gw
+    cdef uint64_t* ccw
+    cdef uint64_t* tmp
+    cdef int32_t* fq1
+    cdef int32_t* fq2
+    cdef int32_t* fid
+    cdef double* cnt4
+    cdef double* _d2_nc
+    # similarity bound: two remembered covers per depth
+    cdef uint64_t* sim_words
+    cdef int32_t* sim_idx
+    cdef int* sim_nnz
+    cdef double* sim_val
+    cdef double* sim_size
+    cdef readonly Cache cache
+    cdef readonly long long n_explored, n_d2, n_hits, n_sim_pruned
+    cdef readonly double root_error, root_lb
+
+    def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
+                  int n_rows, int max_depth, int min_sup=1, str branching="data",
+                  bint use_infeasibility_lb=True, bint use_similarity_lb=True,
+                  bint use_depth2_solver=True, str cache="trie", bint dl8=False,
+                  double time_limit=0.0):
+        cdef int D
+        self.m = cols.shape[0]
+        self.K = cmask.shape[0]
+        self.W = cmask.shape[1]
+        self.n = n_rows
+        if self.m > 0 and cols.shape[1] != self.W:
+            raise ValueError("cols and cmask have different word counts")
+        if self.W * 64 < n_rows or self.W == 0:
+            raise ValueError("not enough words for n_rows")
+        if max_depth < 0 or max_depth > 60:
+            raise ValueError("max_depth must be in [0, 60]")
+        self.max_depth = max_depth
+        D = max_depth + 1
+        self.min_sup = min_sup
+        self.branching = BRANCHINGS[branching]
+        self.dl8 = dl8
+        self.use_inf_lb = use_infeasibility_lb and not dl8
+        self.use_sim = use_similarity_lb and not dl8 and min_sup == 1
+        self.use_d2 = use_depth2_solver and not dl8
+        self.dynamic = not dl8
+        self.time_limit = time_limit
+        self.timed_out = False
+        if cache == "trie":
+            self.cache = TrieCache(max_depth)
+        elif cache == "hash":
+            self.cache = HashCache(max_depth)
+        else:
+            raise ValueError(f"unknown cache {cache!r}")
+        cdef Py_ssize_t W = self.W, m = self.m, K = self.K
+        self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        if m > 0:
+            memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
+        self.cmask = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
+        memcpy(self.cmask, &cmask[0, 0], K * W * sizeof(uint64_t))
+        self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
+        self.cidx = <int32_t*>_alloc(D * W * sizeof(int32_t))
+        self.cnnz = <int*>_alloc(D * sizeof(int))
+        self.items = <int32_t*>_alloc(D * (max_depth + 1) * sizeof(int32_t))
+        self.order = <KeyIdx*>_alloc(D * (m + 1) * sizeof(KeyIdx))
+        self.sup = <double*>_alloc(D * K * sizeof(double))
+        self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
+        self.tmp = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
+        self.fq1 = <int32_t*>_alloc(m * K * sizeof(int32_t))
+        self.fq2 = <int32_t*>_alloc(
+            (m * m * K if (self.use_d2 and max_depth >= 2) else 1) * sizeof(int32_t))
+        self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.cnt4 = <double*>_alloc(4 * K * sizeof(double))
+        self.sim_words = <uint64_t*>_alloc(2 * D * W * sizeof(uint64_t))
+        self.sim_idx = <int32_t*>_alloc(2 * D * W * sizeof(int32_t))
+        self.sim_nnz = <int*>_alloc(2 * D * sizeof(int))
+        self.sim_val = <double*>_alloc(2 * D * sizeof(double))
+        self.sim_size = <double*>_alloc(2 * D * sizeof(double))
+        cdef int i
+        for i in range(2 * D):
+            self.sim_val[i] = -1.0
+        self._root_cover()
+
+    def __dealloc__(self):
+        free(self.cols)
+        free(self.cmask)
+        free(self.cov)
+        free(self.cidx)
+        free(self.cnnz)
+        free(self.items)
+        free(self.order)
+        free(self.sup)
+        free(self.gw)
+        free(self.ccw)
+        free(self.tmp)
+        free(self.fq1)
+        free(self.fq2)
+        free(self.fid)
+        free(self.cnt4)
+        free(self.sim_words)
+        free(self.sim_idx)
+        free(self.sim_nnz)
+        free(self.sim_val)
+        free(self.sim_size)
+
+    cdef void _root_cover(self) noexcept nogil:
+        cdef int k, W = self.W
+        for k in range(W):
+            self.cov[k] = ~(<uint64_t>0)
+            self.cidx[k] = k
+        if self.n % 64:
+            self.cov[W - 1] = ((<uint64_t>1) << (self.n % 64)) - 1
+        self.cnnz[0] = W
+
+    # ------------------------------------------------------------ covers
+    cdef double _class_supports(self, int d) noexcept nogil:
+        """Fill ``sup[d]`` with the class supports of the depth-d cover."""
+        cdef int c, j, nnz = self.cnnz[d]
+        cdef uint64_t* w = self.cov + d * self.W
+        cdef int32_t* ix = self.cidx + d * self.W
+        cdef uint64_t* cm
+        cdef double* s = self.sup + d * self.K
+        cdef long long cnt
+        cdef double total = 0.0
+        for c in range(self.K):
+            cm = self.cmask + c * self.W
+            cnt = 0
+            for j in range(nnz):
+                cnt += odt_popcount(w[j] & cm[ix[j]])
+            s[c] = <double>cnt
+            total += s[c]
+        return total
+
+    cdef inline double _leaf_error(self, int d, double total) noexcept nogil:
+        cdef double best = 0.0
+        cdef double* s = self.sup + d * self.K
+        cdef int c
+        for c in range(self.K):
+            if s[c] > best:
+                best = s[c]
+        return total - best
+
+    cdef void _make_child(self, int d, int f, int v) noexcept nogil:
+        """Cover and itemset of child ``I + (f, v)`` into depth d + 1."""
+        cdef int W = self.W, j, nnz = self.cnnz[d], out = 0, i, L = self.max_depth + 1
+        cdef uint64_t* w = self.cov + d * W
+        cdef int32_t* ix = self.cidx + d * W
+        cdef uint64_t* cw = self.cov + (d + 1) * W
+        cdef int32_t* cx = self.cidx + (d + 1) * W
+        cdef uint64_t* col = self.cols + f * W
+        cdef uint64_t x
+        cdef uint64_t flip = 0 if v else ~(<uint64_t>0)
+        for j in range(nnz):
+            x = w[j] & (col[ix[j]] ^ flip)
+            if x:
+                cw[out] = x
+                cx[out] = ix[j]
+                out += 1
+        self.cnnz[d + 1] = out
+        # sorted insertion of item 2f + v
+        cdef int32_t item = 2 * f + v
+        cdef int32_t* src = self.items + d * L
+        cdef int32_t* dst = self.items + (d + 1) * L
+        i = 0
+        while i < d and src[i] < item:
+            dst[i] = src[i]
+            i += 1
+        dst[i] = item
+        while i < d:
+            dst[i + 1] = src[i]
+            i += 1
+
+    cdef Py_ssize_t _child_entry(self, int d, int f, int v, bint create) noexcept nogil:
+        """Entry of ``I + (f, v)`` without touching the depth-d+1 buffers."""
+        cdef int32_t buf[64]
+        cdef int L = self.max_depth + 1, i = 0
+        cdef int32_t item = 2 * f + v
+        cdef int32_t* src = self.items + d * L
+        while i < d and src[i] < item:
+            buf[i] = src[i]
+            i += 1
+        buf[i] = item
+        while i < d:
+            buf[i + 1] = src[i]
+            i += 1
+        return self.cache.find(buf, d + 1, create)
+
+    # -------------------------------------------------------- similarity
+    cdef double _sim_lb(self, int d) noexcept nogil:
+        cdef int s, j, slot, nnz = self.cnnz[d], W = self.W
+        cdef uint64_t* w = self.cov + d * W
+        cdef int32_t* ix = self.cidx + d * W
+        cdef uint64_t* old
+        cdef long long inter
+        cdef double best = 0.0, v
+        for s in range(2):
+            slot = 2 * d + s
+            if self.sim_val[slot] < 0:
+                continue
+            old = self.sim_words + slot * W
+            inter = 0
+            for j in range(nnz):
+                inter += odt_popcount(old[ix[j]] & w[j])
+            v = self.sim_val[slot] - (self.sim_size[slot] - <double>inter)
+            if v > best:
+                best = v
+        return best
+
+    cdef void _sim_store(self, int d, double value, double size) noexcept nogil:
+        if not self.use_sim or value <= 0:
+            return
+        cdef int s, j, slot = -1, nnz = self.cnnz[d], W = self.W
+        cdef uint64_t* w = self.cov + d * W
+        cdef int32_t* ix = self.cidx + d * W
+        cdef uint64_t* old
+        cdef int32_t* oidx
+        cdef long long inter
+        cdef double dist, best_dist = INFINITY
+        for s in range(2):
+            if self.sim_val[2 * d + s] < 0:
+                slot = 2 * d + s
+                break
+        if slot < 0:
+            # replace the remembered cover closest to the newcomer
+            for s in range(2):
+                old = self.sim_words + (2 * d + s) * W
+                inter = 0
+                for j in range(nnz):
+                    inter += odt_popcount(old[ix[j]] & w[j])
+                dist = self.sim_size[2 * d + s] + size - 2.0 * inter
+                if dist < best_dist:
+                    best_dist = dist
+                    slot = 2 * d + s
+        old = self.sim_words + slot * W
+        oidx = self.sim_idx + slot * W
+        for j in range(self.sim_nnz[slot]):
+            old[oidx[j]] = 0
+        for j in range(nnz):
+            old[ix[j]] = w[j]
+            oidx[j] = ix[j]
+        self.sim_nnz[slot] = nnz
+        self.sim_val[slot] = value
+        self.sim_size[slot] = size
+
+    # ------------------------------------------------------ entry updates
+    cdef inline void _store_solved(self, Py_ssize_t e, double err, int f) noexcept nogil:
+        cdef Entry* ent = &self.cache.entries[e]
+        ent.error = err
+        ent.lb = err
+        ent.feature = f
+        ent.flags = ent.flags | ENTRY_SOLVED
+
+    cdef inline bint _check_time(self) noexcept nogil:
+        if self.timed_out:
+            return True
+        if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    # --------------------------------------------------- depth-2 solver
+    cdef int _d2_counts(self, int d, double total) noexcept nogil:
+        """Gather the useful features' words and item / pair class counts.
+
+        Returns the number ``nf`` of useful features (both branches hold at
+        least ``min_sup`` rows); their ids are ``fid[:nf]``.
+        """
+        cdef int W = self.W, K = self.K, nnz = self.cnnz[d], j, c, f, i, k, nf = 0
+        cdef uint64_t* w = self.cov + d * W
+        cdef int32_t* ix = self.cidx + d * W
+        cdef uint64_t* col
+        cdef uint64_t* g
+        cdef uint64_t* gk
+        cdef uint64_t* t
+        cdef uint64_t* cm
+        cdef int32_t* p
+        cdef int32_t* q
+        cdef long long cnt
+        cdef int tot
+        cdef int ntot = <int>total
+        for c in range(K):
+            cm = self.cmask + c * W
+            for j in range(nnz):
+                self.ccw[c * nnz + j] = w[j] & cm[ix[j]]
+        for f in range(self.m):
+            col = self.cols + f * W
+            g = self.gw + nf * nnz
+            tot = 0
+            for j in range(nnz):
+                g[j] = w[j] & col[ix[j]]
+                tot += odt_popcount(g[j])
+            if tot < self.min_sup or ntot - tot < self.min_sup:
+                continue
+            for c in range(K):
+                t = self.ccw + c * nnz
+                cnt = 0
+                for j in range(nnz):
+                    cnt += odt_popcount(g[j] & t[j])
+                self.fq1[nf * K + c] = <int32_t>cnt
+            self.fid[nf] = f
+            nf += 1
+        return nf
+
+    cdef void _d2_pairs(self, int d, int nf) noexcept nogil:
+        cdef int K = self.K, nnz = self.cnnz[d], j, c, i, k
+        cdef uint64_t* g
+        cdef uint64_t* gk
+        cdef uint64_t* t
+        cdef int32_t* p
+        cdef long long cnt
+        for i in range(nf):
+            g = self.gw + i * nnz
+            for c in range(K):
+                t = self.tmp + c * nnz
+                for j in range(nnz):
+                    t[j] = g[j] & self.ccw[c * nnz + j]
+            for k in range(i + 1, nf):
+                gk = self.gw + k * nnz
+                p = self.fq2 + (i * nf + k) * K
+                for c in range(K):
+                    t = self.tmp + c * nnz
+                    cnt = 0
+                    for j in range(nnz):
+                        cnt += odt_popcount(t[j] & gk[j])
+                    p[c] = <int32_t>cnt
+                memcpy(self.fq2 + (k * nf + i) * K, p, K * sizeof(int32_t))
+
+    cdef double _d2_branch(self, int nf, int i, bint right, double bound) noexcept nogil:
+        """Best error (leaf or one split) of branch ``right`` of feature i."""
+        cdef int K = self.K, k, c
+        cdef double* a = self.cnt4            # counts of the branch
+        cdef double* b1 = self.cnt4 + K       # branch and x_k = 1
+        cdef double s, s1, m0, m1, v, e, best
+        cdef int32_t* fi = self.fq1 + i * K
+        cdef int32_t* fk
+        cdef int32_t* p
+        s = 0.0
+        m0 = 0.0
+        for c in range(K):
+            if right:
+                a[c] = fi[c]
+            else:
+                a[c] = self._d2_nc[c] - fi[c]
+            s += a[c]
+            if a[c] > m0:
+                m0 = a[c]
+        best = s - m0
+        if best <= 0:
+            return best
+        for k in range(nf):
+            if k == i:
+                continue
+            p = self.fq2 + (i * nf + k) * K
+            fk = self.fq1 + k * K
+            s1 = 0.0
+            m1 = 0.0
+            for c in range(K):
+                if right:
+                    v = p[c]
+                else:
+                    v = fk[c] - p[c]
+                b1[c] = v
+                s1 += v
+                if v > m1:
+                    m1 = v
+            if s1 < self.min_sup or s - s1 < self.min_sup:
+                continue
+            m0 = 0.0
+            for c in range(K):
+                v = a[c] - b1[c]
+                if v > m0:
+                    m0 = v
+            e = (s1 - m1) + (s - s1 - m0)
+            if e < best:
+                best = e
+                if best <= 0:
+                    break
+        return best
+
+    cdef double _depth2(self, int d, int r, double total, int* out_f) noexcept nogil:
+        """Exact optimum (error, root feature) of a depth-r (<= 2) subtree."""
+        cdef int nf, i, K = self.K, c
+        cdef double leaf = self._leaf_error(d, total), best, left, right, e
+        cdef int32_t* fi
+        cdef double s0, m0, s1, m1, v
+        out_f[0] = FEATURE_LEAF
+        best = leaf
+        if leaf <= 0 or r <= 0:
+            return leaf
+        self._d2_nc = self.sup + d * K
+        nf = self._d2_counts(d, total)
+        if nf == 0:
+            return leaf
+        if r == 1:
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                s1 = 0.0
+                m1 = 0.0
+                m0 = 0.0
+                for c in range(K):
+                    v = fi[c]
+                    s1 += v
+                    if v > m1:
+                        m1 = v
+                    v = self._d2_nc[c] - fi[c]
+                    if v > m0:
+                        m0 = v
+                e = (s1 - m1) + (total - s1 - m0)
+                if e < best:
+                    best = e
+                    out_f[0] = self.fid[i]
+                    if best <= 0:
+                        break
+            return best
+        self._d2_pairs(d, nf)
+        for i in range(nf):
+            left = self._d2_branch(nf, i, False, best)
+            if left >= best:
+                continue
+            right = self._d2_branch(nf, i, True, best - left)
+            if left + right < best:
+                best = left + right
+                out_f[0] = self.fid[i]
+                if best <= 0:
+                    break
+        return best
+
+    # ------------------------------------------------------- candidates
+    cdef int _candidates(self, int d, double total) noexcept nogil:
+        """Order the splittable features of the depth-d node into order[d]."""
+        cdef int W = self.W, K = self.K, nnz = self.cnnz[d], j, c, f, nc = 0
+        cdef uint64_t* w = self.cov + d * W
+        cdef int32_t* ix = self.cidx + d * W
+        cdef uint64_t* col
+        cdef uint64_t* cm
+        cdef uint64_t x
+        cdef KeyIdx* out = self.order + d * (self.m + 1)
+        cdef double* s = self.sup + d * K
+        cdef long long tot, cnt
+        cdef double cond, n1, n0
+        for f in range(self.m):
+            col = self.cols + f * W
+            tot = 0
+            for j in range(nnz):
+                tot += odt_popcount(w[j] & col[ix[j]])
+            if tot < self.min_sup or total - tot < self.min_sup:
+                continue
+            out[nc].idx = f
+            out[nc].key = f
+            if self.branching != BRANCH_DATA:
+                # conditional entropy (times n) of the split on f
+                n1 = <double>tot
+                n0 = total - n1
+                cond = _xlogx(n1) + _xlogx(n0)
+                for c in range(K):
+                    cm = self.cmask + c * W
+                    cnt = 0
+                    for j in range(nnz):
+                        cnt += odt_popcount(w[j] & col[ix[j]] & cm[ix[j]])
+                    cond -= _xlogx(<double>cnt) + _xlogx(s[c] - <double>cnt)
+                # information gain = H(parent) - cond / n
+                out[nc].key = cond if self.branching == BRANCH_DESC else -cond
+            nc += 1
+        if self.branching != BRANCH_DATA and nc > 1:
+            qsort(out, nc, sizeof(KeyIdx), _cmp_keyidx)
+        return nc
+
+    # ------------------------------------------------------------ search
+    cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
+        if e < 0:
+            return 0.0
+        cdef Entry* ent = &self.cache.entries[e]
+        if ent.flags & ENTRY_SOLVED:
+            return ent.error
+        return ent.lb
+
+    cdef double _timeout_leaf(self, Py_ssize_t e, double leaf) noexcept nogil:
+        """On time-out a node not searched yet answers with its leaf."""
+        cdef Entry* ent = &self.cache.entries[e]
+        if ent.error <= leaf:
+            return ent.error
+        ent.error = leaf
+        ent.feature = FEATURE_LEAF
+        return leaf
+
+    cdef double _solve(self, int d, Py_ssize_t e, double ub, double* out_lb) noexcept nogil:
+        """Best error < ub of the itemset at depth d (entry e), or INFINITY.
+
+        May return an exact optimum >= ub (then ``out_lb`` equals it). When
+        no tree < ub exists, returns INFINITY and a lower bound in out_lb.
+        """
+        cdef Entry* ent = &self.cache.entries[e]
+        cdef double lb, total, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
+        cdef double b1, b2, err1, err2, l1, l2, newlb
+        cdef int r = self.max_depth - d, f, nc, i, first, bestf
+        cdef Py_ssize_t e0, e1, ef, es
+        if ent.flags & ENTRY_SOLVED:
+            self.n_hits += 1
+            out_lb[0] = ent.error
+            return ent.error
+        lb = ent.lb
+        out_lb[0] = lb
+        if lb >= ub:
+            self.n_hits += 1
+            return INFINITY
+        total = self._class_supports(d)
+        leaf = self._leaf_error(d, total)
+        if self._check_time():
+            return self._timeout_leaf(e, leaf)
+        self.n_explored += 1
+        if leaf <= 0 or r == 0 or total < 2 * self.min_sup or lb >= leaf:
+            self._store_solved(e, leaf, FEATURE_LEAF)
+            out_lb[0] = leaf
+            return leaf
+        if self.use_sim:
+            s = self._sim_lb(d)
+            if s > lb:
+                lb = s
+                out_lb[0] = lb
+                if lb >= leaf:
+                    self._store_solved(e, leaf, FEATURE_LEAF)
+                    out_lb[0] = leaf
+                    return leaf
+                if lb >= ub:
+                    self.n_sim_pruned += 1
+                    if self.use_inf_lb and lb > ent.lb:
+                        ent.lb = lb
+                    return INFINITY
+        if self.use_d2 and r <= 2:
+            self.n_d2 += 1
+            best = self._depth2(d, r, total, &f)
+            self._store_solved(e, best, f)
+            self._sim_store(d, best, total)
+            out_lb[0] = best
+            return best
+
+        nc = self._candidates(d, total)
+        if leaf < ub:
+            best = leaf
+            bestf = FEATURE_LEAF
+            cur_ub = leaf
+        else:
+            best = INFINITY
+            bestf = FEATURE_NONE
+            cur_ub = ub
+        min_lb = leaf
+        for i in range(nc):
+            if lb >= cur_ub:
+                if lb < min_lb:
+                    min_lb = lb
+                break
+            f = self.order[d * (self.m + 1) + i].idx
+            if self.dl8:
+                v0 = 0.0
+                v1 = 0.0
+            else:
+                e0 = self._child_entry(d, f, 0, False)
+                e1 = self._child_entry(d, f, 1, False)
+                v0 = self._child_value(e0)
+                v1 = self._child_value(e1)
+                if v0 + v1 >= cur_ub:
+                    if v0 + v1 < min_lb:
+                        min_lb = v0 + v1
+                    continue
+            # larger lower bound first (ties: the left branch, not-f)
+            first = 1 if (self.dynamic and v1 > v0) else 0
+            lbs = v0 if first else v1
+            self._make_child(d, f, first)
+            ef = self.cache.find(self.items + (d + 1) * (self.max_depth + 1), d + 1, True)
+            if ef < 0:
+                self.timed_out = True
+                break
+            b1 = INFINITY if self.dl8 else cur_ub - lbs
+            err1 = self._solve(d + 1, ef, b1, &l1)
+            if not (err1 < b1) or (self.dl8 and err1 >= cur_ub):
+                if not self.timed_out and l1 + lbs < min_lb:
+                    min_lb = l1 + lbs
+                if self.timed_out:
+                    break
+                continue
+            self._make_child(d, f, 1 - first)
+            es = self.cache.find(self.items + (d + 1) * (self.max_depth + 1), d + 1, True)
+            if es < 0:
+                self.timed_out = True
+                break
+            b2 = INFINITY if self.dl8 else cur_ub - err1
+            err2 = self._solve(d + 1, es, b2, &l2)
+            if err1 + err2 < cur_ub:
+                best = err1 + err2
+                bestf = f
+                cur_ub = best
+            elif not self.timed_out and err1 + l2 < min_lb:
+                min_lb = err1 + l2
+            if self.timed_out:
+                break
+
+        ent = &self.cache.entries[e]
+        if self.timed_out:
+            if best < ent.error:
+                ent.error = best
+                ent.feature = bestf
+            out_lb[0] = lb
+            return ent.error
+        if best < ub:
+            self._store_solved(e, best, bestf)
+            self._sim_store(d, best, total)
+            out_lb[0] = best
+            return best
+        newlb = lb
+        if ub > newlb:
+            newlb = ub
+        if min_lb > newlb:
+            newlb = min_lb
+        if newlb >= leaf:
+            # no split beats the leaf: the leaf is optimal
+            self._store_solved(e, leaf, FEATURE_LEAF)
+            self._sim_store(d, leaf, total)
+            out_lb[0] = leaf
+            return leaf
+        if self.use_inf_lb and newlb > ent.lb:
+            ent.lb = newlb
+        self._sim_store(d, newlb, total)
+        out_lb[0] = newlb
+        return INFINITY
+
+    def run(self, double max_error=INFINITY):
+        """Search from the root; returns ``(error, lower_bound)``.
+
+        ``error`` is ``inf`` when no tree has error < ``max_error``.
+        """
+        cdef double err, lb
+        cdef Py_ssize_t root
+        root = self.cache.find(self.items, 0, True)
+        if root < 0:
+            raise MemoryError("cache allocation failed")
+        self.deadline = _now() + self.time_limit
+        with nogil:
+            err = self._solve(0, root, max_error, &lb)
+        if self.cache.out_of_memory:
+            raise MemoryError("the DL8.5 cache ran out of memory")
+        self.root_error = err
+        self.root_lb = lb
+        return err, lb
+
+    # --------------------------------------------------- reconstruction
+    def tree_arrays(self):
+        """Rebuild the best tree found from the cache.
+
+        Returns
+        -------
+        feature, left, right : list of int
+        value : list of list of float
+            Class supports per node.
+        """
+        out = ([], [], [], [])
+        self._rebuild(0, out)
+        return out
+
+    cdef int _rebuild(self, int d, tuple out) except -1:
+        cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
+        cdef double total = self._class_supports(d)
+        cdef int f = FEATURE_NONE, r = self.max_depth - d, node, c
+        cdef Entry* ent
+        if e >= 0:
+            ent = &self.cache.entries[e]
+            if ent.error < INFINITY:
+                f = ent.feature
+        if f == FEATURE_NONE and 1 <= r <= 2 and self.use_d2:
+            self._depth2(d, r, total, &f)
+        if r == 0 or f < 0:
+            f = FEATURE_LEAF
+        feature, left, right, value = out
+        node = len(feature)
+        feature.append(f)
+        left.append(-1)
+        right.append(-1)
+        value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        if f == FEATURE_LEAF:
+            return node
+        self._make_child(d, f, 0)
+        left[node] = self._rebuild(d + 1, out)
+        self._make_child(d, f, 1)
+        right[node] = self._rebuild(d + 1, out)
+        return node
+
+    def stats(self):
+        """Search counters."""
+        return {
+            "cache_entries": int(self.cache.n_entries),
+            "itemsets_explored": int(self.n_explored),
+            "cache_hits": int(self.n_hits),
+            "depth2_calls": int(self.n_d2),
+            "similarity_prunes": int(self.n_sim_pruned),
+            "timeout": bool(self.timed_out),
+        }
