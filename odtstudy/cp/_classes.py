@@ -1,0 +1,295 @@
+"""``CPSATClassifier``: an exact depth-limited decision tree learner on CP-SAT."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from numbers import Integral
+
+import numpy as np
+from ortools.sat.python import cp_model
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy.base import BaseTreeClassifier, FitResult
+from odtstudy.cp._model import (
+    add_hint,
+    build_model,
+    complete_hint,
+    decode_tree,
+    hint_values,
+    integer_weights,
+    make_instance,
+)
+from odtstudy.tree import TreeBuilder
+
+__all__ = ["CPSATClassifier"]
+
+_STATUS = {
+    cp_model.OPTIMAL: "optimal",
+    cp_model.FEASIBLE: "timeout",
+    cp_model.INFEASIBLE: "infeasible",
+    cp_model.UNKNOWN: "timeout",
+}
+
+
+class _AnytimeRecorder(cp_model.CpSolverSolutionCallback):
+    """Record ``(seconds since fit start, objective)`` at every incumbent."""
+
+    def __init__(self, start, scale):
+        super().__init__()
+        self._start = start
+        self._scale = scale
+        self.curve = []
+
+    def on_solution_callback(self):
+        self.curve.append(
+            (time.perf_counter() - self._start, self.objective_value / self._scale)
+        )
+
+
+class CPSATClassifier(BaseTreeClassifier):
+    """Optimal decision tree of bounded depth on 0/1 features, solved by CP-SAT.
+
+    The model (methods.md §3) fixes a complete tree of depth ``max_depth``,
+    chooses one feature per branch position among the 0/1 columns and a
+    dummy "no split" feature (so shallower trees are representable), routes
+    every group of identical rows, counts each class per leaf and maximises
+    the number of correctly classified rows. Two symmetry-breaking rules that
+    keep optimality are added: unreachable positions use the dummy feature,
+    and no feature is tested twice on a root-to-leaf path.
+
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Maximum depth of the tree (>= 1).
+    min_sup : int, default=1
+        Minimum number of training rows in every leaf.
+    time_limit : float, default=None
+        Wall-clock limit in seconds for the whole fit (hint included);
+        ``None`` for no limit. At the limit the best tree found so far is
+        returned with ``optimal_=False``.
+    num_workers : int, default=1
+        CP-SAT search workers; ``0`` lets CP-SAT use every core.
+    hint : {"cart", "dl85"} or None, default="cart"
+        Warm start: a CART tree (``CARTClassifier`` with
+        ``min_samples_leaf=min_sup``) or a DL8.5 tree (given half of the time
+        limit), completed to the full depth and given as a complete hint.
+    random_state : int, RandomState instance or None, default=None
+        Seeds CP-SAT (``random_seed``) and the CART hint.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Compact tree: "no split" positions and splits that send every
+        training row the same way are collapsed, so every leaf holds rows.
+    classes_ : ndarray
+    objective_ : float
+        Training misclassifications (weighted with ``sample_weight``) of
+        ``tree_``.
+    lower_bound_ : float
+        Best proven lower bound (the ceiling of CP-SAT's bound for integer
+        weights).
+    optimal_ : bool
+        True when CP-SAT proved optimality.
+    status_ : {"optimal", "timeout", "infeasible"}
+    fit_time_ : float
+    stats_ : dict
+        ``n_booleans``, ``n_constraints``, ``branches``, ``conflicts``,
+        ``wall_time`` (solver), ``gap`` (``(objective - bound) / objective``),
+        ``status`` (CP-SAT status name), ``anytime`` (list of ``(seconds,
+        objective)`` incumbents since the start of ``fit``), ``n_groups``,
+        ``n_model_features``, ``hint`` and ``hint_objective``.
+
+    Notes
+    -----
+    Identical rows are merged into weighted groups. Columns constant on the
+    training rows are dropped, and a column equal to or the complement of an
+    earlier one is represented by the earlier one (a complete tree may swap
+    the subtrees of a node), so ``tree_`` may test a different but
+    training-equivalent column than another exact learner.
+
+    Weights must be integers to keep the objective exact; other weights are
+    scaled by the smallest power of ten (at most ``1e6``) that makes them
+    integral, or rounded at ``1e6`` with a warning. ``min_sup`` counts rows,
+    not weights.
+
+    References
+    ----------
+    H. Verhaeghe, S. Nijssen, G. Pesant, C.-G. Quimper, P. Schaus. Learning
+    optimal decision trees using constraint programming. Constraints 25, 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> y = np.array([0, 1, 1, 0] * 3)
+    >>> clf = CPSATClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> clf.objective_, clf.optimal_
+    (0.0, True)
+    """
+
+    _parameter_constraints = {
+        **BaseTreeClassifier._parameter_constraints,
+        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "num_workers": [Interval(Integral, 0, None, closed="left")],
+        "hint": [StrOptions({"cart", "dl85"}), None],
+        "random_state": ["random_state"],
+    }
+    _requires_binary = True
+
+    def __init__(
+        self,
+        max_depth=2,
+        *,
+        min_sup=1,
+        time_limit=None,
+        num_workers=1,
+        hint="cart",
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.min_sup = min_sup
+        self.time_limit = time_limit
+        self.num_workers = num_workers
+        self.hint = hint
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ hint
+    def _hint_tree(self, X, y, sample_weight, seed, start):
+        if self.hint == "cart":
+            from odtstudy.cart import CARTClassifier
+
+            cart = CARTClassifier(
+                max_depth=self.max_depth,
+                min_samples_leaf=self.min_sup,
+                random_state=seed,
+            ).fit(X, y, sample_weight=sample_weight)
+            return cart.tree_
+        try:
+            from odtstudy.dl85 import DL85Classifier
+        except ImportError as exc:
+            raise ImportError(
+                "hint='dl85' needs odtstudy.dl85.DL85Classifier, which cannot be "
+                f"imported ({exc}); use hint='cart' or hint=None"
+            ) from exc
+        limit = None
+        if self.time_limit is not None:
+            limit = max(0.5 * self.time_limit - (time.perf_counter() - start), 0.01)
+        dl85 = DL85Classifier(
+            max_depth=self.max_depth, min_sup=self.min_sup, time_limit=limit
+        ).fit(X, y, sample_weight=sample_weight)
+        return getattr(dl85, "tree_", None)
+
+    # ------------------------------------------------------------------- fit
+    def _fit(self, X, y, sample_weight):
+        start = time.perf_counter()
+        n_classes = len(self.classes_)
+        seed = check_random_state(self.random_state).randint(2**31 - 1)
+        if isinstance(self.random_state, Integral):
+            seed = int(self.random_state)
+        weights, scale, exact = integer_weights(sample_weight, len(y))
+        if not exact:
+            warnings.warn(
+                "sample_weight is not a multiple of 1e-6: weights are rounded "
+                "for the CP-SAT model, so optimality is relative to the "
+                "rounded weights",
+                stacklevel=3,
+            )
+        inst = make_instance(X, y, n_classes, weights, scale)
+        depth = int(self.max_depth)
+        if len(y) < self.min_sup:
+            return FitResult(
+                tree=None,
+                objective=None,
+                status="infeasible",
+                stats={"status": "INFEASIBLE"},
+                reason=(f"min_sup={self.min_sup} exceeds the {len(y)} training rows"),
+            )
+
+        tm = build_model(inst, depth, self.min_sup)
+        stats = {
+            "n_groups": inst.n_groups,
+            "n_model_features": inst.n_model_features,
+            "hint": self.hint,
+            "hint_objective": None,
+        }
+
+        hint_feat = None
+        if self.hint is not None:
+            tree = self._hint_tree(X, y, sample_weight, seed, start)
+            feat = None if tree is None else complete_hint(tree, inst, depth)
+            values = None
+            if feat is not None:
+                values = hint_values(feat, inst, depth, self.min_sup)
+            if values is not None:
+                add_hint(tm, feat, values)
+                hint_feat = feat
+                stats["hint_objective"] = values["objective"] / scale
+
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.num_workers = int(self.num_workers)
+        params.random_seed = seed
+        if self.time_limit is not None:
+            remaining = self.time_limit - (time.perf_counter() - start)
+            params.max_time_in_seconds = max(remaining, 0.01)
+        recorder = _AnytimeRecorder(start, scale)
+        code = solver.solve(tm.model, recorder)
+        status = _STATUS.get(code)
+        if status is None:
+            raise RuntimeError(
+                f"CP-SAT returned {solver.status_name(code)} on the tree model"
+            )
+        stats.update(
+            n_booleans=tm.n_booleans,
+            n_constraints=tm.n_constraints,
+            branches=int(solver.num_branches),
+            conflicts=int(solver.num_conflicts),
+            wall_time=float(solver.wall_time),
+            status=solver.status_name(code),
+            anytime=recorder.curve,
+        )
+        if status == "infeasible":
+            stats["gap"] = None
+            return FitResult(
+                tree=None,
+                objective=None,
+                status="infeasible",
+                stats=stats,
+                reason="CP-SAT proved that no tree satisfies min_sup",
+            )
+
+        has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        if has_solution:
+            feat = np.zeros(tm.n_branch + 1, dtype=np.int64)
+            for t in range(1, tm.n_branch + 1):
+                feat[t] = next(
+                    f for f, var in enumerate(tm.x[t]) if solver.boolean_value(var)
+                )
+            bound = float(solver.best_objective_bound)
+        else:  # no incumbent within the limit: fall back on the hint or a leaf
+            feat = hint_feat
+            bound = 0.0
+        if feat is not None:
+            tree = decode_tree(feat, inst, depth, n_classes)
+        else:
+            builder = TreeBuilder(n_outputs=n_classes)
+            builder.add_leaf()
+            tree = builder.build()
+        tree = tree.with_training_values(X, y, n_classes, sample_weight)
+        w = np.ones(len(y)) if sample_weight is None else sample_weight
+        objective = float(np.sum(w[tree.predict(X) != y]))
+
+        lower = math.ceil(bound - 1e-6) / scale if scale == 1.0 else bound / scale
+        lower = max(0.0, min(lower, objective))
+        stats["gap"] = 0.0 if objective <= 0 else (objective - lower) / objective
+        return FitResult(
+            tree=tree,
+            objective=objective,
+            lower_bound=float(lower),
+            optimal=code == cp_model.OPTIMAL,
+            status=status,
+            stats=stats,
+        )
