@@ -369,6 +369,8 @@ class TAOClassifier(BaseTreeClassifier):
     status_ : str
         ``"feasible"``, or ``"timeout"`` when the time limit stopped it.
     fit_time_ : float
+    n_iter_ : int
+        TAO iterations run.
     stats_ : dict
         ``initial_objective``, ``n_iter``, ``n_updates``, ``converged``,
         ``history`` (training error before and after each iteration),
@@ -470,6 +472,7 @@ class TAOClassifier(BaseTreeClassifier):
             collapse=True,
         )
         tree = result.tree.to_tree(X, y, len(self.classes_), sample_weight)
+        self.n_iter_ = result.n_iter
         return FitResult(
             tree=tree,
             objective=result.objective,

@@ -128,9 +128,9 @@ class TMOClassifier(BaseTreeClassifier):
         Seeds the random forest, the bootstrap samples, the pairing and the
         crossover.
     n_jobs : int, default=1
-        Parallel jobs for the random forest and the TAO refinement of the
-        initial population (the generations are sequential, as in the paper,
-        so the result does not depend on ``n_jobs``).
+        Parallel jobs (threads) for the random forest and the TAO refinement
+        of the initial population. The generations stay sequential, as in the
+        paper, so the result does not depend on ``n_jobs``.
 
     Attributes
     ----------
@@ -271,7 +271,7 @@ class TMOClassifier(BaseTreeClassifier):
                     continue
                 refined.append(_refine_initial(heap, X, y, n_classes, w, deadline))
         else:
-            refined = Parallel(n_jobs=self.n_jobs)(
+            refined = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(_refine_initial)(heap, X, y, n_classes, w, deadline)
                 for heap in heaps
             )
