@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic import TAOClassifier, TMOClassifier
 
-SMALL = dict(population_size=8, n_generations=3)
+SMALL = {"population_size": 8, "n_generations": 3}
 
 
 def _non_decreasing(values):
