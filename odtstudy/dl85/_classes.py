@@ -198,7 +198,8 @@ class DL85Classifier(BaseTreeClassifier):
             return FitResult(
                 tree=None,
                 objective=None,
-                lower_bound=float(max(lower_bound, max_error)) if not timed_out
+                lower_bound=float(max(lower_bound, max_error))
+                if not timed_out
                 else float(lower_bound),
                 optimal=False,
                 status="infeasible",
@@ -238,7 +239,7 @@ class DL85Classifier(BaseTreeClassifier):
         builder = TreeBuilder(n_outputs=n_classes)
         ids = []
         for f, v in zip(feature, value):
-            n = int(round(sum(v)))
+            n = round(sum(v))
             if f < 0:
                 ids.append(builder.add_leaf(v, n_samples=n))
             else:

@@ -1,0 +1,120 @@
+"""DL8.5 against brute force: every switch combination finds the optimum."""
+
+import itertools
+
+import bruteforce
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from odtstudy.dl85 import DL85Classifier
+
+# T11, thesis Table 4.1 (features A, B, C -> class)
+T11 = "011 0,101 1,001 1,010 0,100 1,000 0,001 0,110 1,000 1,001 0,000 1"
+T11_X = np.array([[int(c) for c in row.split()[0]] for row in T11.split(",")])
+T11_Y = np.array([int(row.split()[1]) for row in T11.split(",")])
+
+SWITCHES = [
+    {
+        "branching": branching,
+        "cache": cache,
+        "use_infeasibility_lb": inf_lb,
+        "use_similarity_lb": sim,
+        "use_depth2_solver": d2,
+    }
+    for branching, cache, inf_lb, sim, d2 in itertools.product(
+        ["data", "asc", "desc"],
+        ["trie", "hash"],
+        [True, False],
+        [True, False],
+        [True, False],
+    )
+] + [
+    {"algorithm": "dl8", "branching": branching, "cache": cache}
+    for branching, cache in itertools.product(["data", "asc", "desc"], ["trie", "hash"])
+]
+
+
+def _leaf_errors(tree):
+    leaves = tree.feature == -1
+    counts = tree.value[leaves]
+    return counts.sum(axis=1) - counts.max(axis=1), tree.n_samples[leaves]
+
+
+def _check_fit(clf, X, y, depth, min_sup, expected):
+    assert clf.optimal_ and clf.status_ == "optimal"
+    assert clf.objective_ == expected
+    assert clf.lower_bound_ == expected
+    assert clf.tree_.depth <= depth
+    assert np.sum(clf.predict(X) != y) == expected
+    errors, sizes = _leaf_errors(clf.tree_)
+    assert errors.sum() == expected
+    if clf.tree_.node_count > 1:
+        assert sizes.min() >= min_sup
+
+
+@pytest.mark.parametrize("depth, expected", [(1, 3), (2, 3), (3, 2)])
+@pytest.mark.parametrize(
+    "params", SWITCHES, ids=lambda p: "-".join(map(str, p.values()))
+)
+def test_dl85_t11_oracle(depth, expected, params):
+    clf = DL85Classifier(max_depth=depth, **params).fit(T11_X, T11_Y)
+    _check_fit(clf, T11_X, T11_Y, depth, 1, expected)
+
+
+@st.composite
+def small_problems(draw):
+    n_rows = draw(st.integers(1, 60))
+    n_features = draw(st.integers(1, 8))
+    n_classes = draw(st.integers(2, 3))
+    X = draw(arrays(np.uint8, (n_rows, n_features), elements=st.integers(0, 1)))
+    y = draw(arrays(np.int64, (n_rows,), elements=st.integers(0, n_classes - 1)))
+    # at least two classes (the estimator rejects single-class targets)
+    y[0] = 0
+    if n_rows > 1 and np.all(y == 0):
+        y[-1] = 1
+    depth = draw(st.integers(1, 3))
+    min_sup = draw(st.integers(1, 3))
+    return X, y, depth, min_sup
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(small_problems())
+def test_dl85_matches_bruteforce_all_switches(problem):
+    X, y, depth, min_sup = problem
+    if len(np.unique(y)) < 2:
+        return
+    expected = bruteforce.optimal_error(X, y, depth, min_sup=min_sup)
+    for params in SWITCHES:
+        clf = DL85Classifier(max_depth=depth, min_sup=min_sup, **params).fit(X, y)
+        try:
+            _check_fit(clf, X, y, depth, min_sup, expected)
+        except AssertionError as exc:  # pragma: no cover - failure report
+            raise AssertionError(f"{params}: {clf.objective_} != {expected}") from exc
+
+
+def test_dl85_random_deeper_and_wider(rng):
+    """Depth 4 and 10 features, fewer cases (brute force is slower there)."""
+    for _ in range(4):
+        X = rng.integers(0, 2, size=(40, 10))
+        y = rng.integers(0, 2, size=40)
+        expected = bruteforce.optimal_error(X, y, 4)
+        for params in ({}, {"use_depth2_solver": False}, {"algorithm": "dl8"}):
+            clf = DL85Classifier(max_depth=4, **params).fit(X, y)
+            _check_fit(clf, X, y, 4, 1, expected)
+
+
+def test_dl85_string_labels_and_many_classes(rng):
+    X = rng.integers(0, 2, size=(50, 6))
+    y_int = rng.integers(0, 5, size=50)
+    labels = np.array(["a", "b", "c", "d", "e"])[y_int]
+    clf = DL85Classifier(max_depth=2).fit(X, labels)
+    assert clf.objective_ == bruteforce.optimal_error(X, y_int, 2)
+    assert set(clf.predict(X)) <= set(labels)
+    assert clf.predict_proba(X).shape == (50, 5)
