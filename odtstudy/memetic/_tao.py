@@ -59,7 +59,7 @@ def best_split(X, to_left, weight, eps=0.0):
     w_left = np.where(to_left, weight, 0.0)
     delta = weight - 2.0 * w_left  # W_R - W_L of each point
     start = float(w_left.sum())  # cost at -inf: every L-labelled point is wrong
-    order = np.argsort(X, axis=0, kind="stable")
+    order = np.argsort(X, axis=0)  # ties need no order: only group ends count
     values = np.take_along_axis(X, order, axis=0)
     after = start + np.cumsum(delta[order], axis=0)  # cost once rows 0..k are left
     costs = np.full((m + 1, p), np.inf)

@@ -170,7 +170,12 @@ class TMOClassifier(BaseTreeClassifier):
     touched and a fixed seed gives the same tree.
 
     The fitness sample weights are ``sample_weight``; a bootstrap sample's
-    weights are multiplicities times ``sample_weight``.
+    weights are multiplicities times ``sample_weight``. TAO prunes dead
+    branches with respect to the bootstrap sample it ran on.
+
+    The time limit is checked before every TAO run of the initial population
+    and before every offspring (and inside TAO, before every depth level);
+    fitting the random forest itself is not interruptible.
 
     References
     ----------
