@@ -37,6 +37,8 @@ __all__ = ["TMOClassifier"]
 # class-valued attribute: DEAP instantiates a fresh dict per individual.
 if not hasattr(creator, "FitnessMax"):
     creator.create("FitnessMax", base.Fitness, weights=(1.0,))
+elif tuple(creator.FitnessMax.weights) != (1.0,):  # pragma: no cover
+    raise RuntimeError("deap.creator.FitnessMax exists with weights other than (1,)")
 if not hasattr(creator, "TreeInd"):
     creator.create("TreeInd", list, fitness=creator.FitnessMax, labels=dict)
 
