@@ -107,7 +107,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight):
         if y is None:
             raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but y is None"
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         try:
             X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)
@@ -117,8 +117,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y has a single class ({self.classes_[0]!r}); a classifier needs "
-                "at least 2 classes"
+                f"y has only one class ({self.classes_[0]!r}); a classifier "
+                "needs at least 2 classes"
             )
         if self._requires_binary:
             check_binary_features(X, type(self).__name__)

@@ -1,0 +1,91 @@
+"""Command line: ``odtstudy study NAME``, ``odtstudy report NAME``, ``odtstudy datasets``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _study(args) -> int:
+    from odtstudy.study import list_studies, load_config, make_report, run_study
+
+    if args.name == "list":
+        for name in list_studies():
+            print(name)
+        return 0
+    overrides = {"folds": args.folds, "time_limit": args.time_limit}
+    config = load_config(args.name, scale=args.scale, **overrides)
+    start = time.perf_counter()
+    store = run_study(
+        config,
+        output_dir=args.output,
+        workers=args.workers,
+        retry_failed=args.retry_failed,
+        quiet=args.quiet,
+    )
+    path = make_report(config.name, output_dir=args.output)
+    print(
+        f"study {config.name!r}: {len(store.load())} runs recorded in {store.path} "
+        f"({time.perf_counter() - start:.1f} s); report: {path}"
+    )
+    return 0
+
+
+def _report(args) -> int:
+    from odtstudy.study import make_report
+
+    print(make_report(args.name, output_dir=args.output))
+    return 0
+
+
+def _datasets(args) -> int:
+    from odtstudy.datasets import dataset_info, list_datasets
+
+    for name in list_datasets():
+        info = dataset_info(name)
+        shape = f"{info.get('rows', '?')} x {info.get('features', '?')}"
+        print(f"{name:32s} {info['kind']:12s} {shape}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="odtstudy", description="Compare optimal decision tree learners."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    study = sub.add_parser("study", help="run a study (or 'list' the built-in ones)")
+    study.add_argument("name", help="built-in study name, a .toml path, or 'list'")
+    study.add_argument("--scale", default="default",
+                       choices=["smoke", "default", "paper"])
+    study.add_argument("--output", default="reports", help="reports folder")
+    study.add_argument("--workers", type=int, default=None,
+                       help="runs executed at the same time (default: the config's)")
+    study.add_argument("--folds", type=int, default=None)
+    study.add_argument("--time-limit", type=float, default=None,
+                       help="seconds per run (overrides the config)")
+    study.add_argument("--retry-failed", action="store_true",
+                       help="re-run runs recorded as error/timeout/memout")
+    study.add_argument("--quiet", action="store_true", help="no progress lines")
+    study.set_defaults(func=_study)
+    report = sub.add_parser("report", help="rebuild a study's report from its records")
+    report.add_argument("name")
+    report.add_argument("--output", default="reports")
+    report.set_defaults(func=_report)
+    datasets = sub.add_parser("datasets", help="list the available datasets")
+    datasets.set_defaults(func=_datasets)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (KeyError, ValueError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        print(f"odtstudy: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

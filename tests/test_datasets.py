@@ -1,0 +1,118 @@
+import json
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odtstudy.datasets import Binarizer, dataset_info, list_datasets, load_dataset
+
+CATALOG = json.loads(
+    resources.files("odtstudy.datasets").joinpath("data/catalog.json").read_text()
+)
+
+
+@pytest.mark.parametrize(
+    "entry", CATALOG, ids=[f"{e['collection']}/{e['name']}" for e in CATALOG]
+)
+def test_every_vendored_dataset_loads_with_its_manifest_shape(entry):
+    ds = load_dataset(f"{entry['collection']}/{entry['name']}")
+    assert ds.X.shape == (entry["rows"], entry["features"])
+    assert len(ds.y) == entry["rows"]
+    assert ds.n_classes == entry["classes"]
+    assert len(ds.feature_names) == entry["features"]
+    assert ds.kind == entry["kind"]
+    if ds.kind == "binary":
+        assert np.isin(ds.X, (0, 1)).all()
+
+
+@pytest.mark.parametrize(
+    "name, shape, counts",
+    [
+        ("anneal", (812, 93), [187, 625]),
+        ("zoo-1", (101, 36), [60, 41]),
+        ("tic-tac-toe", (958, 27), [332, 626]),
+    ],
+)
+def test_cp4im_oracles(name, shape, counts):
+    ds = load_dataset(name)
+    assert ds.X.shape == shape
+    assert np.bincount(ds.y).tolist() == counts
+    assert ds.X.dtype == np.uint8
+
+
+def test_name_resolution_and_sklearn_sets():
+    assert load_dataset("diabetes").name == "cp4im/diabetes"
+    assert load_dataset("uci/diabetes").X.shape == (768, 8)
+    assert load_dataset("iris").name == "sklearn/iris"
+    assert load_dataset("breast_cancer").X.shape == (569, 30)
+    assert load_dataset("sklearn/digits").X.shape == (1797, 64)
+    assert "cp4im/anneal" in list_datasets(collection="cp4im")
+    assert len(list_datasets()) == len(CATALOG) + 4
+    assert "pydl8.5" in dataset_info("anneal")["source"]
+
+
+def test_unknown_dataset_is_a_clear_key_error():
+    with pytest.raises(KeyError, match="unknown dataset 'nope'"):
+        load_dataset("nope")
+
+
+def test_categorical_dataset_keeps_strings():
+    ds = load_dataset("uci/tic-tac-toe")
+    assert ds.kind == "categorical"
+    assert set(np.unique(ds.X)) == {"b", "o", "x"}
+
+
+def _mixed_table():
+    return pd.DataFrame(
+        {
+            "petal_length": [1.4, 1.4, 4.7, 5.1, 6.0, 3.3],
+            "colour": ["red", "blue", "red", "green", "red", "blue"],
+            "flag": [0, 1, 1, 0, 1, 0],
+            "constant": [7.0] * 6,
+        }
+    )
+
+
+def test_binarizer_round_trip_numeric_and_categorical():
+    table = _mixed_table()
+    binarizer = Binarizer().fit(table)
+    Xb = binarizer.transform(table)
+    names = list(binarizer.get_feature_names_out())
+    assert Xb.dtype == np.uint8 and Xb.shape == (6, len(names))
+    assert names == [
+        "petal_length<=2.35", "petal_length<=4", "petal_length<=4.9",
+        "petal_length<=5.55", "colour=blue", "colour=green", "colour=red", "flag",
+    ]
+    # every categorical value is recovered from its one-hot block
+    block = Xb[:, 4:7]
+    assert (block.sum(axis=1) == 1).all()
+    recovered = np.array(["blue", "green", "red"])[block.argmax(axis=1)]
+    assert recovered.tolist() == table["colour"].tolist()
+    # every numeric value lies in the interval its threshold bits describe
+    thresholds = np.array([2.35, 4.0, 4.9, 5.55])
+    for value, bits in zip(table["petal_length"], Xb[:, :4]):
+        assert bits.tolist() == (value <= thresholds).astype(int).tolist()
+    assert Xb[:, 7].tolist() == table["flag"].tolist()
+    # transform of new rows reuses the training thresholds; unseen category -> 0s
+    new = pd.DataFrame(
+        {"petal_length": [10.0], "colour": ["purple"], "flag": [1], "constant": [1.0]}
+    )
+    assert binarizer.transform(new).tolist() == [[0, 0, 0, 0, 0, 0, 0, 1]]
+
+
+def test_binarizer_max_thresholds_and_readable_names():
+    ds = load_dataset("iris")
+    frame = pd.DataFrame(ds.X, columns=["sepal_length", "sepal_width",
+                                        "petal_length", "petal_width"])
+    binarizer = Binarizer(max_thresholds=3).fit(frame)
+    names = binarizer.get_feature_names_out()
+    assert len(names) <= 12
+    assert all("<=" in n for n in names)
+    full = Binarizer().fit(frame)
+    assert "petal_length<=2.45" in set(full.get_feature_names_out())
+
+
+def test_binarizer_rejects_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        Binarizer().fit(np.array([[1.0], [np.nan]]))
