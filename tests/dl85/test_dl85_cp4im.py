@@ -70,6 +70,7 @@ def test_dl85_time_limit_returns_valid_tree(datasets):
 
 
 @pytest.mark.bench
+@pytest.mark.slow  # pydl8.5 needs ~1 min on these: not in the default run
 @pytest.mark.parametrize("name, depth", CASES, ids=[f"{n}-d{d}" for n, d in CASES])
 def test_dl85_cp4im_fixture_matches_pydl85(name, depth):
     pytest.importorskip("pydl85")

@@ -28,14 +28,6 @@ EXPECTED_FAILED_CHECKS = {
         "the check wants > 83% training accuracy on real-valued blobs; one "
         "fixed 0.5 cut per feature does not separate them"
     ),
-    "check_fit2d_1sample": (
-        "BaseTreeClassifier says 'y has a single class' while the check "
-        "looks for '1 class' / 'one class'"
-    ),
-    "check_requires_y_none": (
-        "BaseTreeClassifier's message ('requires y to be passed, but y is "
-        "None') differs from the check's literal wording"
-    ),
 }
 
 
