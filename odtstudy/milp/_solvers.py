@@ -55,6 +55,8 @@ class SolveInfo:
         The solver's own status text.
     solve_time : float
         Wall-clock seconds spent in the solver call.
+    warm_start_accepted : bool or None
+        HiGHS only: whether ``setSolution`` accepted the warm start.
     """
 
     has_solution: bool
@@ -64,6 +66,7 @@ class SolveInfo:
     gap: float | None
     solver_status: str
     solve_time: float
+    warm_start_accepted: bool | None = None
 
 
 def _cbc_solver_class():
@@ -154,23 +157,53 @@ def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
                 warmStart=warm_start,
                 logPath=log_path,
                 options=options,
+                # the bundled CBC 2.10 can segfault when it stops on a wall-clock
+                # limit during the root node (seen on CP4IM vote with OCT), so
+                # the limit counts CBC's CPU time (single-threaded: ~wall time)
+                timeMode="cpu",
             )
             start = time.perf_counter()
-            prob.solve(solver)
+            try:
+                prob.solve(solver)
+            except pulp.PulpSolverError as exc:
+                elapsed = time.perf_counter() - start
+                return SolveInfo(
+                    False, False, None, None, None, f"solver error: {exc}", elapsed
+                )
             elapsed = time.perf_counter() - start
         with open(log_path) as fh:
             log = fh.read()
+        if os.environ.get("ODTSTUDY_CBC_LOG"):
+            with open(os.environ["ODTSTUDY_CBC_LOG"], "w") as fh:
+                fh.write(log)
     finally:
         os.unlink(log_path)
     result = _CBC_RESULT.search(log)
-    status_text = result.group(1).strip() if result else pulp.LpStatus[prob.status]
-    has_solution = prob.sol_status in (
-        pulp.LpSolutionOptimal,
-        pulp.LpSolutionIntegerFeasible,
+    if result:
+        status_text = result.group(1).strip()
+    elif "Problem is stopped" in log:
+        status_text = "Stopped on time limit before the search started"
+    else:
+        status_text = "no result reported"
+    # PuLP reports "integer feasible" whenever the .sol file says "Stopped on
+    # time - objective value ...", even when CBC stopped before it had any
+    # solution; only trust values CBC announced and that satisfy the model
+    has_solution = (
+        result is not None
+        and _CBC_OBJ.search(log) is not None
+        and prob.sol_status
+        in (
+            pulp.LpSolutionOptimal,
+            pulp.LpSolutionIntegerFeasible,
+        )
     )
-    proven = prob.sol_status == pulp.LpSolutionOptimal and status_text.startswith(
-        "Optimal"
+    proven = (
+        has_solution
+        and prob.sol_status == pulp.LpSolutionOptimal
+        and status_text.startswith("Optimal")
     )
+    if has_solution and not proven:
+        has_solution = prob.valid(1e-5)
     objective = pulp.value(prob.objective) if has_solution else None
     bound = None
     match = _CBC_BOUND.search(log)
@@ -232,7 +265,16 @@ def _solve_highs(prob, time_limit, threads, warm_start, gap_abs, tolerance):
     gap = info.mip_gap if has_solution and math.isfinite(info.mip_gap) else None
     if proven:
         gap = 0.0 if gap is None else gap
-    return SolveInfo(has_solution, proven, objective, bound, gap, status_text, elapsed)
+    return SolveInfo(
+        has_solution,
+        proven,
+        objective,
+        bound,
+        gap,
+        status_text,
+        elapsed,
+        solver.warm_start_accepted,
+    )
 
 
 def solve(
