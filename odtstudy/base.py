@@ -107,7 +107,8 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight):
         if y is None:
             raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None"
+                f"{type(self).__name__} requires y to be passed, "
+                "but the target y is None"
             )
         try:
             X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)

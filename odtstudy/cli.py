@@ -1,4 +1,4 @@
-"""Command line: ``odtstudy study NAME``, ``odtstudy report NAME``, ``odtstudy datasets``."""
+"""Command line: ``odtstudy study``, ``odtstudy report``, ``odtstudy datasets``."""
 
 from __future__ import annotations
 
@@ -56,16 +56,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     study = sub.add_parser("study", help="run a study (or 'list' the built-in ones)")
     study.add_argument("name", help="built-in study name, a .toml path, or 'list'")
-    study.add_argument("--scale", default="default",
-                       choices=["smoke", "default", "paper"])
+    study.add_argument(
+        "--scale", default="default", choices=["smoke", "default", "paper"]
+    )
     study.add_argument("--output", default="reports", help="reports folder")
-    study.add_argument("--workers", type=int, default=None,
-                       help="runs executed at the same time (default: the config's)")
+    study.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="runs executed at the same time (default: the config's)",
+    )
     study.add_argument("--folds", type=int, default=None)
-    study.add_argument("--time-limit", type=float, default=None,
-                       help="seconds per run (overrides the config)")
-    study.add_argument("--retry-failed", action="store_true",
-                       help="re-run runs recorded as error/timeout/memout")
+    study.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds per run (overrides the config)",
+    )
+    study.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="re-run runs recorded as error/timeout/memout",
+    )
     study.add_argument("--quiet", action="store_true", help="no progress lines")
     study.set_defaults(func=_study)
     report = sub.add_parser("report", help="rebuild a study's report from its records")

@@ -125,7 +125,7 @@ class Tree:
 
     @property
     def n_features_used(self) -> int:
-        return int(len(np.unique(self.feature[self.feature != _LEAF])))
+        return len(np.unique(self.feature[self.feature != _LEAF]))
 
     def is_leaf(self, node: int) -> bool:
         return bool(self.feature[node] == _LEAF)
@@ -393,7 +393,7 @@ class TreeBuilder:
 
     def add_leaf(self, value=None, n_samples=None, label=None) -> int:
         if n_samples is None:
-            n_samples = 0 if value is None else int(round(float(np.sum(value))))
+            n_samples = 0 if value is None else round(float(np.sum(value)))
         return self._add(_LEAF, -2.0, value, n_samples, label)
 
     def add_split(self, feature, threshold=0.5, value=None, n_samples=0, label=None):

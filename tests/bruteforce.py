@@ -6,6 +6,8 @@ midpoint threshold) at every node: only for tiny data.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -22,7 +24,7 @@ def candidate_splits(X, rows):
     """Yield (feature, threshold) for every midpoint of the rows' values."""
     for j in range(X.shape[1]):
         values = np.unique(X[rows, j])
-        for a, b in zip(values[:-1], values[1:]):
+        for a, b in itertools.pairwise(values):
             yield j, (a + b) / 2.0
 
 

@@ -81,8 +81,14 @@ def test_binarizer_round_trip_numeric_and_categorical():
     names = list(binarizer.get_feature_names_out())
     assert Xb.dtype == np.uint8 and Xb.shape == (6, len(names))
     assert names == [
-        "petal_length<=2.35", "petal_length<=4", "petal_length<=4.9",
-        "petal_length<=5.55", "colour=blue", "colour=green", "colour=red", "flag",
+        "petal_length<=2.35",
+        "petal_length<=4",
+        "petal_length<=4.9",
+        "petal_length<=5.55",
+        "colour=blue",
+        "colour=green",
+        "colour=red",
+        "flag",
     ]
     # every categorical value is recovered from its one-hot block
     block = Xb[:, 4:7]
@@ -103,8 +109,9 @@ def test_binarizer_round_trip_numeric_and_categorical():
 
 def test_binarizer_max_thresholds_and_readable_names():
     ds = load_dataset("iris")
-    frame = pd.DataFrame(ds.X, columns=["sepal_length", "sepal_width",
-                                        "petal_length", "petal_width"])
+    frame = pd.DataFrame(
+        ds.X, columns=["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    )
     binarizer = Binarizer(max_thresholds=3).fit(frame)
     names = binarizer.get_feature_names_out()
     assert len(names) <= 12

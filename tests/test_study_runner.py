@@ -60,8 +60,11 @@ def _config(methods, **kw):
 
 
 def test_crash_and_overrun_are_recorded_and_the_study_goes_on(tmp_path):
-    config = _config(["cart", "test-crash", "test-overrun", "test-raise"],
-                     datasets=["zoo-1"], depths=[2])
+    config = _config(
+        ["cart", "test-crash", "test-overrun", "test-raise"],
+        datasets=["zoo-1"],
+        depths=[2],
+    )
     store = run_study(config, output_dir=tmp_path, workers=2, quiet=True)
     frame = store.load()
     assert len(frame) == 8
@@ -123,7 +126,7 @@ def test_binary_only_methods_get_binarized_folds(tmp_path):
     assert (frame["n_features"] <= 4 * 8).all()
 
 
-def test_report_lists_tables_and_figure(tmp_path):
+def test_report_lists_tables_and_figures(tmp_path):
     config = _config(["cart", "test-raise"], datasets=["zoo-1"], depths=[1, 2])
     run_study(config, output_dir=tmp_path, quiet=True)
     path = make_report("unit", output_dir=tmp_path)
@@ -131,7 +134,46 @@ def test_report_lists_tables_and_figure(tmp_path):
     assert "## Results" in text and "| zoo-1 | 2 | cart |" in text
     assert "Consistency of exact methods" in text and "OK:" in text
     assert "boom in fit" in text
-    assert (tmp_path / "unit" / "test_accuracy_vs_depth.png").exists()
+    folder = tmp_path / "unit"
+    for name in ("test_accuracy_vs_depth", "runtime_memory"):
+        assert (folder / f"{name}.png").exists() and (folder / f"{name}.svg").exists()
+    page = (folder / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<table>" in page
+
+
+def _frame(rows):
+    base = dict(status="ok", fold=0, seed=0, n_features=4, depth=2, dataset="d")
+    return pd.DataFrame([{**base, **row} for row in rows])
+
+
+def test_consistency_check_flags_disagreeing_exact_methods():
+    from odtstudy.study.report import consistency_violations, heuristic_gaps
+
+    agree = _frame(
+        [
+            dict(method="a", objective=3.0, optimal=True),
+            dict(method="b", objective=3.0, optimal=True),
+            dict(method="h", objective=5.0, optimal=False),
+        ]
+    )
+    assert consistency_violations(agree).empty
+    assert heuristic_gaps(agree)["gap"].tolist() == [2.0]
+    disagree = _frame(
+        [
+            dict(method="a", objective=3.0, optimal=True),
+            dict(method="b", objective=4.0, optimal=True),
+            dict(method="h", objective=2.0, optimal=False),
+        ]
+    )
+    assert len(consistency_violations(disagree)) == 1
+    assert heuristic_gaps(disagree)["gap"].tolist() == [-1.0]
+    other_data = _frame(
+        [
+            dict(method="a", objective=3.0, optimal=True),
+            dict(method="b", objective=4.0, optimal=True, n_features=9),
+        ]
+    )
+    assert consistency_violations(other_data).empty
 
 
 def test_config_errors_come_before_any_run(tmp_path):

@@ -38,7 +38,9 @@ def test_json_round_trip_is_exact():
 def test_regressor_tree_and_exports():
     b = TreeBuilder(n_outputs=1)
     root = b.add_split(0, 0.5)
-    b.set_children(root, b.add_leaf([1.5], n_samples=2), b.add_leaf([-2.0], n_samples=3))
+    b.set_children(
+        root, b.add_leaf([1.5], n_samples=2), b.add_leaf([-2.0], n_samples=3)
+    )
     tree = b.build(kind="regressor", feature_names=["age"])
     assert tree.predict([[0], [1]]).tolist() == [1.5, -2.0]
     text = tree.export_text()

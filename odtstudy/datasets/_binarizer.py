@@ -97,8 +97,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
             frame = frame.infer_objects()
         if frame.isna().to_numpy().any():
             raise ValueError(
-                "X contains NaN/missing values; impute or drop them before "
-                "binarizing"
+                "X contains NaN/missing values; impute or drop them before binarizing"
             )
         return frame
 
@@ -123,7 +122,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
         frame = self._as_frame(X)
         if frame.shape[0] == 0:
             raise ValueError("X has no rows")
-        self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.feature_names_in_ = np.asarray(
+            [str(c) for c in frame.columns], dtype=object
+        )
         self.n_features_in_ = frame.shape[1]
         outputs = []
         for position, column in enumerate(frame.columns):

@@ -60,7 +60,9 @@ class Dataset:
 
 @lru_cache(maxsize=1)
 def _catalog() -> dict:
-    with resources.files("odtstudy.datasets").joinpath("data/catalog.json").open() as fh:
+    with (
+        resources.files("odtstudy.datasets").joinpath("data/catalog.json").open() as fh
+    ):
         entries = json.load(fh)
     catalog = {f"{e['collection']}/{e['name']}": e for e in entries}
     for name, loader in _SKLEARN.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import resource
 import time
 import traceback
@@ -60,7 +61,7 @@ def execute_run(run: dict) -> dict:
     dataset = load_dataset(run["dataset"])
     train, test = fold_indices(dataset.y, run["n_folds"], run["fold"], run["seed"])
     method = get_method(run["method"])
-    X_train, X_test, names = prepare_data(
+    X_train, X_test, _ = prepare_data(
         dataset, method, train, test, run.get("max_thresholds")
     )
     y_train, y_test = dataset.y[train], dataset.y[test]
@@ -112,6 +113,7 @@ def _is_plain(value) -> bool:
 
 def child_main(conn, run: dict) -> None:
     """Entry point of a worker process: run, send the outcome, exit."""
+    faulthandler.disable()  # a crash is recorded from the exit signal instead
     limit = run.get("memory_limit_mb")
     if limit:
         nbytes = int(float(limit) * 1024 * 1024)

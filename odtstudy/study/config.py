@@ -43,8 +43,18 @@ __all__ = ["MethodSpec", "StudyConfig", "list_studies", "load_config"]
 
 SCALES = ("smoke", "default", "paper")
 _STUDY_KEYS = {
-    "name", "description", "datasets", "methods", "depths", "folds", "seeds",
-    "time_limit", "memory_limit_mb", "max_thresholds", "grace_s", "workers",
+    "name",
+    "description",
+    "datasets",
+    "methods",
+    "depths",
+    "folds",
+    "seeds",
+    "time_limit",
+    "memory_limit_mb",
+    "max_thresholds",
+    "grace_s",
+    "workers",
 }
 
 

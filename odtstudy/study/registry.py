@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["Method", "get_method", "list_methods", "register_method"]
 
@@ -131,21 +131,69 @@ def _register_builtins(entries: list[tuple[str, str, str, bool, dict, str]]):
 
 _register_builtins(
     [
-        ("cart", "odtstudy.cart:CARTClassifier", "numeric", False, {},
-         "scikit-learn CART (greedy, Gini)"),
-        ("dl85", "odtstudy.dl85:DL85Classifier", "binary", True, {},
-         "DL8.5 caching branch-and-bound (Cython)"),
-        ("dl8", "odtstudy.dl85:DL85Classifier", "binary", True,
-         {"algorithm": "dl8"}, "DL8: caching search without bounds"),
-        ("binoct", "odtstudy.milp:BinOCTClassifier", "numeric", True, {},
-         "BinOCT binary linear program (PuLP + CBC)"),
-        ("oct", "odtstudy.milp:OCTClassifier", "numeric", True, {},
-         "OCT mixed-integer program (PuLP + CBC)"),
-        ("cpsat", "odtstudy.cp:CPSATClassifier", "binary", True, {},
-         "CP-SAT model (OR-Tools)"),
-        ("tao", "odtstudy.memetic:TAOClassifier", "numeric", False, {},
-         "TAO refinement of CART"),
-        ("tmo", "odtstudy.memetic:TMOClassifier", "numeric", False, {},
-         "TMO memetic search (DEAP + TAO)"),
+        (
+            "cart",
+            "odtstudy.cart:CARTClassifier",
+            "numeric",
+            False,
+            {},
+            "scikit-learn CART (greedy, Gini)",
+        ),
+        (
+            "dl85",
+            "odtstudy.dl85:DL85Classifier",
+            "binary",
+            True,
+            {},
+            "DL8.5 caching branch-and-bound (Cython)",
+        ),
+        (
+            "dl8",
+            "odtstudy.dl85:DL85Classifier",
+            "binary",
+            True,
+            {"algorithm": "dl8"},
+            "DL8: caching search without bounds",
+        ),
+        (
+            "binoct",
+            "odtstudy.milp:BinOCTClassifier",
+            "numeric",
+            True,
+            {},
+            "BinOCT binary linear program (PuLP + CBC)",
+        ),
+        (
+            "oct",
+            "odtstudy.milp:OCTClassifier",
+            "numeric",
+            True,
+            {},
+            "OCT mixed-integer program (PuLP + CBC)",
+        ),
+        (
+            "cpsat",
+            "odtstudy.cp:CPSATClassifier",
+            "binary",
+            True,
+            {},
+            "CP-SAT model (OR-Tools)",
+        ),
+        (
+            "tao",
+            "odtstudy.memetic:TAOClassifier",
+            "numeric",
+            False,
+            {},
+            "TAO refinement of CART",
+        ),
+        (
+            "tmo",
+            "odtstudy.memetic:TMOClassifier",
+            "numeric",
+            False,
+            {},
+            "TMO memetic search (DEAP + TAO)",
+        ),
     ]
 )

@@ -30,7 +30,13 @@ from odtstudy.study.results import ResultsStore
 __all__ = ["expand_runs", "run_study"]
 
 _VERSIONED = (
-    "odtstudy", "numpy", "scikit-learn", "pandas", "pulp", "highspy", "ortools",
+    "odtstudy",
+    "numpy",
+    "scikit-learn",
+    "pandas",
+    "pulp",
+    "highspy",
+    "ortools",
     "deap",
 )
 
@@ -48,8 +54,19 @@ def package_versions() -> dict:
 def _run_id(run: dict) -> str:
     identity = {
         k: run[k]
-        for k in ("study", "dataset", "method", "base_method", "params", "depth",
-                  "fold", "n_folds", "seed", "time_limit", "max_thresholds")
+        for k in (
+            "study",
+            "dataset",
+            "method",
+            "base_method",
+            "params",
+            "depth",
+            "fold",
+            "n_folds",
+            "seed",
+            "time_limit",
+            "max_thresholds",
+        )
     }
     text = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -214,9 +231,11 @@ def run_study(
     store = ResultsStore(Path(output_dir) / config.name)
     runs = expand_runs(config)
     if retry_failed:
-        done = set(
-            store.load().query("status == 'ok'")["run_id"]
-        ) if store.path.exists() else set()
+        done = (
+            set(store.load().query("status == 'ok'")["run_id"])
+            if store.path.exists()
+            else set()
+        )
     else:
         done = store.run_ids()
     pending = [run for run in runs if run["run_id"] not in done]
@@ -248,8 +267,18 @@ def run_study(
 def _record(run: dict, outcome: dict, common: dict) -> dict:
     record = {
         key: run[key]
-        for key in ("run_id", "study", "dataset", "method", "params", "depth",
-                    "fold", "n_folds", "seed", "time_limit")
+        for key in (
+            "run_id",
+            "study",
+            "dataset",
+            "method",
+            "params",
+            "depth",
+            "fold",
+            "n_folds",
+            "seed",
+            "time_limit",
+        )
     }
     record.update(outcome)
     record.update(common)
