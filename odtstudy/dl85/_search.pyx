@@ -57,7 +57,7 @@ cnp.import_array()
 cdef extern from *:
     """
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #pragma GCC target("popcnt")
+    #pragma GCC target("popcnt,sse4.2")
     #endif
     static inline int odt_popcount(unsigned long long x) {
         return __builtin_popcountll(x);
@@ -93,6 +93,10 @@ cdef inline double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef inline int _imin(int a, int b) noexcept nogil:
+    return a if a < b else b
 
 
 cdef inline double _xlogx(double x) noexcept nogil:
@@ -144,7 +148,16 @@ cdef class Searcher:
     cdef uint64_t* ccw
     cdef uint64_t* tmp
     cdef int32_t* fq1
-    cdef int32_t* fq2
+    cdef int32_t* pairbuf
+    cdef double* bl
+    cdef double* br
+    cdef uint64_t* gT
+    cdef int32_t* cnt0
+    cdef int32_t* cnt1
+    cdef int32_t* f0
+    cdef int32_t* f1
+    cdef int32_t* bli
+    cdef int32_t* bri
     cdef int32_t* fid
     cdef double* cnt4
     cdef double* _d2_nc
@@ -207,8 +220,16 @@ cdef class Searcher:
         self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         self.tmp = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         self.fq1 = <int32_t*>_alloc(m * K * sizeof(int32_t))
-        self.fq2 = <int32_t*>_alloc(
-            (m * m * K if (self.use_d2 and max_depth >= 2) else 1) * sizeof(int32_t))
+        self.pairbuf = <int32_t*>_alloc(K * sizeof(int32_t))
+        self.bl = <double*>_alloc((m + 1) * sizeof(double))
+        self.gT = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.cnt0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.cnt1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.f0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.f1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.bli = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.br = <double*>_alloc((m + 1) * sizeof(double))
         self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.cnt4 = <double*>_alloc(4 * K * sizeof(double))
         self.sim_words = <uint64_t*>_alloc(2 * D * W * sizeof(uint64_t))
@@ -234,7 +255,16 @@ cdef class Searcher:
         free(self.ccw)
         free(self.tmp)
         free(self.fq1)
-        free(self.fq2)
+        free(self.pairbuf)
+        free(self.bl)
+        free(self.gT)
+        free(self.cnt0)
+        free(self.cnt1)
+        free(self.f0)
+        free(self.f1)
+        free(self.bli)
+        free(self.bri)
+        free(self.br)
         free(self.fid)
         free(self.cnt4)
         free(self.sim_words)
@@ -440,81 +470,193 @@ cdef class Searcher:
             nf += 1
         return nf
 
-    cdef void _d2_pairs(self, int d, int nf) noexcept nogil:
-        cdef int K = self.K, nnz = self.cnnz[d], j, c, i, k
+    cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil:
+        """Depth-2 optimum from the pair counts, one pass over feature pairs.
+
+        For each pair (i, k) the four quadrant class counts give a candidate
+        split for both branches of i (child k) and of k (child i); ``bl`` /
+        ``br`` keep the best error of the left / right branch of each root.
+        """
+        cdef int K = self.K, nnz = self.cnnz[d], j, c, i, k, ms = self.min_sup
         cdef uint64_t* g
         cdef uint64_t* gk
-        cdef uint64_t* t
-        cdef int32_t* p
-        cdef long long cnt
+        cdef uint64_t* t0
+        cdef uint64_t* t1
+        cdef int32_t* fi
+        cdef int32_t* fk
+        cdef int32_t* p = self.pairbuf
+        cdef double* nc = self._d2_nc
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef long long c0, c1
+        cdef int s11, s10, s01, s00, m11, m10, m01, m00, v, e11, e10, e01, e00
+        cdef int ntot = 0
+        cdef double best, left, right, leaf
+        for c in range(K):
+            ntot += <int>nc[c]
+        # leaves of each branch as the starting point
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            s11 = 0
+            m11 = 0
+            m00 = 0
+            for c in range(K):
+                s11 += fi[c]
+                if fi[c] > m11:
+                    m11 = fi[c]
+                v = <int>nc[c] - fi[c]
+                if v > m00:
+                    m00 = v
+            br[i] = s11 - m11
+            bl[i] = (ntot - s11) - m00
         for i in range(nf):
             g = self.gw + i * nnz
+            fi = self.fq1 + i * K
             for c in range(K):
-                t = self.tmp + c * nnz
+                t0 = self.tmp + c * nnz
                 for j in range(nnz):
-                    t[j] = g[j] & self.ccw[c * nnz + j]
+                    t0[j] = g[j] & self.ccw[c * nnz + j]
             for k in range(i + 1, nf):
                 gk = self.gw + k * nnz
-                p = self.fq2 + (i * nf + k) * K
-                for c in range(K):
-                    t = self.tmp + c * nnz
-                    cnt = 0
+                fk = self.fq1 + k * K
+                if K == 2:
+                    t0 = self.tmp
+                    t1 = self.tmp + nnz
+                    c0 = 0
+                    c1 = 0
                     for j in range(nnz):
-                        cnt += odt_popcount(t[j] & gk[j])
-                    p[c] = <int32_t>cnt
-                memcpy(self.fq2 + (k * nf + i) * K, p, K * sizeof(int32_t))
-
-    cdef double _d2_branch(self, int nf, int i, bint right, double bound) noexcept nogil:
-        """Best error (leaf or one split) of branch ``right`` of feature i."""
-        cdef int K = self.K, k, c
-        cdef double* a = self.cnt4            # counts of the branch
-        cdef double* b1 = self.cnt4 + K       # branch and x_k = 1
-        cdef double s, s1, m0, m1, v, e, best
-        cdef int32_t* fi = self.fq1 + i * K
-        cdef int32_t* fk
-        cdef int32_t* p
-        s = 0.0
-        m0 = 0.0
-        for c in range(K):
-            if right:
-                a[c] = fi[c]
-            else:
-                a[c] = self._d2_nc[c] - fi[c]
-            s += a[c]
-            if a[c] > m0:
-                m0 = a[c]
-        best = s - m0
-        if best <= 0:
-            return best
-        for k in range(nf):
-            if k == i:
-                continue
-            p = self.fq2 + (i * nf + k) * K
-            fk = self.fq1 + k * K
-            s1 = 0.0
-            m1 = 0.0
-            for c in range(K):
-                if right:
-                    v = p[c]
+                        c0 += odt_popcount(t0[j] & gk[j])
+                        c1 += odt_popcount(t1[j] & gk[j])
+                    p[0] = <int32_t>c0
+                    p[1] = <int32_t>c1
                 else:
+                    for c in range(K):
+                        t0 = self.tmp + c * nnz
+                        c0 = 0
+                        for j in range(nnz):
+                            c0 += odt_popcount(t0[j] & gk[j])
+                        p[c] = <int32_t>c0
+                s11 = 0
+                s10 = 0
+                s01 = 0
+                s00 = 0
+                m11 = 0
+                m10 = 0
+                m01 = 0
+                m00 = 0
+                for c in range(K):
+                    v = p[c]
+                    s11 += v
+                    if v > m11:
+                        m11 = v
+                    v = fi[c] - p[c]
+                    s10 += v
+                    if v > m10:
+                        m10 = v
                     v = fk[c] - p[c]
-                b1[c] = v
-                s1 += v
-                if v > m1:
-                    m1 = v
-            if s1 < self.min_sup or s - s1 < self.min_sup:
-                continue
-            m0 = 0.0
-            for c in range(K):
-                v = a[c] - b1[c]
-                if v > m0:
-                    m0 = v
-            e = (s1 - m1) + (s - s1 - m0)
-            if e < best:
-                best = e
-                if best <= 0:
-                    break
+                    s01 += v
+                    if v > m01:
+                        m01 = v
+                    v = <int>nc[c] - fi[c] - fk[c] + p[c]
+                    s00 += v
+                    if v > m00:
+                        m00 = v
+                e11 = s11 - m11
+                e10 = s10 - m10
+                e01 = s01 - m01
+                e00 = s00 - m00
+                if s11 >= ms and s10 >= ms and e11 + e10 < br[i]:
+                    br[i] = e11 + e10
+                if s01 >= ms and s00 >= ms and e01 + e00 < bl[i]:
+                    bl[i] = e01 + e00
+                if s11 >= ms and s01 >= ms and e11 + e01 < br[k]:
+                    br[k] = e11 + e01
+                if s10 >= ms and s00 >= ms and e10 + e00 < bl[k]:
+                    bl[k] = e10 + e00
+        best = INFINITY
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
         return best
+
+    cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil:
+        """Two-class version of ``_d2_pairs``: counts for all partners k of a
+        root i in one sweep over a word-major copy of the feature words, then
+        a branch-free pass (vectorisable) over k for the four quadrants."""
+        cdef int nnz = self.cnnz[d], i, j, k, ms = self.min_sup
+        cdef uint64_t* gT = self.gT
+        cdef uint64_t* row
+        cdef uint64_t a0, a1, wv
+        cdef int32_t* c0 = self.cnt0
+        cdef int32_t* c1 = self.cnt1
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef int32_t* bl = self.bli
+        cdef int32_t* br = self.bri
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1]
+        cdef int p0, p1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        cdef int s11, s10, s01, s00, big = n0 + n1 + 1
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+            br[i] = _imin(f0[i], f1[i])
+            bl[i] = _imin(n0 - f0[i], n1 - f1[i])
+            for j in range(nnz):
+                gT[j * nf + i] = self.gw[i * nnz + j]
+        for i in range(nf - 1):
+            for k in range(i + 1, nf):
+                c0[k] = 0
+                c1[k] = 0
+            for j in range(nnz):
+                row = gT + j * nf
+                a0 = row[i] & self.ccw[j]
+                a1 = row[i] & self.ccw[nnz + j]
+                for k in range(i + 1, nf):
+                    wv = row[k]
+                    c0[k] += odt_popcount(a0 & wv)
+                    c1[k] += odt_popcount(a1 & wv)
+            bri = br[i]
+            bli = bl[i]
+            fi0 = f0[i]
+            fi1 = f1[i]
+            if ms <= 1:
+                # an empty quadrant gives the branch's leaf error: harmless
+                for k in range(i + 1, nf):
+                    p0 = c0[k]
+                    p1 = c1[k]
+                    e11 = _imin(p0, p1)
+                    e10 = _imin(fi0 - p0, fi1 - p1)
+                    e01 = _imin(f0[k] - p0, f1[k] - p1)
+                    e00 = _imin(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1)
+                    bri = _imin(bri, e11 + e10)
+                    bli = _imin(bli, e01 + e00)
+                    br[k] = _imin(br[k], e11 + e01)
+                    bl[k] = _imin(bl[k], e10 + e00)
+            else:
+                for k in range(i + 1, nf):
+                    p0 = c0[k]
+                    p1 = c1[k]
+                    s11 = p0 + p1
+                    s10 = fi0 + fi1 - s11
+                    s01 = f0[k] + f1[k] - s11
+                    s00 = n0 + n1 - s11 - s10 - s01
+                    e11 = _imin(p0, p1)
+                    e10 = _imin(fi0 - p0, fi1 - p1)
+                    e01 = _imin(f0[k] - p0, f1[k] - p1)
+                    e00 = _imin(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1)
+                    bri = _imin(bri, e11 + e10 if (s11 >= ms and s10 >= ms) else big)
+                    bli = _imin(bli, e01 + e00 if (s01 >= ms and s00 >= ms) else big)
+                    br[k] = _imin(br[k], e11 + e01 if (s11 >= ms and s01 >= ms) else big)
+                    bl[k] = _imin(bl[k], e10 + e00 if (s10 >= ms and s00 >= ms) else big)
+            br[i] = bri
+            bl[i] = bli
+        best = big
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return <double>best
 
     cdef double _depth2(self, int d, int r, double total, int* out_f) noexcept nogil:
         """Exact optimum (error, root feature) of a depth-r (<= 2) subtree."""
@@ -551,17 +693,13 @@ cdef class Searcher:
                     if best <= 0:
                         break
             return best
-        self._d2_pairs(d, nf)
-        for i in range(nf):
-            left = self._d2_branch(nf, i, False, best)
-            if left >= best:
-                continue
-            right = self._d2_branch(nf, i, True, best - left)
-            if left + right < best:
-                best = left + right
-                out_f[0] = self.fid[i]
-                if best <= 0:
-                    break
+        if K == 2:
+            e = self._d2_pairs_binary(d, nf, &i)
+        else:
+            e = self._d2_pairs(d, nf, &i)
+        if e < best:
+            best = e
+            out_f[0] = i
         return best
 
     # ------------------------------------------------------- candidates
