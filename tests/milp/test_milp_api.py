@@ -1,12 +1,11 @@
-"""Estimator contract of the MILP learners: errors, time limits, warm start, CART guard."""
+"""Estimator contract of the MILP learners: errors, time limits, CART guard."""
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 from odtstudy.datasets import load_dataset
-from odtstudy.milp import BinOCTClassifier, OCTClassifier
-from odtstudy.milp import _solvers
+from odtstudy.milp import BinOCTClassifier, OCTClassifier, _solvers
 from odtstudy.study.registry import get_method
 
 LEARNERS = [BinOCTClassifier, OCTClassifier]

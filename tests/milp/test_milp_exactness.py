@@ -1,9 +1,9 @@
 """BinOCT / OCT optima against brute force, CP4IM subsets, DL8.5 and each other."""
 
+import bruteforce
 import numpy as np
 import pytest
 
-import bruteforce
 from odtstudy.datasets import load_dataset
 from odtstudy.milp import BinOCTClassifier, OCTClassifier
 
