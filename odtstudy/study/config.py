@@ -109,8 +109,10 @@ class StudyConfig:
                     raise ValueError(f"study {self.name!r}: {exc.args[0]}") from None
         if not self.depths or any(int(d) < 1 for d in self.depths):
             raise ValueError(f"study {self.name!r}: depths must be integers >= 1")
-        if int(self.folds) < 2:
-            raise ValueError(f"study {self.name!r}: folds must be >= 2")
+        if int(self.folds) < 1:
+            raise ValueError(
+                f"study {self.name!r}: folds must be >= 1 (1 = fit on all rows)"
+            )
         if self.time_limit is None or float(self.time_limit) <= 0:
             raise ValueError(f"study {self.name!r}: time_limit must be > 0 seconds")
         return self
