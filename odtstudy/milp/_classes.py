@@ -321,9 +321,10 @@ class OCTClassifier(_MILPTreeClassifier):
         Seed of the CART warm start.
     scaling : {"minmax", "rank"}, default="minmax"
         ``"minmax"`` scales with the training min / max, as in the paper
-        (epsilons can be tiny, so the solver tolerances are tightened to
-        1e-9); ``"rank"`` replaces values by their rank / (#distinct - 1),
-        which allows the same partitions with well-separated values.
+        (when some epsilon is below 1e-3 the solver's feasibility and
+        integrality tolerances are tightened to 1e-9); ``"rank"`` replaces
+        values by their rank / (#distinct - 1), which allows the same
+        partitions with well-separated values.
 
     Attributes
     ----------
