@@ -23,6 +23,7 @@ def _study(args) -> int:
         workers=args.workers,
         retry_failed=args.retry_failed,
         quiet=args.quiet,
+        scheduler=args.scheduler,
     )
     path = make_report(config.name, output_dir=args.output)
     print(
@@ -79,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run runs recorded as error/timeout/memout",
     )
     study.add_argument("--quiet", action="store_true", help="no progress lines")
+    study.add_argument(
+        "--scheduler",
+        default=None,
+        help="run on a Dask distributed cluster (tcp://HOST:PORT)",
+    )
     study.set_defaults(func=_study)
     report = sub.add_parser("report", help="rebuild a study's report from its records")
     report.add_argument("name")

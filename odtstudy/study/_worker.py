@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import faulthandler
+import os
+import pickle
 import resource
 import time
 import traceback
@@ -115,7 +117,7 @@ def _is_plain(value) -> bool:
     return isinstance(value, (int, float, str, bool, type(None), list, tuple, dict))
 
 
-def child_main(conn, run: dict) -> None:
+def child_main(fd: int, run: dict) -> None:
     """Entry point of a worker process: run, send the outcome, exit."""
     faulthandler.disable()  # a crash is recorded from the exit signal instead
     limit = run.get("memory_limit_mb")
@@ -129,7 +131,6 @@ def child_main(conn, run: dict) -> None:
     except BaseException as exc:  # the run's failure is the record, not a crash
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         outcome = {"status": "error", "error": last[:2000]}
-    try:
-        conn.send(outcome)
-    finally:
-        conn.close()
+    payload = pickle.dumps(outcome)
+    with os.fdopen(fd, "wb") as pipe:
+        pipe.write(payload)

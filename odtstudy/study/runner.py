@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
+import os
+import pickle
 import platform
+import select
 import signal
 import socket
 import sys
@@ -100,24 +102,35 @@ def expand_runs(config: StudyConfig) -> list:
 
 
 class _Active:
-    """A run in flight: its process, pipe, deadline and observed peak RSS."""
+    """A run in flight in a forked process: pipe, deadline, observed peak RSS.
 
-    def __init__(self, run, context, grace):
+    Plain ``os.fork`` (not ``multiprocessing``) so that runs can also be
+    started from daemonic processes such as Dask workers.
+    """
+
+    def __init__(self, run, grace):
         self.run = run
-        parent_conn, child_conn = context.Pipe(duplex=False)
+        read_fd, write_fd = os.pipe()
         worker_run = dict(run, method=run["base_method"])
-        self.process = context.Process(
-            target=child_main, args=(child_conn, worker_run), daemon=True
-        )
         self.started = time.perf_counter()
-        self.process.start()
-        child_conn.close()
-        self.conn = parent_conn
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns into the caller's code
+            code = 1
+            try:
+                os.close(read_fd)
+                child_main(write_fd, worker_run)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self.pid = pid
+        self.fd = read_fd
+        self.buffer = bytearray()
+        self.exit_status = None
         self.deadline = self.started + run["time_limit"] + grace
         self.peak_rss_mb = 0.0
-        self.outcome = None
         try:
-            self._ps = psutil.Process(self.process.pid)
+            self._ps = psutil.Process(pid)
         except psutil.Error:
             self._ps = None
 
@@ -130,22 +143,35 @@ class _Active:
             return
         self.peak_rss_mb = max(self.peak_rss_mb, rss)
 
+    def _drain(self) -> bool:
+        """Read what the worker wrote; True once its end of the pipe closed."""
+        while select.select([self.fd], [], [], 0)[0]:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return True
+            self.buffer += chunk
+        return False
+
+    def _reap(self, block=False) -> bool:
+        if self.exit_status is None:
+            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+            if pid == self.pid:
+                self.exit_status = status
+        return self.exit_status is not None
+
     def poll(self):
         """Return the outcome dict when the run is over, else ``None``."""
-        if self.conn.poll():
-            try:
-                self.outcome = self.conn.recv()
-            except (EOFError, OSError):
-                self.outcome = None
-            self.process.join(timeout=5)
-            if self.process.is_alive():
-                self.process.kill()
-            return self._finish()
-        if not self.process.is_alive():
+        closed = self._drain()
+        if closed or self._reap():
+            if not closed:
+                self._drain()
+            self._reap(block=True)
+            os.close(self.fd)
             return self._finish()
         if time.perf_counter() > self.deadline:
-            self.process.kill()
-            self.process.join()
+            os.kill(self.pid, signal.SIGKILL)
+            self._reap(block=True)
+            os.close(self.fd)
             return {
                 "status": "timeout",
                 "error": (
@@ -159,25 +185,44 @@ class _Active:
 
     def _finish(self):
         wall = time.perf_counter() - self.started
-        if self.outcome is None:
-            code = self.process.exitcode
-            if code is not None and code < 0:
-                cause = f"signal {signal.Signals(-code).name}"
+        try:
+            outcome = pickle.loads(bytes(self.buffer)) if self.buffer else None
+        except Exception:
+            outcome = None
+        if outcome is None:
+            status = self.exit_status
+            if os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                cause = f"signal {signal.Signals(sig).name}"
+                if sig == signal.SIGKILL:
+                    cause += ", e.g. the kernel's out-of-memory killer"
             else:
-                cause = f"exit code {code}"
-            if code == -signal.SIGKILL:
-                cause += ", e.g. the kernel's out-of-memory killer"
+                cause = f"exit code {os.WEXITSTATUS(status)}"
             return {
                 "status": "error",
                 "error": f"worker process died ({cause}) before reporting",
                 "wall_time_s": wall,
                 "peak_rss_mb": self.peak_rss_mb or None,
             }
-        outcome = dict(self.outcome)
         outcome.setdefault("wall_time_s", wall)
         if outcome.get("peak_rss_mb") is None:
             outcome["peak_rss_mb"] = self.peak_rss_mb or None
         return outcome
+
+
+def run_isolated(run: dict, grace: float, poll_interval: float = 0.02) -> dict:
+    """Execute one run in its own process and wait for its outcome.
+
+    This is the task a Dask worker executes: the same isolation, hard
+    deadline and memory measurement as the local runner.
+    """
+    active = _Active(run, grace)
+    while True:
+        active.sample_memory()
+        outcome = active.poll()
+        if outcome is not None:
+            return outcome
+        time.sleep(poll_interval)
 
 
 class _Progress:
@@ -206,6 +251,7 @@ def run_study(
     workers: int | None = None,
     retry_failed: bool = False,
     quiet: bool = False,
+    scheduler: str | None = None,
     poll_interval: float = 0.02,
 ) -> ResultsStore:
     """Run every missing run of ``config``; return the study's results store.
@@ -223,19 +269,21 @@ def run_study(
         Also re-run runs recorded as error/timeout/memout.
     quiet : bool, default=False
         No progress lines on stderr.
+    scheduler : str, default=None
+        Address of a Dask distributed scheduler (``tcp://host:port``) or a
+        ``distributed.Client``: runs are then executed on its workers (each
+        still in its own process with the same deadline), records are written
+        here. Needs the ``dask`` extra on this machine and the workers.
     """
     config.validate()
     workers = config.workers if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    client = _dask_client(scheduler) if scheduler is not None else None
     store = ResultsStore(Path(output_dir) / config.name)
     runs = expand_runs(config)
-    if retry_failed:
-        done = (
-            set(store.load().query("status == 'ok'")["run_id"])
-            if store.path.exists()
-            else set()
-        )
+    if retry_failed and store.path.exists():
+        done = set(store.load().query("status == 'ok'")["run_id"])
     else:
         done = store.run_ids()
     pending = [run for run in runs if run["run_id"] not in done]
@@ -244,24 +292,64 @@ def run_study(
         "host": socket.gethostname(),
         "config_hash": config.config_hash(),
     }
-    context = multiprocessing.get_context("fork")
     progress = _Progress(len(pending), quiet)
+
+    def record(run, outcome):
+        row = _record(run, outcome, common)
+        store.append(row)
+        progress.update(run, row["status"], row["wall_time_s"] or 0)
+
+    if client is not None:
+        _run_on_dask(client, pending, config.grace_s, record)
+        return store
     active: list[_Active] = []
     queue = list(pending)
     while queue or active:
         while queue and len(active) < workers:
-            active.append(_Active(queue.pop(0), context, config.grace_s))
+            active.append(_Active(queue.pop(0), config.grace_s))
         time.sleep(poll_interval)
         for item in list(active):
             item.sample_memory()
             outcome = item.poll()
-            if outcome is None:
-                continue
-            active.remove(item)
-            record = _record(item.run, outcome, common)
-            store.append(record)
-            progress.update(item.run, record["status"], record["wall_time_s"] or 0)
+            if outcome is not None:
+                active.remove(item)
+                record(item.run, outcome)
     return store
+
+
+def _dask_client(scheduler):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            "--scheduler needs Dask distributed: pip install 'odtstudy[dask]'"
+        ) from None
+    if isinstance(scheduler, Client):
+        return scheduler
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(
+            f"cannot reach the Dask scheduler at {scheduler!r}: {exc}"
+        ) from None
+
+
+def _run_on_dask(client, runs, grace, record):
+    from distributed import as_completed
+
+    futures = {
+        client.submit(
+            run_isolated, run, grace, pure=False, key=f"run-{run['run_id']}"
+        ): run
+        for run in runs
+    }
+    for future in as_completed(futures):
+        run = futures[future]
+        try:
+            outcome = future.result()
+        except Exception as exc:  # the Dask worker itself failed
+            outcome = {"status": "error", "error": f"Dask task failed: {exc!r}"}
+        record(run, outcome)
 
 
 def _record(run: dict, outcome: dict, common: dict) -> dict:
