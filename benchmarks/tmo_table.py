@@ -93,33 +93,72 @@ def run_cell(X, y, depth, seed, args, OCT, DL85):
     ).fit(X_train, y_train)
     out["TMO"] = (tmo.score(X_test, y_test), tmo.fit_time_)
     if OCT is not None:
-        rng = np.random.default_rng(seed)
-        alphas = 10.0 ** rng.uniform(-3, 0, size=3)
-        best, total = None, 0.0
-        for alpha in alphas:
-            oct_ = OCT(
-                max_depth=depth,
-                alpha=float(alpha),
-                time_limit=args.oct_time_limit,
-                random_state=seed,
-            ).fit(X_train, y_train)
-            total += oct_.fit_time_
-            val = oct_.score(X_val, y_val)
-            if best is None or val > best[0]:
-                best = (val, oct_)
-        out["OCT"] = (best[1].score(X_test, y_test), total)
-    if DL85 is not None:
-        binarizer = Binarizer(max_thresholds=args.max_thresholds).fit(X_train)
-        dl = DL85(max_depth=depth, time_limit=args.dl85_time_limit).fit(
-            binarizer.transform(X_train), y_train
+        out["OCT"] = _guard(
+            "OCT",
+            _fit_oct,
+            OCT,
+            X_train,
+            X_val,
+            X_test,
+            y_train,
+            y_val,
+            y_test,
+            depth,
+            seed,
+            args,
         )
-        out["DL8.5"] = (dl.score(binarizer.transform(X_test), y_test), dl.fit_time_)
+    if DL85 is not None:
+        out["DL8.5"] = _guard(
+            "DL8.5", _fit_dl85, DL85, X_train, X_test, y_train, y_test, depth, args
+        )
     return out
 
 
+def _guard(method, fn, *fn_args):
+    """Run an optional baseline; a crash is reported and counted, not fatal."""
+    try:
+        return fn(*fn_args)
+    except Exception as exc:  # third-party solvers may crash (e.g. CBC)
+        print(f"  {method} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return (float("nan"), float("nan"))
+
+
+def _fit_oct(OCT, X_train, X_val, X_test, y_train, y_val, y_test, depth, seed, args):
+    rng = np.random.default_rng(seed)
+    alphas = 10.0 ** rng.uniform(-3, 0, size=3)
+    best, total = None, 0.0
+    for alpha in alphas:
+        model = OCT(
+            max_depth=depth,
+            alpha=float(alpha),
+            time_limit=args.oct_time_limit,
+            random_state=seed,
+        ).fit(X_train, y_train)
+        total += model.fit_time_
+        val = model.score(X_val, y_val)
+        if best is None or val > best[0]:
+            best = (val, model)
+    return best[1].score(X_test, y_test), total
+
+
+def _fit_dl85(DL85, X_train, X_test, y_train, y_test, depth, args):
+    binarizer = Binarizer(max_thresholds=args.max_thresholds).fit(X_train)
+    model = DL85(max_depth=depth, time_limit=args.dl85_time_limit).fit(
+        binarizer.transform(X_train), y_train
+    )
+    return model.score(binarizer.transform(X_test), y_test), model.fit_time_
+
+
 def fmt(values, scale=100.0, digits=2):
+    """``mean ± std`` over the runs that did not fail (failures counted)."""
     values = np.asarray(values, dtype=float) * scale
-    return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
+    ok = values[~np.isnan(values)]
+    if ok.size == 0:
+        return "failed"
+    text = f"{ok.mean():.{digits}f} ± {ok.std():.{digits}f}"
+    if ok.size < values.size:
+        text += f" ({values.size - ok.size} failed)"
+    return text
 
 
 def main(argv=None):
@@ -154,8 +193,12 @@ def main(argv=None):
     methods += ["OCT"] * (OCT is not None) + ["DL8.5"] * (DL85 is not None)
 
     start = time.perf_counter()
+    csv_file = open(args.csv, "w", newline="") if args.csv else None
+    fields = ["dataset", "depth", "seed", "method", "test_acc", "fit_time_s"]
+    writer = csv.DictWriter(csv_file, fieldnames=fields) if csv_file else None
+    if writer:
+        writer.writeheader()
     results = {}  # (dataset, depth) -> {method: [(acc, time), ...]}
-    rows = []
     shapes = {}
     for name in datasets:
         data = load_dataset(name)
@@ -168,16 +211,18 @@ def main(argv=None):
                 out = run_cell(X, y, depth, seed, args, OCT, DL85)
                 for method, (acc, fit) in out.items():
                     cell[method].append((acc, fit))
-                    rows.append(
-                        {
-                            "dataset": name,
-                            "depth": depth,
-                            "seed": seed,
-                            "method": method,
-                            "test_acc": acc,
-                            "fit_time_s": fit,
-                        }
-                    )
+                    if writer:
+                        writer.writerow(
+                            {
+                                "dataset": name,
+                                "depth": depth,
+                                "seed": seed,
+                                "method": method,
+                                "test_acc": acc,
+                                "fit_time_s": fit,
+                            }
+                        )
+                        csv_file.flush()
                 print(
                     f"[{time.perf_counter() - start:7.1f}s] {name} d={depth} "
                     f"seed={seed}: "
@@ -208,20 +253,17 @@ def main(argv=None):
             accs = [fmt([a for a, _ in cell[m]]) for m in methods]
             print(f"| {name} | {n} × {p} | " + " | ".join(accs) + " |")
         print()
-    print("Mean fit time (s) per run, all depths\n")
+    print("Fit time (s) per run, mean ± std\n")
     print("| Dataset | depth | " + " | ".join(methods) + " |")
     print("|---|---|" + "---|" * len(methods))
     for name in datasets:
         for depth in args.depths:
             cell = results[(name, depth)]
-            times = [f"{np.mean([t for _, t in cell[m]]):.2f}" for m in methods]
+            times = [fmt([t for _, t in cell[m]], 1.0, 3) for m in methods]
             print(f"| {name} | {depth} | " + " | ".join(times) + " |")
     print(f"\nTotal wall time: {time.perf_counter() - start:.0f} s")
-    if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    if csv_file:
+        csv_file.close()
 
 
 if __name__ == "__main__":
