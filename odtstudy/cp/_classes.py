@@ -55,10 +55,12 @@ class CPSATClassifier(BaseTreeClassifier):
     The model (methods.md §3) fixes a complete tree of depth ``max_depth``,
     chooses one feature per branch position among the 0/1 columns and a
     dummy "no split" feature (so shallower trees are representable), routes
-    every group of identical rows, counts each class per leaf and maximises
-    the number of correctly classified rows. Two symmetry-breaking rules that
-    keep optimality are added: unreachable positions use the dummy feature,
-    and no feature is tested twice on a root-to-leaf path.
+    every group of identical rows, gives each leaf a class and minimises the
+    misclassified rows. Symmetry breaking that keeps optimality: unreachable
+    positions use the dummy feature, no feature is tested twice on a
+    root-to-leaf path (the two rules of methods.md §3), and a real split
+    sends training rows both ways (a one-sided split is the dummy with its
+    live subtree moved left).
 
     Parameters
     ----------
@@ -76,6 +78,13 @@ class CPSATClassifier(BaseTreeClassifier):
         Warm start: a CART tree (``CARTClassifier`` with
         ``min_samples_leaf=min_sup``) or a DL8.5 tree (given half of the time
         limit), completed to the full depth and given as a complete hint.
+    formulation : {"errors", "counts"}, default="errors"
+        How the misclassifications are counted. ``"counts"`` is the model of
+        methods.md §3 verbatim (integer class counts per leaf and
+        ``add_max_equality``); ``"errors"`` replaces the counts by a class
+        literal per leaf and a "misclassified" literal per (group, class),
+        linked by clauses. Same optimum, same tree variables and constraints;
+        the clausal objective proves optimality much faster (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds CP-SAT (``random_seed``) and the CART hint.
 
@@ -115,6 +124,12 @@ class CPSATClassifier(BaseTreeClassifier):
     integral, or rounded at ``1e6`` with a warning. ``min_sup`` counts rows,
     not weights.
 
+    With ``formulation="counts"`` the objective bound only tightens once
+    every split is fixed, so CP-SAT enumerates trees; on a 40 x 6 random
+    set at depth 3 it needs ~10 s where ``"errors"`` needs ~0.4 s, and only
+    ``"errors"`` proves the depth-2 CP4IM optima of vote, anneal and
+    tic-tac-toe within 30 s on one worker.
+
     References
     ----------
     H. Verhaeghe, S. Nijssen, G. Pesant, C.-G. Quimper, P. Schaus. Learning
@@ -135,6 +150,7 @@ class CPSATClassifier(BaseTreeClassifier):
         "min_sup": [Interval(Integral, 1, None, closed="left")],
         "num_workers": [Interval(Integral, 0, None, closed="left")],
         "hint": [StrOptions({"cart", "dl85"}), None],
+        "formulation": [StrOptions({"errors", "counts"})],
         "random_state": ["random_state"],
     }
     _requires_binary = True
@@ -147,6 +163,7 @@ class CPSATClassifier(BaseTreeClassifier):
         time_limit=None,
         num_workers=1,
         hint="cart",
+        formulation="errors",
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -154,6 +171,7 @@ class CPSATClassifier(BaseTreeClassifier):
         self.time_limit = time_limit
         self.num_workers = num_workers
         self.hint = hint
+        self.formulation = formulation
         self.random_state = random_state
 
     # ------------------------------------------------------------------ hint
@@ -208,11 +226,12 @@ class CPSATClassifier(BaseTreeClassifier):
                 reason=(f"min_sup={self.min_sup} exceeds the {len(y)} training rows"),
             )
 
-        tm = build_model(inst, depth, self.min_sup)
+        tm = build_model(inst, depth, self.min_sup, self.formulation)
         stats = {
             "n_groups": inst.n_groups,
             "n_model_features": inst.n_model_features,
             "hint": self.hint,
+            "formulation": self.formulation,
             "hint_objective": None,
         }
 

@@ -161,8 +161,10 @@ class TreeModel:
     depth: int
     x: list  # x[t][f], t in 1..B (index 0 unused)
     r: list  # r[g][t], t in 1..2B+1 (index 0 unused)
-    n: list  # n[l][k], leaf position l (index l - 2**depth)
-    c: list  # c[l], max_k n[l][k]
+    n: list | None  # n[i][k] for leaf position 2**depth + i ("counts")
+    c: list | None  # c[i] = max_k n[i][k] ("counts")
+    z: list | None  # z[i][k]: leaf 2**depth + i predicts class k ("errors")
+    e: dict | None  # e[g, k]: the class-k rows of group g are misclassified
     u: list | None  # u[l], leaf l non-empty (only with a minimum support)
     objective: cp_model.LinearExpr
     n_booleans: int
@@ -189,7 +191,9 @@ def _descendant_branches(t, n_branch):
     return out
 
 
-def build_model(inst: Instance, depth: int, min_sup: int = 1) -> TreeModel:
+def build_model(
+    inst: Instance, depth: int, min_sup: int = 1, formulation: str = "errors"
+) -> TreeModel:
     """Build the model of methods.md §3 for ``inst`` at ``depth``.
 
     Parameters
@@ -200,6 +204,16 @@ def build_model(inst: Instance, depth: int, min_sup: int = 1) -> TreeModel:
     min_sup : int, default=1
         Every leaf holds 0 or at least ``min_sup`` training rows; an empty
         leaf is a position the decoded tree does not use.
+    formulation : {"errors", "counts"}, default="errors"
+        How the objective is counted. ``"counts"`` is methods.md §3 verbatim:
+        integer class counts ``n[l, k]`` per leaf, ``c[l] = max_k n[l, k]``
+        (``add_max_equality``), minimise ``total - sum(c)``. ``"errors"``
+        keeps the same tree, routing, support and symmetry constraints but
+        gives each leaf a class literal ``z[l, k]`` (exactly one) and each
+        (group, class) a literal ``e[g, k]`` with the clauses
+        ``r[g, l] => z[l, k] or e[g, k]``, and minimises
+        ``sum w[g, k] e[g, k]``. Both have the same optimum; the clausal one
+        lets CP-SAT learn much stronger conflicts.
 
     Returns
     -------
@@ -247,31 +261,55 @@ def build_model(inst: Instance, depth: int, min_sup: int = 1) -> TreeModel:
             model.add_bool_or([~rg[left]] + [xt[f] for f in zeros[g]])
 
     # per-leaf class counts and correct counts
-    n_vars, c_vars = [], []
-    class_totals = inst.counts.sum(axis=0)
-    for leaf in range(first_leaf, n_nodes + 1):
-        nl = []
-        for k in range(n_classes):
-            nk = model.new_int_var(0, int(class_totals[k]), f"n[{leaf},{k}]")
-            terms = [
-                (int(inst.counts[g, k]), r[g][leaf])
-                for g in range(n_groups)
-                if inst.counts[g, k] > 0
-            ]
-            model.add(nk == sum(w * v for w, v in terms))
-            nl.append(nk)
-        cl = model.new_int_var(0, int(class_totals.max()), f"c[{leaf}]")
-        model.add_max_equality(cl, nl)
-        n_vars.append(nl)
-        c_vars.append(cl)
+    leaves = range(first_leaf, n_nodes + 1)
     total = inst.total
-    model.add(sum(c_vars) <= total)
+    n_vars = c_vars = z_vars = e_vars = None
+    if formulation == "counts":
+        # per-leaf class counts and correct counts (methods.md §3)
+        n_vars, c_vars = [], []
+        class_totals = inst.counts.sum(axis=0)
+        for leaf in leaves:
+            nl = []
+            for k in range(n_classes):
+                nk = model.new_int_var(0, int(class_totals[k]), f"n[{leaf},{k}]")
+                terms = [
+                    (int(inst.counts[g, k]), r[g][leaf])
+                    for g in range(n_groups)
+                    if inst.counts[g, k] > 0
+                ]
+                model.add(nk == sum(w * v for w, v in terms))
+                nl.append(nk)
+            cl = model.new_int_var(0, int(class_totals.max()), f"c[{leaf}]")
+            model.add_max_equality(cl, nl)
+            n_vars.append(nl)
+            c_vars.append(cl)
+        model.add(sum(c_vars) <= total)
+        objective = total - sum(c_vars)
+    elif formulation == "errors":
+        # a class per leaf and one "misclassified" literal per (group, class)
+        z_vars = []
+        for leaf in leaves:
+            zl = [model.new_bool_var(f"z[{leaf},{k}]") for k in range(n_classes)]
+            model.add_exactly_one(zl)
+            z_vars.append(zl)
+            n_bool += n_classes
+        e_vars = {}
+        for g in range(n_groups):
+            for k in np.flatnonzero(inst.counts[g] > 0):
+                e = model.new_bool_var(f"e[{g},{k}]")
+                n_bool += 1
+                for i, leaf in enumerate(leaves):
+                    model.add_bool_or([~r[g][leaf], z_vars[i][k], e])
+                e_vars[g, int(k)] = e
+        objective = sum(int(inst.counts[g, k]) * e for (g, k), e in e_vars.items())
+    else:
+        raise ValueError(f"unknown formulation {formulation!r}")
 
     # minimum support: a leaf is empty or holds at least min_sup rows
     u_vars = None
     if min_sup > 1:
         u_vars = []
-        for leaf in range(first_leaf, n_nodes + 1):
+        for leaf in leaves:
             ul = model.new_bool_var(f"u[{leaf}]")
             n_bool += 1
             size = sum(int(inst.support[g]) * r[g][leaf] for g in range(n_groups))
@@ -289,8 +327,17 @@ def build_model(inst: Instance, depth: int, min_sup: int = 1) -> TreeModel:
         for s in _descendant_branches(t, n_branch):
             for f in range(1, n_feat):
                 model.add_bool_or([~x[t][f], ~x[s][f]])
+    # symmetry breaking (iii): a real split sends rows both ways (a split
+    # sending every row one way is the dummy, live subtree moved left); it
+    # implies (i) and (ii) but those stay as cheap, early propagators
+    for t in range(1, n_branch + 1):
+        for f in range(1, n_feat):
+            col = inst.Xg[:, f - 1]
+            ones_f = np.flatnonzero(col == 1)
+            zeros_f = np.flatnonzero(col == 0)
+            model.add_bool_or([~x[t][f]] + [r[g][2 * t + 1] for g in ones_f])
+            model.add_bool_or([~x[t][f]] + [r[g][2 * t] for g in zeros_f])
 
-    objective = total - sum(c_vars)
     model.minimize(objective)
     return TreeModel(
         model=model,
@@ -299,6 +346,8 @@ def build_model(inst: Instance, depth: int, min_sup: int = 1) -> TreeModel:
         r=r,
         n=n_vars,
         c=c_vars,
+        z=z_vars,
+        e=e_vars,
         u=u_vars,
         objective=objective,
         n_booleans=n_bool,
@@ -433,12 +482,22 @@ def add_hint(tm: TreeModel, feat, values) -> None:
     for g, rg in enumerate(tm.r):
         for t in range(1, len(rg)):
             model.add_hint(rg[t], bool(reach[g, t]))
-    for i, nl in enumerate(tm.n):
-        for k, var in enumerate(nl):
-            model.add_hint(var, int(values["n"][i, k]))
-        model.add_hint(tm.c[i], int(values["c"][i]))
-        if tm.u is not None:
-            model.add_hint(tm.u[i], bool(values["u"][i]))
+    if tm.n is not None:
+        for i, nl in enumerate(tm.n):
+            for k, var in enumerate(nl):
+                model.add_hint(var, int(values["n"][i, k]))
+            model.add_hint(tm.c[i], int(values["c"][i]))
+    if tm.z is not None:
+        label = np.argmax(values["n"], axis=1)  # ties: smallest class index
+        for i, zl in enumerate(tm.z):
+            for k, var in enumerate(zl):
+                model.add_hint(var, int(label[i]) == k)
+        leaf_of_group = np.argmax(reach[:, tm.n_branch + 1 :], axis=1)
+        for (g, k), var in tm.e.items():
+            model.add_hint(var, int(label[leaf_of_group[g]]) != k)
+    if tm.u is not None:
+        for i, var in enumerate(tm.u):
+            model.add_hint(var, bool(values["u"][i]))
     model.add(tm.objective <= values["objective"])
 
 

@@ -78,8 +78,13 @@ def test_cp_matches_bruteforce(seed):
     X, y, depth, min_sup = _random_instance(seed)
     expected = bruteforce.optimal_error(X, y, depth, min_sup=min_sup)
     hint = ["cart", None][seed % 2]
+    formulation = ["errors", "counts"][(seed // 2) % 2]
     clf = CPSATClassifier(
-        max_depth=depth, min_sup=min_sup, hint=hint, random_state=seed
+        max_depth=depth,
+        min_sup=min_sup,
+        hint=hint,
+        formulation=formulation,
+        random_state=seed,
     ).fit(X, y)
     assert clf.optimal_
     assert clf.objective_ == expected
@@ -103,22 +108,25 @@ def test_cp_min_support_above_rows_is_infeasible():
         clf.predict(T11_X)
 
 
-def test_cp_dummy_feature_needed_for_min_support():
+@pytest.mark.parametrize("formulation", ["errors", "counts"])
+def test_cp_dummy_feature_needed_for_min_support(formulation):
     # without the dummy feature the min-support oracle has no solution
     X = np.array([[0], [1], [1]])
     y = np.array([0, 1, 1])
     weights, scale, _ = integer_weights(None, 3)
     inst = make_instance(X, y, 2, weights, scale)
-    tm = build_model(inst, 1, min_sup=2)
+    tm = build_model(inst, 1, min_sup=2, formulation=formulation)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     assert solver.solve(tm.model) == cp_model.OPTIMAL
+    assert solver.objective_value == 1
     tm.model.add_bool_and([~tm.x[1][0]])
     assert solver.solve(tm.model) == cp_model.INFEASIBLE
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_cp_complete_hint_is_feasible(seed):
+@pytest.mark.parametrize("formulation", ["errors", "counts"])
+@pytest.mark.parametrize("seed", range(8))
+def test_cp_complete_hint_is_feasible(seed, formulation):
     """Fixing every variable to the CART hint leaves a feasible model."""
     X, y, depth, min_sup = _random_instance(100 + seed)
     cart = CARTClassifier(max_depth=depth, min_samples_leaf=min_sup).fit(X, y)
@@ -128,7 +136,7 @@ def test_cp_complete_hint_is_feasible(seed):
     values = hint_values(feat, inst, depth, min_sup)
     assert values is not None
     assert values["objective"] <= cart.objective_
-    tm = build_model(inst, depth, min_sup)
+    tm = build_model(inst, depth, min_sup, formulation)
     add_hint(tm, feat, values)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -167,6 +175,7 @@ def test_cp_redundant_columns_keep_optimum():
     y = rng.integers(0, 2, size=13)
     clf = CPSATClassifier(max_depth=2).fit(X, y)
     assert clf.stats_["n_model_features"] == 3
+    assert clf.stats_["n_groups"] == len(np.unique(X, axis=0))
     assert clf.objective_ == bruteforce.optimal_error(X, y, 2)
     _check_fitted(clf, X, y)
 
@@ -182,6 +191,8 @@ def test_cp_bad_parameters():
         CPSATClassifier(hint="greedy").fit(T11_X, T11_Y)
     with pytest.raises(ValueError):
         CPSATClassifier(min_sup=0).fit(T11_X, T11_Y)
+    with pytest.raises(ValueError):
+        CPSATClassifier(formulation="maxsat").fit(T11_X, T11_Y)
 
 
 def test_cp_clone_and_params():
