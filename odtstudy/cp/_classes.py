@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cp._model import (
+    BuildTimeout,
     add_hint,
     build_model,
     complete_hint,
@@ -203,6 +204,7 @@ class CPSATClassifier(BaseTreeClassifier):
     # ------------------------------------------------------------------- fit
     def _fit(self, X, y, sample_weight):
         start = time.perf_counter()
+        deadline = None if self.time_limit is None else start + self.time_limit
         n_classes = len(self.classes_)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         if isinstance(self.random_state, Integral):
@@ -215,61 +217,86 @@ class CPSATClassifier(BaseTreeClassifier):
                 "rounded weights",
                 stacklevel=3,
             )
-        inst = make_instance(X, y, n_classes, weights, scale)
-        depth = int(self.max_depth)
         if len(y) < self.min_sup:
             return FitResult(
                 tree=None,
                 objective=None,
                 status="infeasible",
                 stats={"status": "INFEASIBLE"},
-                reason=(f"min_sup={self.min_sup} exceeds the {len(y)} training rows"),
+                reason=f"min_sup={self.min_sup} exceeds the {len(y)} training rows",
             )
-
-        tm = build_model(inst, depth, self.min_sup, self.formulation)
+        inst = make_instance(X, y, n_classes, weights, scale)
+        depth = int(self.max_depth)
         stats = {
             "n_groups": inst.n_groups,
             "n_model_features": inst.n_model_features,
             "hint": self.hint,
             "formulation": self.formulation,
             "hint_objective": None,
+            "n_booleans": None,
+            "n_constraints": None,
+            "branches": 0,
+            "conflicts": 0,
+            "wall_time": 0.0,
+            "status": "UNKNOWN",
+            "anytime": [],
         }
 
-        hint_feat = None
+        # the hint first: it is the fallback when the limit strikes early
+        hint_feat = hint_vals = None
+        hint_time = None
         if self.hint is not None:
             tree = self._hint_tree(X, y, sample_weight, seed, start)
-            feat = None if tree is None else complete_hint(tree, inst, depth)
-            values = None
-            if feat is not None:
-                values = hint_values(feat, inst, depth, self.min_sup)
-            if values is not None:
-                add_hint(tm, feat, values)
-                hint_feat = feat
-                stats["hint_objective"] = values["objective"] / scale
+            hint_feat = None if tree is None else complete_hint(tree, inst, depth)
+            if hint_feat is not None:
+                hint_vals = hint_values(hint_feat, inst, depth, self.min_sup)
+            if hint_vals is None:
+                hint_feat = None
+            else:
+                stats["hint_objective"] = hint_vals["objective"] / scale
+                hint_time = time.perf_counter() - start
 
-        solver = cp_model.CpSolver()
-        params = solver.parameters
-        params.num_workers = int(self.num_workers)
-        params.random_seed = seed
-        if self.time_limit is not None:
-            remaining = self.time_limit - (time.perf_counter() - start)
-            params.max_time_in_seconds = max(remaining, 0.01)
-        recorder = _AnytimeRecorder(start, scale)
-        code = solver.solve(tm.model, recorder)
-        status = _STATUS.get(code)
-        if status is None:
-            raise RuntimeError(
-                f"CP-SAT returned {solver.status_name(code)} on the tree model"
+        code = cp_model.UNKNOWN
+        feat, bound = hint_feat, 0.0
+        try:
+            tm = build_model(inst, depth, self.min_sup, self.formulation, deadline)
+        except BuildTimeout:
+            tm = None
+        if tm is not None:
+            stats["n_booleans"] = tm.n_booleans
+            stats["n_constraints"] = tm.n_constraints
+            if hint_feat is not None:
+                add_hint(tm, hint_feat, hint_vals)
+            solver = cp_model.CpSolver()
+            params = solver.parameters
+            params.num_workers = int(self.num_workers)
+            params.random_seed = seed
+            if deadline is not None:
+                params.max_time_in_seconds = max(deadline - time.perf_counter(), 0.0)
+            recorder = _AnytimeRecorder(start, scale)
+            code = solver.solve(tm.model, recorder)
+            if code not in _STATUS:
+                raise RuntimeError(
+                    f"CP-SAT returned {solver.status_name(code)} on the tree model"
+                )
+            stats.update(
+                branches=int(solver.num_branches),
+                conflicts=int(solver.num_conflicts),
+                wall_time=float(solver.wall_time),
+                status=solver.status_name(code),
+                anytime=recorder.curve,
             )
-        stats.update(
-            n_booleans=tm.n_booleans,
-            n_constraints=tm.n_constraints,
-            branches=int(solver.num_branches),
-            conflicts=int(solver.num_conflicts),
-            wall_time=float(solver.wall_time),
-            status=solver.status_name(code),
-            anytime=recorder.curve,
-        )
+            if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                feat = np.zeros(tm.n_branch + 1, dtype=np.int64)
+                for t in range(1, tm.n_branch + 1):
+                    feat[t] = next(
+                        f for f, v in enumerate(tm.x[t]) if solver.boolean_value(v)
+                    )
+                bound = float(solver.best_objective_bound)
+            elif code == cp_model.UNKNOWN:
+                bound = max(float(solver.best_objective_bound), 0.0)
+
+        status = _STATUS[code]
         if status == "infeasible":
             stats["gap"] = None
             return FitResult(
@@ -279,21 +306,11 @@ class CPSATClassifier(BaseTreeClassifier):
                 stats=stats,
                 reason="CP-SAT proved that no tree satisfies min_sup",
             )
-
-        has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-        if has_solution:
-            feat = np.zeros(tm.n_branch + 1, dtype=np.int64)
-            for t in range(1, tm.n_branch + 1):
-                feat[t] = next(
-                    f for f, var in enumerate(tm.x[t]) if solver.boolean_value(var)
-                )
-            bound = float(solver.best_objective_bound)
-        else:  # no incumbent within the limit: fall back on the hint or a leaf
-            feat = hint_feat
-            bound = 0.0
         if feat is not None:
             tree = decode_tree(feat, inst, depth, n_classes)
-        else:
+            if feat is hint_feat:  # no incumbent from the solver: the hint
+                stats["anytime"].append((hint_time, stats["hint_objective"]))
+        else:  # no incumbent and no hint: a single leaf (always feasible)
             builder = TreeBuilder(n_outputs=n_classes)
             builder.add_leaf()
             tree = builder.build()

@@ -11,6 +11,7 @@ positions ``1 .. 2**d - 1``, leaf positions ``2**d .. 2**(d+1) - 1``, children
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from ortools.sat.python import cp_model
 from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = [
+    "BuildTimeout",
     "Instance",
     "TreeModel",
     "build_model",
@@ -191,8 +193,21 @@ def _descendant_branches(t, n_branch):
     return out
 
 
+class BuildTimeout(TimeoutError):
+    """The deadline passed while the model was being built."""
+
+
+def _check_deadline(deadline):
+    if deadline is not None and time.perf_counter() > deadline:
+        raise BuildTimeout("time limit reached while building the CP-SAT model")
+
+
 def build_model(
-    inst: Instance, depth: int, min_sup: int = 1, formulation: str = "errors"
+    inst: Instance,
+    depth: int,
+    min_sup: int = 1,
+    formulation: str = "errors",
+    deadline: float | None = None,
 ) -> TreeModel:
     """Build the model of methods.md §3 for ``inst`` at ``depth``.
 
@@ -214,6 +229,9 @@ def build_model(
         ``r[g, l] => z[l, k] or e[g, k]``, and minimises
         ``sum w[g, k] e[g, k]``. Both have the same optimum; the clausal one
         lets CP-SAT learn much stronger conflicts.
+    deadline : float, default=None
+        ``time.perf_counter()`` value after which building stops with
+        :class:`BuildTimeout`.
 
     Returns
     -------
@@ -247,6 +265,7 @@ def build_model(
         [0] + [f + 1 for f in np.flatnonzero(inst.Xg[g] == 0)] for g in range(n_groups)
     ]
     for t in range(1, n_branch + 1):
+        _check_deadline(deadline)
         left, right = 2 * t, 2 * t + 1
         xt = x[t]
         for g in range(n_groups):
@@ -269,6 +288,7 @@ def build_model(
         n_vars, c_vars = [], []
         class_totals = inst.counts.sum(axis=0)
         for leaf in leaves:
+            _check_deadline(deadline)
             nl = []
             for k in range(n_classes):
                 nk = model.new_int_var(0, int(class_totals[k]), f"n[{leaf},{k}]")
@@ -295,6 +315,8 @@ def build_model(
             n_bool += n_classes
         e_vars = {}
         for g in range(n_groups):
+            if g % 64 == 0:
+                _check_deadline(deadline)
             for k in np.flatnonzero(inst.counts[g] > 0):
                 e = model.new_bool_var(f"e[{g},{k}]")
                 n_bool += 1
@@ -331,6 +353,7 @@ def build_model(
     # sending every row one way is the dummy, live subtree moved left); it
     # implies (i) and (ii) but those stay as cheap, early propagators
     for t in range(1, n_branch + 1):
+        _check_deadline(deadline)
         for f in range(1, n_feat):
             col = inst.Xg[:, f - 1]
             ones_f = np.flatnonzero(col == 1)

@@ -234,19 +234,29 @@ def test_cp_zoo1_depth2_oracle():
     _check_fitted(clf, data.X, np.asarray(data.y))
 
 
-def test_cp_time_limit_is_honoured():
+@pytest.mark.parametrize(
+    "name, depth, limit, hint",
+    [
+        ("vote", 3, 1.0, "cart"),
+        ("tic-tac-toe", 4, 0.5, "cart"),
+        ("anneal", 4, 0.3, None),
+    ],
+)
+def test_cp_time_limit_is_honoured(name, depth, limit, hint):
+    """Anytime: at the limit the best tree so far comes back, not optimal."""
     from odtstudy.datasets import load_dataset
 
-    data = load_dataset("vote")
+    data = load_dataset(name)
     start = time.perf_counter()
-    clf = CPSATClassifier(max_depth=3, time_limit=1.0, random_state=0)
+    clf = CPSATClassifier(max_depth=depth, time_limit=limit, hint=hint)
     clf.fit(data.X, data.y)
-    assert time.perf_counter() - start < 4.0
-    assert clf.status_ in ("timeout", "optimal")
+    assert time.perf_counter() - start < limit + 1.5
+    assert clf.status_ == "timeout" and not clf.optimal_
     assert clf.tree_ is not None
     _check_fitted(clf, data.X, np.asarray(data.y))
-    if not clf.optimal_:
-        assert clf.status_ == "timeout"
+    if hint is not None:
+        assert clf.objective_ <= clf.stats_["hint_objective"]
+        assert clf.stats_["anytime"][-1][1] == clf.objective_
 
 
 def _dl85():
