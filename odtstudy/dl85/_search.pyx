@@ -56,6 +56,54 @@ cnp.import_array()
 
 cdef extern from *:
     """
+    #include <stdint.h>
+    /* Hot kernels of the two-class depth-2 solver. With GCC on x86-64
+       Linux they are compiled several times (AVX-512 with vector popcount,
+       AVX2, popcnt, baseline) and the loader picks the best for the CPU. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__)
+    #define ODT_CLONES __attribute__((target_clones( \
+        "arch=icelake-server", "arch=haswell", "popcnt", "default")))
+    #else
+    #define ODT_CLONES
+    #endif
+
+    static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+    /* c0[k] += |a0 & row[k]|, c1[k] += |a1 & row[k]| for k in [start, end) */
+    ODT_CLONES static void odt_pair_counts(
+            const uint64_t* row, uint64_t a0, uint64_t a1,
+            int32_t* c0, int32_t* c1, int start, int end) {
+        for (int k = start; k < end; k++) {
+            uint64_t w = row[k];
+            c0[k] += (int32_t)__builtin_popcountll(a0 & w);
+            c1[k] += (int32_t)__builtin_popcountll(a1 & w);
+        }
+    }
+
+    /* Four quadrants of root i with each partner k (min_sup = 1): update
+       the best left / right branch errors of i (bl_i, br_i) and of k. */
+    ODT_CLONES static void odt_quadrants(
+            const int32_t* c0, const int32_t* c1,
+            const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br,
+            int32_t fi0, int32_t fi1, int32_t n0, int32_t n1,
+            int start, int end, int32_t* bl_i, int32_t* br_i) {
+        int32_t bri = *br_i, bli = *bl_i;
+        for (int k = start; k < end; k++) {
+            int32_t p0 = c0[k], p1 = c1[k];
+            int32_t e11 = odt_min32(p0, p1);
+            int32_t e10 = odt_min32(fi0 - p0, fi1 - p1);
+            int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1);
+            int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1);
+            bri = odt_min32(bri, e11 + e10);
+            bli = odt_min32(bli, e01 + e00);
+            br[k] = odt_min32(br[k], e11 + e01);
+            bl[k] = odt_min32(bl[k], e10 + e00);
+        }
+        *br_i = bri;
+        *bl_i = bli;
+    }
+
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     #pragma GCC target("popcnt,sse4.2")
     #endif
@@ -64,6 +112,12 @@ cdef extern from *:
     }
     """
     int odt_popcount(uint64_t x) noexcept nogil
+    void odt_pair_counts(const uint64_t* row, uint64_t a0, uint64_t a1,
+                         int32_t* c0, int32_t* c1, int start, int end) noexcept nogil
+    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
+                       const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
+                       int32_t fi1, int32_t n0, int32_t n1, int start, int end,
+                       int32_t* bl_i, int32_t* br_i) noexcept nogil
 
 
 ctypedef struct KeyIdx:
@@ -587,7 +641,6 @@ cdef class Searcher:
         cdef int nnz = self.cnnz[d], i, j, k, ms = self.min_sup
         cdef uint64_t* gT = self.gT
         cdef uint64_t* row
-        cdef uint64_t a0, a1, wv
         cdef int32_t* c0 = self.cnt0
         cdef int32_t* c1 = self.cnt1
         cdef int32_t* f0 = self.f0
@@ -595,7 +648,8 @@ cdef class Searcher:
         cdef int32_t* bl = self.bli
         cdef int32_t* br = self.bri
         cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1]
-        cdef int p0, p1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        cdef int p0, p1, e11, e10, e01, e00, fi0, fi1, best
+        cdef int32_t bri, bli
         cdef int s11, s10, s01, s00, big = n0 + n1 + 1
         for i in range(nf):
             f0[i] = self.fq1[2 * i]
@@ -610,29 +664,16 @@ cdef class Searcher:
                 c1[k] = 0
             for j in range(nnz):
                 row = gT + j * nf
-                a0 = row[i] & self.ccw[j]
-                a1 = row[i] & self.ccw[nnz + j]
-                for k in range(i + 1, nf):
-                    wv = row[k]
-                    c0[k] += odt_popcount(a0 & wv)
-                    c1[k] += odt_popcount(a1 & wv)
+                odt_pair_counts(row, row[i] & self.ccw[j], row[i] & self.ccw[nnz + j],
+                                c0, c1, i + 1, nf)
             bri = br[i]
             bli = bl[i]
             fi0 = f0[i]
             fi1 = f1[i]
             if ms <= 1:
                 # an empty quadrant gives the branch's leaf error: harmless
-                for k in range(i + 1, nf):
-                    p0 = c0[k]
-                    p1 = c1[k]
-                    e11 = _imin(p0, p1)
-                    e10 = _imin(fi0 - p0, fi1 - p1)
-                    e01 = _imin(f0[k] - p0, f1[k] - p1)
-                    e00 = _imin(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1)
-                    bri = _imin(bri, e11 + e10)
-                    bli = _imin(bli, e01 + e00)
-                    br[k] = _imin(br[k], e11 + e01)
-                    bl[k] = _imin(bl[k], e10 + e00)
+                odt_quadrants(c0, c1, f0, f1, bl, br, fi0, fi1, n0, n1, i + 1, nf,
+                              &bli, &bri)
             else:
                 for k in range(i + 1, nf):
                     p0 = c0[k]
