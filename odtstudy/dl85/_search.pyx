@@ -52,57 +52,150 @@ from odtstudy.dl85._cache cimport (
 )
 
 cnp.import_array()
+odt_kernels_init()
+
+KERNEL_LEVELS = {"baseline": 0, "popcnt": 1, "avx2": 2, "avx512": 3}
+
+
+def kernel_isa():
+    """Instruction set of the depth-2 kernels in use."""
+    return odt_kernel_isa.decode()
+
+
+def set_kernel_isa(name):
+    """Use the depth-2 kernels compiled for ``name`` (tests, benchmarks).
+
+    ``name`` is one of "baseline", "popcnt", "avx2", "avx512" or "auto".
+    Returns False (and changes nothing) when the CPU lacks that instruction set.
+    """
+    if name == "auto":
+        odt_kernels_init()
+        return True
+    return bool(odt_kernels_set(KERNEL_LEVELS[name]))
 
 
 cdef extern from *:
     """
     #include <stdint.h>
-    /* Hot kernels of the two-class depth-2 solver. With GCC on x86-64
-       Linux they are compiled several times (AVX-512 with vector popcount,
-       AVX2, popcnt, baseline) and the loader picks the best for the CPU. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
-        && defined(__linux__)
-    #define ODT_CLONES __attribute__((target_clones( \
-        "arch=icelake-server", "arch=haswell", "popcnt", "default")))
-    #else
-    #define ODT_CLONES
-    #endif
-
+    /* Hot kernels of the two-class depth-2 solver. With GCC / clang on
+       x86-64 each is compiled for AVX-512 (with vector popcount), AVX2,
+       popcnt and the baseline; odt_kernels_init() picks the best one the
+       CPU supports (called once at import). */
     static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
 
     /* c0[k] += |a0 & row[k]|, c1[k] += |a1 & row[k]| for k in [start, end) */
-    ODT_CLONES static void odt_pair_counts(
-            const uint64_t* row, uint64_t a0, uint64_t a1,
-            int32_t* c0, int32_t* c1, int start, int end) {
-        for (int k = start; k < end; k++) {
-            uint64_t w = row[k];
-            c0[k] += (int32_t)__builtin_popcountll(a0 & w);
-            c1[k] += (int32_t)__builtin_popcountll(a1 & w);
+    #define ODT_PAIR_COUNTS_BODY \
+        for (int k = start; k < end; k++) { \
+            uint64_t w = row[k]; \
+            c0[k] += (int32_t)__builtin_popcountll(a0 & w); \
+            c1[k] += (int32_t)__builtin_popcountll(a1 & w); \
         }
-    }
+    #define ODT_PAIR_COUNTS_ARGS const uint64_t* row, uint64_t a0, uint64_t a1, \
+        int32_t* c0, int32_t* c1, int start, int end
 
     /* Four quadrants of root i with each partner k (min_sup = 1): update
        the best left / right branch errors of i (bl_i, br_i) and of k. */
-    ODT_CLONES static void odt_quadrants(
-            const int32_t* c0, const int32_t* c1,
-            const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br,
-            int32_t fi0, int32_t fi1, int32_t n0, int32_t n1,
-            int start, int end, int32_t* bl_i, int32_t* br_i) {
-        int32_t bri = *br_i, bli = *bl_i;
-        for (int k = start; k < end; k++) {
-            int32_t p0 = c0[k], p1 = c1[k];
-            int32_t e11 = odt_min32(p0, p1);
-            int32_t e10 = odt_min32(fi0 - p0, fi1 - p1);
-            int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1);
-            int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1);
-            bri = odt_min32(bri, e11 + e10);
-            bli = odt_min32(bli, e01 + e00);
-            br[k] = odt_min32(br[k], e11 + e01);
-            bl[k] = odt_min32(bl[k], e10 + e00);
-        }
-        *br_i = bri;
+    #define ODT_QUADRANTS_BODY \
+        int32_t bri = *br_i, bli = *bl_i; \
+        for (int k = start; k < end; k++) { \
+            int32_t p0 = c0[k], p1 = c1[k]; \
+            int32_t e11 = odt_min32(p0, p1); \
+            int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
+            int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
+            int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
+            bri = odt_min32(bri, e11 + e10); \
+            bli = odt_min32(bli, e01 + e00); \
+            br[k] = odt_min32(br[k], e11 + e01); \
+            bl[k] = odt_min32(bl[k], e10 + e00); \
+        } \
+        *br_i = bri; \
         *bl_i = bli;
+    #define ODT_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
+        const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
+        int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
+        int start, int end, int32_t* bl_i, int32_t* br_i
+
+    typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
+    typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
+    static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+    static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+    static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
+    static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
+    static const char* odt_kernel_isa = "baseline";
+
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
+    static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+    __attribute__((target("avx512f,avx512vl,avx512bw")))
+    static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+    __attribute__((target("avx2,popcnt")))
+    static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+    __attribute__((target("avx2")))
+    static void odt_quadrants_avx2(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+    __attribute__((target("popcnt")))
+    static void odt_pair_counts_popcnt(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+    __attribute__((target("sse4.2")))
+    static void odt_quadrants_sse42(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+
+    static int odt_kernels_set(int level) {
+        /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
+        __builtin_cpu_init();
+        if (level == 3) {
+            if (!(__builtin_cpu_supports("avx512vpopcntdq")
+                  && __builtin_cpu_supports("avx512vl")
+                  && __builtin_cpu_supports("avx512bw"))) return 0;
+            odt_pair_counts = odt_pair_counts_512;
+            odt_quadrants = odt_quadrants_512;
+            odt_kernel_isa = "avx512";
+        } else if (level == 2) {
+            if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
+                return 0;
+            odt_pair_counts = odt_pair_counts_avx2;
+            odt_quadrants = odt_quadrants_avx2;
+            odt_kernel_isa = "avx2";
+        } else if (level == 1) {
+            if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
+                return 0;
+            odt_pair_counts = odt_pair_counts_popcnt;
+            odt_quadrants = odt_quadrants_sse42;
+            odt_kernel_isa = "popcnt";
+        } else {
+            odt_pair_counts = odt_pair_counts_base;
+            odt_quadrants = odt_quadrants_base;
+            odt_kernel_isa = "baseline";
+        }
+        return 1;
     }
+
+    static void odt_kernels_init(void) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512vpopcntdq")
+                && __builtin_cpu_supports("avx512vl")
+                && __builtin_cpu_supports("avx512bw")) {
+            odt_pair_counts = odt_pair_counts_512;
+            odt_quadrants = odt_quadrants_512;
+            odt_kernel_isa = "avx512";
+        } else if (__builtin_cpu_supports("avx2")
+                   && __builtin_cpu_supports("popcnt")) {
+            odt_pair_counts = odt_pair_counts_avx2;
+            odt_quadrants = odt_quadrants_avx2;
+            odt_kernel_isa = "avx2";
+        } else if (__builtin_cpu_supports("popcnt")
+                   && __builtin_cpu_supports("sse4.2")) {
+            odt_pair_counts = odt_pair_counts_popcnt;
+            odt_quadrants = odt_quadrants_sse42;
+            odt_kernel_isa = "popcnt";
+        }
+    }
+    #else
+    static int odt_kernels_set(int level) {
+        odt_pair_counts = odt_pair_counts_base;
+        odt_quadrants = odt_quadrants_base;
+        odt_kernel_isa = "baseline";
+        return level == 0;
+    }
+    static void odt_kernels_init(void) {}
+    #endif
 
     #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     #pragma GCC target("popcnt,sse4.2")
@@ -112,6 +205,9 @@ cdef extern from *:
     }
     """
     int odt_popcount(uint64_t x) noexcept nogil
+    void odt_kernels_init() noexcept nogil
+    int odt_kernels_set(int level) noexcept nogil
+    const char* odt_kernel_isa
     void odt_pair_counts(const uint64_t* row, uint64_t a0, uint64_t a1,
                          int32_t* c0, int32_t* c1, int start, int end) noexcept nogil
     void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
@@ -1010,4 +1106,5 @@ cdef class Searcher:
             "depth2_calls": int(self.n_d2),
             "similarity_prunes": int(self.n_sim_pruned),
             "timeout": bool(self.timed_out),
+            "kernel_isa": kernel_isa(),
         }

@@ -118,3 +118,24 @@ def test_dl85_string_labels_and_many_classes(rng):
     assert clf.objective_ == bruteforce.optimal_error(X, y_int, 2)
     assert set(clf.predict(X)) <= set(labels)
     assert clf.predict_proba(X).shape == (50, 5)
+
+
+@pytest.mark.parametrize("isa", ["baseline", "popcnt", "avx2", "avx512"])
+def test_dl85_every_kernel_isa_is_exact(isa, rng):
+    """The depth-2 kernels compiled per instruction set agree with brute force."""
+    from odtstudy.dl85 import _search
+
+    if not _search.set_kernel_isa(isa):
+        pytest.skip(f"this CPU lacks {isa}")
+    try:
+        for _ in range(6):
+            n_rows = int(rng.integers(20, 200))  # several 64-bit words
+            X = rng.integers(0, 2, size=(n_rows, 12))
+            y = rng.integers(0, 2, size=n_rows)
+            for min_sup in (1, 3):
+                expected = bruteforce.optimal_error(X, y, 2, min_sup=min_sup)
+                clf = DL85Classifier(max_depth=2, min_sup=min_sup).fit(X, y)
+                assert clf.stats_["kernel_isa"] == isa
+                _check_fit(clf, X, y, 2, min_sup, expected)
+    finally:
+        _search.set_kernel_isa("auto")
