@@ -226,23 +226,39 @@ def run_isolated(run: dict, grace: float, poll_interval: float = 0.02) -> dict:
 
 
 class _Progress:
+    """Runs done / total, ETA and the runs in flight, on stderr.
+
+    On a terminal the line is redrawn in place; otherwise (CI, logs) one line
+    is printed per finished run.
+    """
+
     def __init__(self, total, quiet):
         self.total, self.done, self.quiet = total, 0, quiet
         self.start = time.perf_counter()
+        self.tty = sys.stderr.isatty()
 
-    def update(self, run, status, seconds):
+    def update(self, run, status, seconds, running=()):
         self.done += 1
         if self.quiet:
             return
         elapsed = time.perf_counter() - self.start
         eta = elapsed / self.done * (self.total - self.done)
-        print(
-            f"[{self.done}/{self.total} ETA {eta:5.0f}s] {run['dataset']} "
-            f"{run['method']} depth={run['depth']} fold={run['fold']}: "
-            f"{status} ({seconds:.2f}s)",
-            file=sys.stderr,
-            flush=True,
+        width = 20
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        last = (
+            f"{run['dataset']} {run['method']} d={run['depth']} f={run['fold']}: "
+            f"{status} ({seconds:.1f}s)"
         )
+        now = ", ".join(f"{r['dataset']} {r['method']} d={r['depth']}" for r in running)
+        line = f"[{bar}] {self.done}/{self.total} ETA {eta:4.0f}s | {last}"
+        if now:
+            line += f" | running: {now}"
+        if self.tty:
+            end = "\n" if self.done == self.total else ""
+            print(f"\r\x1b[K{line}", end=end, file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
 
 def run_study(
@@ -294,10 +310,10 @@ def run_study(
     }
     progress = _Progress(len(pending), quiet)
 
-    def record(run, outcome):
+    def record(run, outcome, running=()):
         row = _record(run, outcome, common)
         store.append(row)
-        progress.update(run, row["status"], row["wall_time_s"] or 0)
+        progress.update(run, row["status"], row["wall_time_s"] or 0, running)
 
     if client is not None:
         _run_on_dask(client, pending, config.grace_s, record)
@@ -313,7 +329,7 @@ def run_study(
             outcome = item.poll()
             if outcome is not None:
                 active.remove(item)
-                record(item.run, outcome)
+                record(item.run, outcome, [a.run for a in active])
     return store
 
 
