@@ -1,0 +1,110 @@
+"""Shared fit bookkeeping and weighted voting for the forest learners."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from odtstudy.base import _explain_validation_error, check_binary_features
+from odtstudy.tree import Tree
+
+__all__ = ["BaseForestClassifier", "weighted_vote"]
+
+
+def weighted_vote(predictions, weights, n_classes) -> np.ndarray:
+    """Sum of tree weights per class.
+
+    Parameters
+    ----------
+    predictions : ndarray of shape (n_trees, n_samples)
+        Class indices predicted by each tree.
+    weights : ndarray of shape (n_trees,)
+    n_classes : int
+
+    Returns
+    -------
+    votes : ndarray of shape (n_samples, n_classes)
+    """
+    predictions = np.asarray(predictions, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    n = predictions.shape[1] if predictions.ndim == 2 else 0
+    votes = np.zeros((n, n_classes))
+    for pred, w in zip(predictions, weights):
+        votes[np.arange(n), pred] += w
+    return votes
+
+
+class BaseForestClassifier(ClassifierMixin, BaseEstimator):
+    """Input validation, weighted voting, prediction for forests of ``Tree``.
+
+    Subclasses implement ``fit`` and set ``estimators_`` (trees whose labels
+    are class indices), ``weights_`` and ``classes_``. The forest predicts
+    ``argmax_c sum_{t: h_t(x) = c} w_t`` (ties go to the smallest class
+    index).
+    """
+
+    _requires_binary = False
+
+    def _validate_training_data(self, X, y, binary=None):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, "
+                "but the target y is None"
+            )
+        try:
+            X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)
+        except ValueError as exc:
+            raise _explain_validation_error(exc) from exc
+        check_classification_targets(y)
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has only one class ({self.classes_[0]!r}); a classifier "
+                "needs at least 2 classes"
+            )
+        if self._requires_binary if binary is None else binary:
+            check_binary_features(X, type(self).__name__)
+        return X, y_encoded.astype(np.int64)
+
+    def _validate_X(self, X):
+        check_is_fitted(self, "estimators_")
+        try:
+            return validate_data(self, X, reset=False, dtype="numeric")
+        except ValueError as exc:
+            raise _explain_validation_error(exc) from exc
+
+    def _tree_predictions(self, X) -> np.ndarray:
+        return np.array([_class_index(t, X) for t in self.estimators_]).reshape(
+            len(self.estimators_), X.shape[0]
+        )
+
+    def _votes(self, X) -> np.ndarray:
+        return weighted_vote(
+            self._tree_predictions(X), self.weights_, len(self.classes_)
+        )
+
+    def predict(self, X):
+        """Weighted vote of ``estimators_`` for each row of ``X``."""
+        X = self._validate_X(X)
+        return self.classes_[np.argmax(self._votes(X), axis=1)]
+
+    def predict_proba(self, X):
+        """Share of the total tree weight voting for each class."""
+        X = self._validate_X(X)
+        votes = self._votes(X)
+        total = votes.sum(axis=1, keepdims=True)
+        proba = np.full_like(votes, 1.0 / votes.shape[1])
+        np.divide(votes, total, out=proba, where=total > 0)
+        return proba
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _class_index(tree: Tree, X) -> np.ndarray:
+    """Class index predicted by ``tree`` (its ``label`` array, not ``classes``)."""
+    return tree.label[tree.apply(X)]

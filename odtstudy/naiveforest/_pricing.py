@@ -1,0 +1,271 @@
+"""Pricing oracles: the tree maximising ``sum_i u_i a_i(h)`` for given ``u``.
+
+Since ``sum_i u_i a_i(h) = 2 sum_i u_i [h(x_i) = y_i] - sum_i u_i``, pricing is
+an optimal *weighted* decision tree problem (Aglin's thesis §6.4.2). The
+weights ``u`` may be negative (MDBoost): a row with ``u_i < 0`` gains
+``|u_i|`` when it is *mis*classified, i.e. it supports every other class with
+weight ``|u_i|``. For the oracles that only take non-negative weights, such a
+row is replaced by ``K - 1`` copies, one per other class, each with weight
+``|u_i|`` (for binary labels: the row with its label flipped, methods.md §6).
+The argmax tree is unchanged and its objective only shifts by a constant.
+
+Oracles:
+
+- :func:`price_dl85` — exact, weighted DL8.5 (``odtstudy.dl85``);
+- :func:`price_cart` — heuristic, weighted CART (classic LPBoost / MDBoost);
+- :func:`price_exhaustive` — exact dynamic programming over every 0/1 split,
+  vectorised at the last level; for small depths (tests, tiny data).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+
+from odtstudy.cart import tree_from_sklearn
+from odtstudy.tree import Tree, TreeBuilder
+
+__all__ = [
+    "PricingResult",
+    "column_of",
+    "dl85_supports_real_weights",
+    "nonnegative_problem",
+    "price_cart",
+    "price_dl85",
+    "price_exhaustive",
+]
+
+
+class PricingResult:
+    """A priced tree with its score ``u . a(h)`` and whether it is proven best."""
+
+    def __init__(self, tree: Tree, score: float, exact: bool, stats=None):
+        self.tree = tree
+        self.score = float(score)
+        self.exact = bool(exact)
+        self.stats = {} if stats is None else dict(stats)
+
+
+def column_of(tree: Tree, X, y) -> np.ndarray:
+    """``a_i = +1`` where ``tree`` predicts ``y_i`` (class indices), else ``-1``."""
+    return np.where(tree.predict(X) == y, 1.0, -1.0)
+
+
+def nonnegative_problem(X, y, u, n_classes):
+    """Rewrite weights ``u`` (any sign) as non-negative weights on copied rows.
+
+    Returns ``(X2, y2, w2, origin)`` where ``origin[k]`` is the original row
+    of copy ``k``. Rows with ``u_i >= 0`` are kept; rows with ``u_i < 0``
+    become ``n_classes - 1`` rows labelled with every other class, each
+    weighted ``|u_i|``. For every tree ``h``,
+    ``sum_k w2_k [h(x2_k) = y2_k] = sum_i u_i [h(x_i) = y_i] + sum_{u_i<0} |u_i|``.
+    """
+    u = np.asarray(u, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    pos = np.flatnonzero(u >= 0)
+    neg = np.flatnonzero(u < 0)
+    if neg.size == 0:
+        return X, y, u, np.arange(len(y))
+    rows = [pos]
+    labels = [y[pos]]
+    weights = [u[pos]]
+    for shift in range(1, n_classes):
+        rows.append(neg)
+        labels.append((y[neg] + shift) % n_classes)
+        weights.append(-u[neg])
+    origin = np.concatenate(rows)
+    return X[origin], np.concatenate(labels), np.concatenate(weights), origin
+
+
+def _relabel(tree: Tree, X, y, n_classes) -> Tree:
+    """Keep ``tree``'s structure and labels, store plain class counts in ``value``."""
+    paths = tree._node_indicator(np.asarray(X))
+    onehot = np.zeros((len(y), n_classes))
+    onehot[np.arange(len(y)), y] = 1.0
+    fields = tree.to_arrays()
+    fields["value"] = paths.T.astype(np.float64) @ onehot
+    fields["n_samples"] = paths.sum(axis=0).astype(np.int64)
+    return Tree(**fields)
+
+
+_REAL_WEIGHTS: dict[str, bool] = {}
+
+
+def dl85_supports_real_weights() -> bool:
+    """Whether ``DL85Classifier.fit`` accepts real-valued sample weights."""
+    if "dl85" not in _REAL_WEIGHTS:
+        from odtstudy.dl85 import DL85Classifier
+
+        X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+        y = np.array([0, 1, 1, 0])
+        try:
+            DL85Classifier(max_depth=1).fit(X, y, sample_weight=[0.3, 1.0, 0.7, 1.2])
+            ok = True
+        except ValueError:
+            ok = False
+        _REAL_WEIGHTS["dl85"] = ok
+    return _REAL_WEIGHTS["dl85"]
+
+
+def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
+    """Exact pricing by weighted DL8.5.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), 0/1
+    y : ndarray of shape (n_samples,), class indices
+    u : ndarray of shape (n_samples,), any sign
+    n_classes : int
+    max_depth, min_sup : int
+    time_limit : float or None
+        Seconds for DL8.5; at the limit its best tree is returned with
+        ``exact=False``.
+
+    Returns
+    -------
+    PricingResult
+    """
+    from odtstudy.dl85 import DL85Classifier
+
+    X2, y2, w2, _ = nonnegative_problem(X, y, u, n_classes)
+    keep = w2 > 0
+    if not np.any(keep):
+        keep = np.ones_like(keep)
+        w2 = np.ones_like(w2)
+    clf = DL85Classifier(
+        max_depth=int(max_depth), min_sup=int(min_sup), time_limit=time_limit
+    )
+    rows = np.flatnonzero(keep)
+    present = np.unique(y2[rows])
+    if present.size == 1:
+        builder = TreeBuilder(n_outputs=n_classes)
+        builder.add_leaf(np.zeros(n_classes), label=int(present[0]))
+        tree = _relabel(builder.build(), X, y, n_classes)
+        return PricingResult(tree, float(u @ column_of(tree, X, y)), exact=True)
+    try:
+        clf.fit(X2[rows], y2[rows], sample_weight=w2[rows])
+    except ValueError as exc:
+        if "integer sample weights" in str(exc):
+            raise ValueError(
+                "pricing='dl85' needs DL8.5 with real-valued sample weights "
+                "(issue 4), which this build does not support yet; use "
+                "pricing='exhaustive' (max_depth <= 3) or pricing='cart'"
+            ) from exc
+        raise
+    if clf.tree_ is None:  # pragma: no cover - no max_error is set
+        raise RuntimeError("DL8.5 found no tree while pricing")
+    # DL8.5's labels index clf.classes_ (a subset of ours when a class has
+    # no weight): map them back to our class indices
+    fields = clf.tree_.to_arrays()
+    fields["label"] = np.asarray(clf.classes_)[fields["label"]].astype(np.int64)
+    fields["classes"] = None
+    fields["value"] = np.zeros((len(fields["feature"]), n_classes))
+    tree = _relabel(Tree(**fields), X, y, n_classes)
+    score = float(u @ column_of(tree, X, y))
+    return PricingResult(tree, score, exact=bool(clf.optimal_), stats=clf.stats_)
+
+
+def price_cart(X, y, u, n_classes, max_depth, min_sup=1, random_state=None):
+    """Heuristic pricing by weighted CART (the classic LPBoost / MDBoost oracle)."""
+    X2, y2, w2, _ = nonnegative_problem(X, y, u, n_classes)
+    if not np.any(w2 > 0):
+        w2 = np.ones_like(w2)
+    sk = DecisionTreeClassifier(
+        max_depth=int(max_depth),
+        min_samples_leaf=int(min_sup),
+        random_state=random_state,
+    ).fit(X2, y2, sample_weight=w2)
+    # labels: weighted majority of the (rewritten) rows, as sklearn's leaves
+    tree = tree_from_sklearn(sk.tree_, X2, y2, n_classes, w2)
+    tree = _relabel(tree, X, y, n_classes)
+    score = float(u @ column_of(tree, X, y))
+    return PricingResult(tree, score, exact=False)
+
+
+def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
+    """Exact pricing by dynamic programming over every 0/1 split.
+
+    The best tree of depth ``d`` on a set of rows is the best leaf or, for
+    each feature, the best trees of depth ``d - 1`` on both sides (the
+    objective adds up over leaves). The last level is vectorised over all
+    features with one matrix product. Cost ``O(p^(d-1) n p K)``: meant for
+    ``max_depth <= 3`` on CP4IM-sized data, and for tests.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), 0/1
+    y, u, n_classes, max_depth, min_sup : as in :func:`price_dl85`
+    time_limit : float or None
+        Seconds; at the limit the best tree found so far is returned with
+        ``exact=False``.
+
+    Returns
+    -------
+    PricingResult
+    """
+    X = np.asarray(X)
+    y = np.asarray(y, dtype=np.int64)
+    u = np.asarray(u, dtype=np.float64)
+    n, p = X.shape
+    gain = np.zeros((n, n_classes))
+    gain[np.arange(n), y] = u
+    Xf = X.astype(np.float64)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    state = {"timeout": False}
+
+    def leaf(rows):
+        g = gain[rows].sum(axis=0)
+        c = int(np.argmax(g))
+        return float(g[c]), ("leaf", c)
+
+    def best(rows, depth):
+        score, tree = leaf(rows)
+        if depth == 0 or rows.size < 2 * min_sup:
+            return score, tree
+        if depth == 1:
+            g1 = Xf[rows].T @ gain[rows]  # (p, K): gain of rows with x_f = 1
+            g0 = gain[rows].sum(axis=0)[None, :] - g1
+            n1 = Xf[rows].sum(axis=0)
+            n0 = rows.size - n1
+            s = g0.max(axis=1) + g1.max(axis=1)
+            ok = (n0 >= min_sup) & (n1 >= min_sup)
+            s = np.where(ok, s, -np.inf)
+            f = int(np.argmax(s))
+            if ok[f] and s[f] > score + 1e-12:
+                return float(s[f]), (
+                    "split",
+                    f,
+                    ("leaf", int(np.argmax(g0[f]))),
+                    ("leaf", int(np.argmax(g1[f]))),
+                )
+            return score, tree
+        for f in range(p):
+            if deadline is not None and time.perf_counter() > deadline:
+                state["timeout"] = True
+                break
+            col = X[rows, f]
+            left, right = rows[col == 0], rows[col == 1]
+            if left.size < min_sup or right.size < min_sup:
+                continue
+            sl, tl = best(left, depth - 1)
+            sr, tr = best(right, depth - 1)
+            if sl + sr > score + 1e-12:
+                score, tree = sl + sr, ("split", f, tl, tr)
+        return score, tree
+
+    _, spec = best(np.arange(n), int(max_depth))
+    builder = TreeBuilder(n_outputs=n_classes)
+
+    def build(node):
+        if node[0] == "leaf":
+            return builder.add_leaf(np.zeros(n_classes), n_samples=0, label=node[1])
+        nid = builder.add_split(node[1], 0.5)
+        builder.set_children(nid, build(node[2]), build(node[3]))
+        return nid
+
+    build(spec)
+    tree = _relabel(builder.build(), X, y, n_classes)
+    score = float(u @ column_of(tree, X, y))
+    return PricingResult(tree, score, exact=not state["timeout"])
