@@ -123,6 +123,8 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             milp_objective=info.objective,
             milp_bound=info.bound,
         )
+        if info.solver_cpu_time is not None:
+            stats["solver_cpu_time"] = info.solver_cpu_time
         if info.warm_start_accepted is not None:
             stats["warm_start_accepted"] = info.warm_start_accepted
         lower_bound = self._bound_to_lb(info.bound, model)

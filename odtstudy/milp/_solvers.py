@@ -24,6 +24,11 @@ from dataclasses import dataclass
 
 import pulp
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None
+
 __all__ = ["SOLVERS", "SolveInfo", "check_solver_available", "solve"]
 
 SOLVERS = ("cbc", "highs")
@@ -57,6 +62,8 @@ class SolveInfo:
         Wall-clock seconds spent in the solver call.
     warm_start_accepted : bool or None
         HiGHS only: whether ``setSolution`` accepted the warm start.
+    solver_cpu_time : float or None
+        CBC only: CPU seconds used by the CBC process.
     """
 
     has_solution: bool
@@ -67,6 +74,7 @@ class SolveInfo:
     solver_status: str
     solve_time: float
     warm_start_accepted: bool | None = None
+    solver_cpu_time: float | None = None
 
 
 def _cbc_solver_class():
@@ -138,6 +146,13 @@ _CBC_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s+(\S+)", re.MULTILINE)
 _CBC_GAP = re.compile(r"^Gap:\s+(\S+)", re.MULTILINE)
 
 
+def _children_cpu():
+    if resource is None:  # pragma: no cover
+        return None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
     options = []
     if tolerance is not None:
@@ -163,6 +178,7 @@ def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
                 timeMode="cpu",
             )
             start = time.perf_counter()
+            cpu_start = _children_cpu()
             try:
                 prob.solve(solver)
             except pulp.PulpSolverError as exc:
@@ -171,6 +187,7 @@ def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
                     False, False, None, None, None, f"solver error: {exc}", elapsed
                 )
             elapsed = time.perf_counter() - start
+            cpu = _children_cpu() - cpu_start if cpu_start is not None else None
         with open(log_path) as fh:
             log = fh.read()
         if os.environ.get("ODTSTUDY_CBC_LOG"):
@@ -216,7 +233,16 @@ def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
         gap = 0.0
     elif objective is not None and bound is not None:
         gap = _relative_gap(objective, bound)
-    return SolveInfo(has_solution, proven, objective, bound, gap, status_text, elapsed)
+    return SolveInfo(
+        has_solution,
+        proven,
+        objective,
+        bound,
+        gap,
+        status_text,
+        elapsed,
+        solver_cpu_time=cpu,
+    )
 
 
 def _relative_gap(objective, bound):
