@@ -90,3 +90,22 @@ def test_bit_scheme_forces_exactly_the_decoded_threshold(K):
             assert sides == expected, (K, bits, tau, v)
     for tau in range(K):
         assert bst_decode(K, bst_encode(K, tau, B)) == tau
+
+
+def test_binary_data_special_cases():
+    from odtstudy.milp._binoct import BinOCTModel
+    from odtstudy.milp._oct import OCTModel
+
+    binoct = BinOCTModel(X11, Y11, 2, 2)
+    assert binoct.B == 0  # 0/1 data: one cut per feature, no threshold bits
+    assert all(c.tolist() == [0.5] for c in binoct.cuts)
+    assert not any(v.name.startswith("q") for v in binoct.prob.variables())
+    oct_model = OCTModel(X11, Y11, 2, 2)
+    assert oct_model.binary and oct_model.b is None  # variant without b
+    assert OCTModel(X6, Y6, 2, 1).b is not None
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_binoct_warm_start_reproduces_cart(solver):
+    est = BinOCTClassifier(max_depth=2, solver=solver).fit(X11, Y11)
+    assert est.stats_["warm_start_objective"] == est.stats_["cart_objective"]
