@@ -211,6 +211,11 @@ class DL85Classifier(BaseTreeClassifier):
         counts = tree.value[leaves]
         objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))
         optimal = not timed_out
+        if optimal and objective != error:  # pragma: no cover - internal check
+            raise RuntimeError(
+                f"DL8.5 internal error: rebuilt tree has error {objective}, "
+                f"search proved {error}"
+            )
         return FitResult(
             tree=tree,
             objective=objective,

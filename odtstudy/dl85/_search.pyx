@@ -29,7 +29,22 @@ in the package's methods notes:
 * dynamic order of the two children (larger lower bound first);
 * an anytime time limit (checked at every node, through the vDSO clock).
 
-Errors are doubles so that weighted errors can reuse the same search.
+Extending
+---------
+* Errors, bounds and cache values are doubles, so weighted or custom errors
+  (issue 4) only change how a node's error is computed: ``_class_supports``
+  (weighted class supports, e.g. by iterating the set bits of the cover) and
+  the depth-2 solver (its integer kernels count rows; a weighted variant can
+  accumulate weights per row, as MurTree does, or fall back to the generic
+  recursion with ``use_depth2_solver=False``).
+* The cache is a separate module (``_cache.pyx``, entry arrays addressed by
+  index, entry count in ``n_entries``); a bounded cache with wipe policies
+  (issue 5) can subclass ``Cache``. Tree reconstruction already re-solves
+  subtrees of depth <= 2 whose entries are absent, which is what a wiped
+  entry looks like.
+
+The two-class depth-2 kernels are compiled for several instruction sets and
+chosen at import (``kernel_isa()``; ``set_kernel_isa`` for tests).
 """
 
 import numpy as np
@@ -584,16 +599,13 @@ cdef class Searcher:
         Returns the number ``nf`` of useful features (both branches hold at
         least ``min_sup`` rows); their ids are ``fid[:nf]``.
         """
-        cdef int W = self.W, K = self.K, nnz = self.cnnz[d], j, c, f, i, k, nf = 0
+        cdef int W = self.W, K = self.K, nnz = self.cnnz[d], j, c, f, nf = 0
         cdef uint64_t* w = self.cov + d * W
         cdef int32_t* ix = self.cidx + d * W
         cdef uint64_t* col
         cdef uint64_t* g
-        cdef uint64_t* gk
         cdef uint64_t* t
         cdef uint64_t* cm
-        cdef int32_t* p
-        cdef int32_t* q
         cdef long long cnt
         cdef int tot
         cdef int ntot = <int>total
