@@ -14,7 +14,8 @@ Oracles:
 - :func:`price_dl85` — exact, weighted DL8.5 (``odtstudy.dl85``);
 - :func:`price_cart` — heuristic, weighted CART (classic LPBoost / MDBoost);
 - :func:`price_exhaustive` — exact dynamic programming over every 0/1 split,
-  vectorised at the last level; for small depths (tests, tiny data).
+  vectorised over all feature pairs for the last two levels; for
+  ``max_depth <= 3`` (tests, and a fallback while DL8.5 lacks real weights).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
 
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.tree import Tree, TreeBuilder
@@ -189,8 +191,9 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
 
     The best tree of depth ``d`` on a set of rows is the best leaf or, for
     each feature, the best trees of depth ``d - 1`` on both sides (the
-    objective adds up over leaves). The last level is vectorised over all
-    features with one matrix product. Cost ``O(p^(d-1) n p K)``: meant for
+    objective adds up over leaves). Subtrees of depth 2 are solved at once
+    for all feature pairs from the weighted co-occurrence matrices
+    ``X^T diag(u [y = c]) X``. Cost ``O(p^(d-2) n p^2 K)``: meant for
     ``max_depth <= 3`` on CP4IM-sized data, and for tests.
 
     Parameters
@@ -220,6 +223,64 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
         c = int(np.argmax(g))
         return float(g[c]), ("leaf", c)
 
+    def best2(rows, score, tree):
+        """Best tree of depth <= 2 on ``rows``, vectorised over all feature pairs.
+
+        ``G[c, f, g]`` is the gain of class ``c`` on the rows with
+        ``x_f = x_g = 1``; the four cells of root ``f`` and child split ``g``
+        follow by inclusion-exclusion.
+        """
+        Xr = Xf[rows]
+        gr = gain[rows]
+        total = gr.sum(axis=0)  # (K,)
+        single = Xr.T @ gr  # (p, K)
+        G = np.stack([(Xr * gr[:, c, None]).T @ Xr for c in range(n_classes)])
+        N = Xr.T @ Xr  # (p, p) row counts with x_f = x_g = 1
+        nf = np.diag(N)
+        m = rows.size
+        Gt = np.moveaxis(G, 0, -1)  # (p, p, K): [f, g, c]
+        # right side of f (x_f = 1), child split g: cells (1,1) and (1,0)
+        r11, r10 = Gt, single[:, None, :] - Gt
+        n11, n10 = N, nf[:, None] - N
+        # left side of f (x_f = 0): cells (0,1) and (0,0)
+        l01 = single[None, :, :] - Gt
+        l00 = total[None, None, :] - single[:, None, :] - single[None, :, :] + Gt
+        n01 = nf[None, :] - N
+        n00 = m - nf[:, None] - nf[None, :] + N
+
+        def side(c1, c0, k1, k0, leaf_gain):
+            split = c1.max(axis=2) + c0.max(axis=2)
+            split = np.where((k1 >= min_sup) & (k0 >= min_sup), split, -np.inf)
+            g = np.argmax(split, axis=1)
+            val = split[np.arange(p), g]
+            leaf_val = leaf_gain.max(axis=1)
+            use_split = val > leaf_val + 1e-12
+            return np.where(use_split, val, leaf_val), g, use_split
+
+        right_leaf = single
+        left_leaf = total[None, :] - single
+        vr, gr_, sr = side(r11, r10, n11, n10, right_leaf)
+        vl, gl, sl = side(l01, l00, n01, n00, left_leaf)
+        ok = (nf >= min_sup) & (m - nf >= min_sup)
+        val = np.where(ok, vl + vr, -np.inf)
+        f = int(np.argmax(val))
+        if not (ok[f] and val[f] > score + 1e-12):
+            return score, tree
+
+        def subtree(use, g, c1, c0, leaf_gain):
+            if not use:
+                return ("leaf", int(np.argmax(leaf_gain)))
+            return (
+                "split",
+                int(g),
+                ("leaf", int(np.argmax(c0))),
+                ("leaf", int(np.argmax(c1))),
+            )
+
+        left = subtree(sl[f], gl[f], l01[f, gl[f]], l00[f, gl[f]], left_leaf[f])
+        right = subtree(sr[f], gr_[f], r11[f, gr_[f]], r10[f, gr_[f]], right_leaf[f])
+        return float(val[f]), ("split", f, left, right)
+
     def best(rows, depth):
         score, tree = leaf(rows)
         if depth == 0 or rows.size < 2 * min_sup:
@@ -241,6 +302,8 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
                     ("leaf", int(np.argmax(g1[f]))),
                 )
             return score, tree
+        if depth == 2:
+            return best2(rows, score, tree)
         for f in range(p):
             if deadline is not None and time.perf_counter() > deadline:
                 state["timeout"] = True
@@ -255,7 +318,9 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
                 score, tree = sl + sr, ("split", f, tl, tr)
         return score, tree
 
-    _, spec = best(np.arange(n), int(max_depth))
+    # small matrix products: BLAS threads only contend with each other here
+    with threadpool_limits(limits=1, user_api="blas"):
+        _, spec = best(np.arange(n), int(max_depth))
     builder = TreeBuilder(n_outputs=n_classes)
 
     def build(node):

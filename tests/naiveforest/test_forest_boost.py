@@ -185,7 +185,7 @@ def test_limits_stop_the_loop(vote_subset):
     assert clf.stats_["stop_reason"] == "stop_after_positive_margin"
 
     clf = OptimalBoostClassifier(
-        "mdboost", 3.0, max_depth=3, pricing="exhaustive", time_limit=0.3
+        "mdboost", 3.0, max_depth=3, pricing="exhaustive", time_limit=0.01
     ).fit(X, y)
     assert clf.status_ == "timeout" and not clf.optimal_
     assert clf.fit_time_ < 5
