@@ -195,6 +195,13 @@ cdef class HashCache(Cache):
         free(self.hashes)
         free(self.slots)
 
+    def itemset(self, Py_ssize_t e):
+        """The sorted itemset of entry ``e`` (for tests and debugging)."""
+        if e < 0 or e >= self.n_entries:
+            raise IndexError(e)
+        cdef int width = self.max_len if self.max_len > 0 else 1
+        return [int(self.keys[e * width + i]) for i in range(self.lengths[e])]
+
     cdef bint _grow_slots(self) noexcept nogil:
         cdef Py_ssize_t new_size = 2 * (self.slot_mask + 1), mask = new_size - 1
         cdef Py_ssize_t e, p

@@ -139,3 +139,55 @@ def test_dl85_every_kernel_isa_is_exact(isa, rng):
                 _check_fit(clf, X, y, 2, min_sup, expected)
     finally:
         _search.set_kernel_isa("auto")
+
+
+def _searcher(X, y, depth, min_sup, **params):
+    from odtstudy.dl85._bitset import pack_columns
+    from odtstudy.dl85._classes import _pack_classes
+    from odtstudy.dl85._search import Searcher
+
+    X = np.ascontiguousarray(X, dtype=np.uint8)
+    return Searcher(
+        pack_columns(X), _pack_classes(y, int(y.max()) + 1), X.shape[0], depth,
+        min_sup=min_sup, cache="hash", **params,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"use_depth2_solver": False},
+        {"use_similarity_lb": False, "branching": "desc"},
+        {"use_infeasibility_lb": False, "branching": "asc"},
+    ],
+)
+def test_dl85_cache_entries_are_sound(params, rng):
+    """Every stored lower bound <= the itemset's true optimum; every entry
+    marked solved holds exactly that optimum (checked by brute force)."""
+    checked = 0
+    for trial in range(8):
+        n_rows = int(rng.integers(10, 50))
+        X = rng.integers(0, 2, size=(n_rows, 6))
+        y = rng.integers(0, 2 + trial % 2, size=n_rows)
+        depth = 3
+        min_sup = 1 + trial % 2
+        searcher = _searcher(X, y, depth, min_sup, **params)
+        error, lower_bound = searcher.run()
+        assert error == bruteforce.optimal_error(X, y, depth, min_sup=min_sup)
+        cache = searcher.cache
+        for e in range(cache.n_entries):
+            items = cache.itemset(e)
+            rows = np.ones(n_rows, dtype=bool)
+            for item in items:
+                rows &= X[:, item // 2] == item % 2
+            opt = bruteforce.optimal_error(
+                X[rows], y[rows], depth - len(items), min_sup=min_sup,
+                n_classes=int(y.max()) + 1,
+            )  # fmt: skip
+            entry = cache.entry(e)
+            assert entry["lb"] <= opt + 1e-9, (items, entry, opt)
+            if entry["solved"]:
+                assert entry["error"] == opt, (items, entry, opt)
+            checked += 1
+    assert checked > 20
