@@ -137,12 +137,7 @@ def test_tmo_string_labels_and_registry():
     [
         TAOClassifier(max_depth=2, random_state=0),
         TMOClassifier(max_depth=2, population_size=4, n_generations=1, random_state=0),
-    ],
-    expected_failed_checks=lambda est: {
-        # messages decided by odtstudy.base, shared by every learner
-        "check_fit2d_1sample": "single-class message from BaseTreeClassifier",
-        "check_requires_y_none": "y=None message from BaseTreeClassifier",
-    },
+    ]
 )
 def test_memetic_sklearn_compatible(estimator, check):
     check(estimator)
