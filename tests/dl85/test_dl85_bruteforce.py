@@ -142,13 +142,12 @@ def test_dl85_every_kernel_isa_is_exact(isa, rng):
 
 
 def _searcher(X, y, depth, min_sup, **params):
-    from odtstudy.dl85._bitset import pack_columns
-    from odtstudy.dl85._classes import _pack_classes
-    from odtstudy.dl85._search import Searcher
+    from odtstudy.dl85 import _bitset, _classes, _search
 
     X = np.ascontiguousarray(X, dtype=np.uint8)
-    return Searcher(
-        pack_columns(X), _pack_classes(y, int(y.max()) + 1), X.shape[0], depth,
+    return _search.Searcher(
+        _bitset.pack_columns(X), _classes._pack_classes(y, int(y.max()) + 1),
+        X.shape[0], depth,
         min_sup=min_sup, cache="hash", **params,
     )  # fmt: skip
 
@@ -173,7 +172,7 @@ def test_dl85_cache_entries_are_sound(params, rng):
         depth = 3
         min_sup = 1 + trial % 2
         searcher = _searcher(X, y, depth, min_sup, **params)
-        error, lower_bound = searcher.run()
+        error, _ = searcher.run()
         assert error == bruteforce.optimal_error(X, y, depth, min_sup=min_sup)
         cache = searcher.cache
         for e in range(cache.n_entries):
