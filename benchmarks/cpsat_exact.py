@@ -8,8 +8,11 @@ summary counts the instances each method proves optimal within the limit.
 DL8.5 (``odtstudy.dl85``) and BinOCT (``odtstudy.milp``) columns appear only
 when importable.
 
-Runs are sequential in this process; ``--methods`` picks the columns
-(``cpsat-counts`` is the methods.md §3 counts formulation on one worker).
+Runs are sequential, each in a forked child killed at ``--kill-after``
+(default twice the limit plus 5 s) so that a method overshooting its limit
+cannot stall the table. ``--methods`` picks the columns (``cpsat-counts``
+is the methods.md §3 counts formulation on one worker). Defaults take about
+8 minutes on 2 cores.
 
 Usage::
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing as mp
 import sys
 import time
 import warnings
@@ -67,11 +71,8 @@ def make_estimator(method, depth, time_limit, seed):
     raise ValueError(f"unknown method {method!r}")
 
 
-def run_one(method, X, y, depth, time_limit, seed):
-    """Fit one column on one instance; a crash becomes a row, not an abort."""
+def _fit_and_report(method, X, y, depth, time_limit, seed):
     est = make_estimator(method, depth, time_limit, seed)
-    if est is None:
-        return None
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -101,6 +102,46 @@ def run_one(method, X, y, depth, time_limit, seed):
     }
 
 
+def _child(conn, *args):
+    conn.send(_fit_and_report(*args))
+    conn.close()
+
+
+def run_one(method, X, y, depth, time_limit, seed, kill_after):
+    """Fit one column on one instance in a forked child, killed at ``kill_after``.
+
+    A crash or a kill becomes a row of the table, not an abort.
+    """
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    start = time.perf_counter()
+    proc = ctx.Process(
+        target=_child, args=(child, method, X, y, depth, time_limit, seed)
+    )
+    proc.start()
+    child.close()
+    result = None
+    if parent.poll(kill_after):
+        try:
+            result = parent.recv()
+        except EOFError:
+            result = None
+    elapsed = time.perf_counter() - start
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+    if result is None:
+        killed = elapsed >= kill_after
+        return {
+            "objective": None,
+            "bound": None,
+            "proven": False,
+            "time": elapsed,
+            "status": f"killed > {kill_after:g}s" if killed else "crashed",
+        }
+    return result
+
+
 def _fmt_obj(value):
     if value is None:
         return "-"
@@ -111,7 +152,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=DEFAULT_DATASETS)
     parser.add_argument("--depths", nargs="+", type=int, default=[2, 3, 4])
-    parser.add_argument("--time-limit", type=float, default=15.0)
+    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=None,
+        help="hard wall-clock kill per run (default: 2 x time limit + 5 s)",
+    )
     parser.add_argument(
         "--methods", nargs="+", default=DEFAULT_METHODS, choices=ALL_METHODS
     )
@@ -124,6 +171,7 @@ def main(argv=None):
     if missing:
         print(f"not importable, skipped: {', '.join(missing)}", file=sys.stderr)
 
+    kill_after = args.kill_after or 2 * args.time_limit + 5
     records = []
     rows = []
     for name in args.datasets:
@@ -132,7 +180,9 @@ def main(argv=None):
         for depth in args.depths:
             cells = {}
             for method in methods:
-                res = run_one(method, X, y, depth, args.time_limit, args.seed)
+                res = run_one(
+                    method, X, y, depth, args.time_limit, args.seed, kill_after
+                )
                 cells[method] = res
                 records.append(
                     {"dataset": name, "depth": depth, "method": method, **res}
@@ -148,8 +198,11 @@ def main(argv=None):
             rows.append((name, X.shape, depth, cells, len(optima) > 1))
 
     header = ["dataset", "n x p", "depth"] + methods
-    print(f"\nTime limit {args.time_limit:g} s per run; objective = training")
-    print("errors, * = proven optimal, time = fit seconds (incl. hint / model).\n")
+    print(
+        f"\nTime limit {args.time_limit:g} s per run (hard kill {kill_after:g} s); "
+        "objective = training errors, * = proven optimal, time = fit seconds "
+        "(incl. hint / model).\n"
+    )
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name, shape, depth, cells, clash in rows:

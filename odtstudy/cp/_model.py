@@ -279,7 +279,7 @@ def build_model(
             model.add_bool_or([~rg[right]] + [xt[f] for f in ones[g]])
             model.add_bool_or([~rg[left]] + [xt[f] for f in zeros[g]])
 
-    # per-leaf class counts and correct counts
+    # leaf predictions and the objective
     leaves = range(first_leaf, n_nodes + 1)
     total = inst.total
     n_vars = c_vars = z_vars = e_vars = None
@@ -292,19 +292,21 @@ def build_model(
             nl = []
             for k in range(n_classes):
                 nk = model.new_int_var(0, int(class_totals[k]), f"n[{leaf},{k}]")
-                terms = [
-                    (int(inst.counts[g, k]), r[g][leaf])
-                    for g in range(n_groups)
-                    if inst.counts[g, k] > 0
-                ]
-                model.add(nk == sum(w * v for w, v in terms))
+                groups = np.flatnonzero(inst.counts[:, k] > 0)
+                model.add(
+                    nk
+                    == cp_model.LinearExpr.weighted_sum(
+                        [r[g][leaf] for g in groups],
+                        [int(inst.counts[g, k]) for g in groups],
+                    )
+                )
                 nl.append(nk)
             cl = model.new_int_var(0, int(class_totals.max()), f"c[{leaf}]")
             model.add_max_equality(cl, nl)
             n_vars.append(nl)
             c_vars.append(cl)
-        model.add(sum(c_vars) <= total)
-        objective = total - sum(c_vars)
+        model.add(cp_model.LinearExpr.sum(c_vars) <= total)
+        objective = total - cp_model.LinearExpr.sum(c_vars)
     elif formulation == "errors":
         # a class per leaf and one "misclassified" literal per (group, class)
         z_vars = []
@@ -323,7 +325,9 @@ def build_model(
                 for i, leaf in enumerate(leaves):
                     model.add_bool_or([~r[g][leaf], z_vars[i][k], e])
                 e_vars[g, int(k)] = e
-        objective = sum(int(inst.counts[g, k]) * e for (g, k), e in e_vars.items())
+        objective = cp_model.LinearExpr.weighted_sum(
+            list(e_vars.values()), [int(inst.counts[g, k]) for g, k in e_vars]
+        )
     else:
         raise ValueError(f"unknown formulation {formulation!r}")
 
@@ -334,7 +338,10 @@ def build_model(
         for leaf in leaves:
             ul = model.new_bool_var(f"u[{leaf}]")
             n_bool += 1
-            size = sum(int(inst.support[g]) * r[g][leaf] for g in range(n_groups))
+            size = cp_model.LinearExpr.weighted_sum(
+                [r[g][leaf] for g in range(n_groups)],
+                [int(v) for v in inst.support],
+            )
             model.add(size >= min_sup).only_enforce_if(ul)
             model.add(size == 0).only_enforce_if(~ul)
             for g in range(n_groups):
