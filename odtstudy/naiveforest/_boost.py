@@ -263,7 +263,17 @@ class OptimalBoostClassifier(BaseForestClassifier):
         iteration = 0
         while True:
             iteration += 1
-            sol = master.solve(time_limit=remaining())
+            try:
+                # the first master (one tree) is trivial: never time-limited
+                sol = master.solve(time_limit=None if sol is None else remaining())
+            except RuntimeError:
+                if deadline is None or time.perf_counter() < deadline:
+                    raise
+                # the time limit stopped the master: keep the previous forest
+                # (its weights cover the trees before the last column)
+                status, reason = "timeout", "time_limit"
+                iteration -= 1
+                break
             votes = weighted_vote(np.array(preds), sol.weights, k)
             train_acc = float(np.mean(np.argmax(votes, axis=1) == y))
             history["objective"].append(sol.objective)

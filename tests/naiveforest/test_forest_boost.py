@@ -192,6 +192,39 @@ def test_limits_stop_the_loop(vote_subset):
     assert clf.predict(X).shape == y.shape
 
 
+def test_master_stopped_by_the_time_limit_keeps_the_previous_forest(
+    vote_subset, monkeypatch
+):
+    import time
+
+    from odtstudy.naiveforest import _boost
+
+    X, y = vote_subset
+    real = _boost.make_master
+
+    def slow_master(*args):
+        master = real(*args)
+        solve = master.solve
+
+        def late_solve(time_limit=None):
+            if master.n_columns >= 3:
+                time.sleep(time_limit or 0)
+                raise RuntimeError("time limit reached")
+            return solve(time_limit)
+
+        master.solve = late_solve
+        return master
+
+    monkeypatch.setattr(_boost, "make_master", slow_master)
+    clf = OptimalBoostClassifier(
+        "lpboost", 0.25, max_depth=1, pricing="exhaustive", time_limit=1.0
+    ).fit(X, y)
+    assert clf.status_ == "timeout" and not clf.optimal_
+    assert clf.stats_["n_iterations"] == 2 == len(clf.stats_["objective"])
+    assert len(clf.estimators_) <= 2
+    assert clf.predict(X).shape == y.shape
+
+
 def test_sklearn_clone_and_feature_names(vote_subset):
     pd = pytest.importorskip("pandas")
     X, y = vote_subset
