@@ -11,6 +11,7 @@ ends with a forest that is optimal over *all* trees of the given depth
 from __future__ import annotations
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,6 +21,7 @@ from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.naiveforest._master import make_master
 from odtstudy.naiveforest._pricing import (
     column_of,
+    dl85_supports_real_weights,
     price_cart,
     price_dl85,
     price_exhaustive,
@@ -60,7 +62,9 @@ class OptimalBoostClassifier(BaseForestClassifier):
         Depth of every tree.
     pricing : {"dl85", "cart", "exhaustive"}, default="dl85"
         Pricing oracle: weighted DL8.5 (exact; needs 0/1 features and
-        DL8.5 with real-valued sample weights), weighted CART (heuristic;
+        DL8.5 with real-valued sample weights; while the DL8.5 build lacks
+        them, a ``RuntimeWarning`` is raised and the exhaustive oracle is
+        used for ``max_depth <= 3``), weighted CART (heuristic;
         any numeric features), or exhaustive dynamic programming over all
         0/1 splits (exact, for ``max_depth <= 3`` on small data).
     max_iterations : int, default=1000
@@ -103,7 +107,8 @@ class OptimalBoostClassifier(BaseForestClassifier):
     stats_ : dict
         ``objective``, ``n_trees``, ``reduced_cost``, ``train_accuracy``,
         ``beta``, ``time``: one entry per iteration; ``n_columns``,
-        ``n_iterations``, ``stop_reason``, ``upper_bound`` (Lagrangian bound
+        ``n_iterations``, ``pricing`` (the oracle used), ``stop_reason``,
+        ``upper_bound`` (Lagrangian bound
         on the optimum over all trees, from the last exact pricing, else
         None), ``dual_objective``.
     n_features_in_ : int
@@ -188,11 +193,11 @@ class OptimalBoostClassifier(BaseForestClassifier):
     # ------------------------------------------------------------ pricing
     def _price(self, X, y, u, remaining):
         k = len(self.classes_)
-        if self.pricing == "dl85":
+        if self._pricing == "dl85":
             return price_dl85(
                 X, y, u, k, self.max_depth, self.min_sup, time_limit=remaining
             )
-        if self.pricing == "exhaustive":
+        if self._pricing == "exhaustive":
             return price_exhaustive(
                 X, y, u, k, self.max_depth, self.min_sup, time_limit=remaining
             )
@@ -221,6 +226,22 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 "pricing='exhaustive' enumerates every tree and is limited to "
                 f"max_depth <= 3 (got {self.max_depth}); use pricing='dl85'"
             )
+        self._pricing = self.pricing
+        if self.pricing == "dl85" and not dl85_supports_real_weights():
+            if self.max_depth > 3:
+                raise ValueError(
+                    "pricing='dl85' needs DL8.5 with real-valued sample weights "
+                    "(issue 4), which this build does not support yet; use "
+                    "pricing='cart', or max_depth <= 3 for the exhaustive pricer"
+                )
+            warnings.warn(
+                "DL85Classifier does not accept real-valued sample weights in "
+                "this build: pricing by exhaustive enumeration instead (also "
+                "exact, same optimum)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self._pricing = "exhaustive"
         start = time.perf_counter()
         deadline = None if self.time_limit is None else start + self.time_limit
         rs = self.random_state
@@ -349,6 +370,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
         self.fit_time_ = time.perf_counter() - start
         self.stats_ = {
             **history,
+            "pricing": self._pricing,
             "n_columns": master.n_columns,
             "n_iterations": iteration,
             "stop_reason": reason,

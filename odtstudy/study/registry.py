@@ -208,7 +208,7 @@ _register_builtins(
             "odtstudy.naiveforest:OptimalBoostClassifier",
             "binary",
             False,
-            {"objective": "lpboost", "pricing": "dl85"},
+            {"objective": "lpboost", "pricing": "dl85", "lp_solver": "highspy"},
             "OptiLPBoost: LPBoost by column generation, weighted DL8.5 pricing",
         ),
         (
@@ -224,7 +224,7 @@ _register_builtins(
             "odtstudy.naiveforest:OptimalBoostClassifier",
             "binary",
             False,
-            {"objective": "lpboost", "pricing": "cart"},
+            {"objective": "lpboost", "pricing": "cart", "lp_solver": "highspy"},
             "LPBoost by column generation, weighted CART pricing",
         ),
         (

@@ -252,6 +252,17 @@ def test_dl85_pricing_matches_exhaustive_pricing(vote_subset, objective, reg):
     assert dl.objective_ == pytest.approx(ex.objective_, abs=1e-5)
 
 
+def test_dl85_pricing_falls_back_while_dl85_lacks_real_weights(vote_subset):
+    if dl85_supports_real_weights():
+        pytest.skip("DL8.5 accepts real-valued weights: no fallback")
+    X, y = vote_subset
+    with pytest.warns(RuntimeWarning, match="exhaustive"):
+        clf = OptimalBoostClassifier("mdboost", 3.0, max_depth=1).fit(X, y)
+    assert clf.optimal_ and clf.stats_["pricing"] == "exhaustive"
+    with pytest.raises(ValueError, match="real-valued"):
+        OptimalBoostClassifier(max_depth=4).fit(X, y)
+
+
 @pytest.mark.parametrize(
     ("params", "X", "y", "match"),
     [
@@ -261,7 +272,7 @@ def test_dl85_pricing_matches_exhaustive_pricing(vote_subset, objective, reg):
         ({"objective": "adaboost"}, [[0, 1], [1, 0]], [0, 1], "objective"),
         ({"reg": -1.0}, [[0, 1], [1, 0]], [0, 1], "reg"),
         ({"pricing": "gurobi"}, [[0, 1], [1, 0]], [0, 1], "pricing"),
-        ({"reg": 0.1}, [[0, 1], [1, 0]], [0, 1], "1/n_samples"),
+        ({"reg": 0.1, "pricing": "cart"}, [[0, 1], [1, 0]], [0, 1], "1/n_samples"),
         (
             {"pricing": "exhaustive", "max_depth": 4},
             [[0, 1], [1, 0]],
