@@ -92,6 +92,9 @@ def set_kernel_isa(name):
 cdef extern from *:
     """
     #include <stdint.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    #endif
     /* Hot kernels of the two-class depth-2 solver. With GCC / clang on
        x86-64 each is compiled for AVX-512 (with vector popcount), AVX2,
        popcnt and the baseline; odt_kernels_init() picks the best one the
@@ -130,6 +133,12 @@ cdef extern from *:
         int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
         int start, int end, int32_t* bl_i, int32_t* br_i
 
+    /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
+       densely (pext) into out; returns the number of words written. */
+    typedef int (*odt_compact_fn)(const uint64_t*, const int32_t*,
+                                  const uint64_t*, int, uint64_t*);
+    static odt_compact_fn odt_compact = 0;
+
     typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
     typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
     static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
@@ -152,6 +161,33 @@ cdef extern from *:
     __attribute__((target("sse4.2")))
     static void odt_quadrants_sse42(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
 
+    __attribute__((target("bmi2,popcnt")))
+    static int odt_compact_bmi2(const uint64_t* src, const int32_t* idx,
+                                const uint64_t* cover, int nnz, uint64_t* out) {
+        uint64_t acc = 0;
+        int fill = 0, o = 0;
+        for (int j = 0; j < nnz; j++) {
+            uint64_t c = cover[j];
+            int n = __builtin_popcountll(c);
+            uint64_t bits = _pext_u64(src[idx[j]], c);
+            acc |= bits << fill;
+            fill += n;
+            if (fill >= 64) {
+                out[o++] = acc;
+                fill -= 64;
+                acc = fill ? bits >> (n - fill) : 0;
+            }
+        }
+        if (fill) out[o++] = acc;
+        return o;
+    }
+
+    static int odt_fast_pext(void) {
+        /* pext is microcoded (slow) on AMD before Zen 3 */
+        return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
+               && !__builtin_cpu_is("znver2");
+    }
+
     static int odt_kernels_set(int level) {
         /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
         __builtin_cpu_init();
@@ -162,45 +198,33 @@ cdef extern from *:
             odt_pair_counts = odt_pair_counts_512;
             odt_quadrants = odt_quadrants_512;
             odt_kernel_isa = "avx512";
+            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
         } else if (level == 2) {
             if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
                 return 0;
             odt_pair_counts = odt_pair_counts_avx2;
             odt_quadrants = odt_quadrants_avx2;
             odt_kernel_isa = "avx2";
+            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
         } else if (level == 1) {
             if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
                 return 0;
             odt_pair_counts = odt_pair_counts_popcnt;
             odt_quadrants = odt_quadrants_sse42;
             odt_kernel_isa = "popcnt";
+            odt_compact = 0;
         } else {
             odt_pair_counts = odt_pair_counts_base;
             odt_quadrants = odt_quadrants_base;
             odt_kernel_isa = "baseline";
+            odt_compact = 0;
         }
         return 1;
     }
 
     static void odt_kernels_init(void) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512vpopcntdq")
-                && __builtin_cpu_supports("avx512vl")
-                && __builtin_cpu_supports("avx512bw")) {
-            odt_pair_counts = odt_pair_counts_512;
-            odt_quadrants = odt_quadrants_512;
-            odt_kernel_isa = "avx512";
-        } else if (__builtin_cpu_supports("avx2")
-                   && __builtin_cpu_supports("popcnt")) {
-            odt_pair_counts = odt_pair_counts_avx2;
-            odt_quadrants = odt_quadrants_avx2;
-            odt_kernel_isa = "avx2";
-        } else if (__builtin_cpu_supports("popcnt")
-                   && __builtin_cpu_supports("sse4.2")) {
-            odt_pair_counts = odt_pair_counts_popcnt;
-            odt_quadrants = odt_quadrants_sse42;
-            odt_kernel_isa = "popcnt";
-        }
+        if (!odt_kernels_set(3) && !odt_kernels_set(2) && !odt_kernels_set(1))
+            odt_kernels_set(0);
     }
     #else
     static int odt_kernels_set(int level) {
@@ -223,6 +247,9 @@ cdef extern from *:
     void odt_kernels_init() noexcept nogil
     int odt_kernels_set(int level) noexcept nogil
     const char* odt_kernel_isa
+    ctypedef int (*odt_compact_fn)(const uint64_t*, const int32_t*, const uint64_t*,
+                                   int, uint64_t*) noexcept nogil
+    odt_compact_fn odt_compact
     void odt_pair_counts(const uint64_t* row, uint64_t a0, uint64_t a1,
                          int32_t* c0, int32_t* c1, int start, int end) noexcept nogil
     void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
@@ -326,6 +353,7 @@ cdef class Searcher:
     cdef int32_t* fid
     cdef double* cnt4
     cdef double* _d2_nc
+    cdef int d2_nnz
     # similarity bound: two remembered covers per depth
     cdef uint64_t* sim_words
     cdef int32_t* sim_idx
@@ -609,6 +637,31 @@ cdef class Searcher:
         cdef long long cnt
         cdef int tot
         cdef int ntot = <int>total
+        cdef int nw = (ntot + 63) // 64
+        cdef bint compact = odt_compact != NULL and nw < nnz
+        if compact:
+            # pack the cover's rows densely: nw words instead of nnz
+            for c in range(K):
+                odt_compact(self.cmask + c * W, ix, w, nnz, self.ccw + c * nw)
+            for f in range(self.m):
+                g = self.gw + nf * nw
+                odt_compact(self.cols + f * W, ix, w, nnz, g)
+                tot = 0
+                for j in range(nw):
+                    tot += odt_popcount(g[j])
+                if tot < self.min_sup or ntot - tot < self.min_sup:
+                    continue
+                for c in range(K):
+                    t = self.ccw + c * nw
+                    cnt = 0
+                    for j in range(nw):
+                        cnt += odt_popcount(g[j] & t[j])
+                    self.fq1[nf * K + c] = <int32_t>cnt
+                self.fid[nf] = f
+                nf += 1
+            self.d2_nnz = nw
+            return nf
+        self.d2_nnz = nnz
         for c in range(K):
             cm = self.cmask + c * W
             for j in range(nnz):
@@ -639,7 +692,7 @@ cdef class Searcher:
         split for both branches of i (child k) and of k (child i); ``bl`` /
         ``br`` keep the best error of the left / right branch of each root.
         """
-        cdef int K = self.K, nnz = self.cnnz[d], j, c, i, k, ms = self.min_sup
+        cdef int K = self.K, nnz = self.d2_nnz, j, c, i, k, ms = self.min_sup
         cdef uint64_t* g
         cdef uint64_t* gk
         cdef uint64_t* t0
@@ -746,7 +799,7 @@ cdef class Searcher:
         """Two-class version of ``_d2_pairs``: counts for all partners k of a
         root i in one sweep over a word-major copy of the feature words, then
         a branch-free pass (vectorisable) over k for the four quadrants."""
-        cdef int nnz = self.cnnz[d], i, j, k, ms = self.min_sup
+        cdef int nnz = self.d2_nnz, i, j, k, ms = self.min_sup
         cdef uint64_t* gT = self.gT
         cdef uint64_t* row
         cdef int32_t* c0 = self.cnt0

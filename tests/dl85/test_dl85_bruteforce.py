@@ -137,6 +137,11 @@ def test_dl85_every_kernel_isa_is_exact(isa, rng):
                 clf = DL85Classifier(max_depth=2, min_sup=min_sup).fit(X, y)
                 assert clf.stats_["kernel_isa"] == isa
                 _check_fit(clf, X, y, 2, min_sup, expected)
+        # deeper: depth-2 subproblems on sparse covers (compacted words)
+        X = rng.integers(0, 2, size=(700, 9))
+        y = (X[:, 0] ^ X[:, 1] ^ (rng.random(700) < 0.2)).astype(int)
+        expected = bruteforce.optimal_error(X, y, 3)
+        _check_fit(DL85Classifier(max_depth=3).fit(X, y), X, y, 3, 1, expected)
     finally:
         _search.set_kernel_isa("auto")
 
