@@ -90,7 +90,9 @@ def _cell(res):
     if "error" in res:
         return "error"
     obj = "?" if res["obj"] is None else f"{res['obj']:g}"
-    text = f"{obj}{'*' if res['opt'] else ' '} {res['time']:6.1f}s"
+    secs = res["time"]
+    shown = f"{secs:6.1f}s" if secs >= 1 else f"{1000 * secs:5.0f}ms"
+    text = f"{obj}{'*' if res['opt'] else ' '} {shown}"
     if not res["opt"] and res.get("gap") is not None:
         text += f" {100 * res['gap']:3.0f}%"
     elif not res["opt"]:

@@ -150,19 +150,21 @@ class _MILPTreeClassifier(BaseTreeClassifier):
                     )
 
         if tree is None or obj > cart_obj + 1e-9:
+            # the solver has nothing better than the warm start (or nothing
+            # usable): return CART, optimal only if the bound proves it
             stats["returned"] = "cart"
-            status = "timeout" if timed_out else "feasible"
-            return FitResult(
-                cart_tree, float(cart_err), lower_bound, False, status, stats
-            )
-
-        stats["returned"] = "milp"
-        optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
+            tree, err, obj = cart_tree, cart_err, cart_obj
+            optimal = self._proves(obj, err, info.bound, model)
+        else:
+            stats["returned"] = "milp"
+            optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
         if optimal:
             status = "optimal"
-            stats["mip_gap"] = 0.0 if stats["mip_gap"] is None else stats["mip_gap"]
+            stats["mip_gap"] = 0.0
         else:
             status = "timeout" if timed_out else "feasible"
+            if stats["mip_gap"] is None and info.bound is not None:
+                stats["mip_gap"] = max(0.0, (obj - info.bound) / max(abs(obj), 1e-10))
         return FitResult(tree, float(err), lower_bound, optimal, status, stats)
 
 

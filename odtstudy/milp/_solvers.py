@@ -220,7 +220,7 @@ def _solve_cbc(prob, time_limit, threads, warm_start, gap_abs, tolerance):
         and status_text.startswith("Optimal")
     )
     if has_solution and not proven:
-        has_solution = prob.valid(1e-5)
+        has_solution = prob.valid(1e-3)  # catches garbage, not round-off
     objective = pulp.value(prob.objective) if has_solution else None
     bound = None
     match = _CBC_BOUND.search(log)
