@@ -109,3 +109,23 @@ def test_predict_on_new_data_uses_midpoint_thresholds():
     est = OCTClassifier(max_depth=1).fit(X, y)
     assert est.tree_.threshold[0] == pytest.approx(5.5)
     assert est.predict([[5.0], [6.0]]).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_cheap_sklearn_api_checks(learner):
+    from sklearn.utils.estimator_checks import (
+        check_get_params_invariance,
+        check_no_attributes_set_in_init,
+        check_parameters_default_constructible,
+    )
+
+    name = learner.__name__
+    check_parameters_default_constructible(name, learner())
+    check_no_attributes_set_in_init(name, learner())
+    check_get_params_invariance(name, learner())
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_highs_warm_start_accepted_for_both_models(learner):
+    est = learner(max_depth=2, solver="highs").fit(X6, Y6)
+    assert est.stats_["warm_start_accepted"] is True
