@@ -242,7 +242,11 @@ class HighsLPBoostMaster(_Master):
             raise ValueError("the master has no column yet")
         h = self._h
         if time_limit is not None:
-            h.setOptionValue("time_limit", max(float(time_limit), 0.01))
+            # HiGHS compares its time_limit with the run time summed over all
+            # solves of this model, so the budget is added to what is spent
+            h.setOptionValue(
+                "time_limit", h.getRunTime() + max(float(time_limit), 0.01)
+            )
         h.run()
         status = h.getModelStatus()
         if status != self._highspy.HighsModelStatus.kOptimal:
@@ -354,7 +358,11 @@ class MDBoostMaster(_Master):
         self._pass_hessian()
         h = self._h
         if time_limit is not None:
-            h.setOptionValue("time_limit", max(float(time_limit), 0.01))
+            # HiGHS compares its time_limit with the run time summed over all
+            # solves of this model, so the budget is added to what is spent
+            h.setOptionValue(
+                "time_limit", h.getRunTime() + max(float(time_limit), 0.01)
+            )
         h.run()
         status = h.getModelStatus()
         if status != self._highspy.HighsModelStatus.kOptimal:
