@@ -109,6 +109,23 @@ def test_dl85_pricing_matches_exhaustive(seed, depth):
     assert dl.score == pytest.approx(ex.score, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("depth", [1, 2])
+def test_dl85_pricing_matches_exhaustive_on_integer_weights(seed, depth):
+    """Runs with today's DL8.5 (integer weights = repeated rows), signs mixed."""
+    rng = np.random.default_rng(seed)
+    n_classes = 2 + seed % 2
+    X = rng.integers(0, 2, size=(16, 4))
+    y = rng.integers(0, n_classes, size=16)
+    u = rng.integers(-3, 5, size=16).astype(float)
+    dl = price_dl85(X, y, u, n_classes, depth)
+    ex = price_exhaustive(X, y, u, n_classes, depth)
+    assert dl.exact
+    assert dl.score == pytest.approx(ex.score)
+    assert dl.score == pytest.approx(u @ column_of(dl.tree, X, y))
+    assert dl.score == pytest.approx(best_score(X, y, u, n_classes, depth))
+
+
 @needs_real_weights
 def test_dl85_pricing_t11():
     res = price_dl85(T11_X, T11_Y, T11_U, 2, 1)
