@@ -1037,6 +1037,20 @@ cdef class Searcher:
                 e1 = self._child_entry(d, f, 1, False)
                 v0 = self._child_value(e0)
                 v1 = self._child_value(e1)
+                if self.use_sim and v0 + v1 < cur_ub:
+                    # similarity bounds of both children before any solving
+                    if e0 < 0 or not (self.cache.entries[e0].flags & ENTRY_SOLVED):
+                        self._make_child(d, f, 0)
+                        s = self._sim_lb(d + 1)
+                        if s > v0:
+                            v0 = s
+                    if e1 < 0 or not (self.cache.entries[e1].flags & ENTRY_SOLVED):
+                        self._make_child(d, f, 1)
+                        s = self._sim_lb(d + 1)
+                        if s > v1:
+                            v1 = s
+                    if v0 + v1 >= cur_ub:
+                        self.n_sim_pruned += 1
                 if v0 + v1 >= cur_ub:
                     if v0 + v1 < min_lb:
                         min_lb = v0 + v1
