@@ -6,6 +6,8 @@
 (b) Table 6.3 / Bosch figs. 4.3-4.5: cross-validated test accuracy and
     number of trees of OptiLPBoost, OptiMDBoost, LPBoost, MDBoost, AdaBoost,
     RandomForest, DL8-forest variants and a single DL8.5 tree.
+(c) Bosch figs. 3.2 / 3.3: DL8-forest diagnostics (tree unanimity, how
+    often the same features are used at the root and anywhere).
 
 Small defaults (a few CP4IM sets, depth 2-3, 3 folds, fixed ``reg``) finish in
 about ten minutes on two shared cores. The papers' settings by flag:
@@ -19,7 +21,7 @@ Exact pricing uses weighted DL8.5 when ``DL85Classifier`` accepts
 real-valued sample weights, otherwise the exhaustive pricer (also exact,
 depth <= 3); the header says which. Run from the repository root:
 
-    python benchmarks/forests_table.py [--table a|b|both] [--out FILE]
+    python benchmarks/forests_table.py [--table a|b|c|all] [--out FILE]
 """
 
 from __future__ import annotations
@@ -220,9 +222,44 @@ def table_b(args, out):
             out(f"| {name} | {depth} | " + " | ".join(cells) + " |")
 
 
+# ---------------------------------------------------------------- table (c)
+def table_c(args, out):
+    """Bosch figs. 3.2 / 3.3: how diverse are the DL8-forests (whole data set)?"""
+    out(
+        "\n### (c) DL8-forest diagnostics (10 trees, whole data set): unanimity "
+        "(share of rows where all trees agree), distinct root features, largest "
+        "share of trees with the same root / using the same feature\n"
+    )
+    out(
+        "| dataset | depth | variant | unanimity | distinct roots | top root share "
+        "| top feature share | train acc |"
+    )
+    out("|---|---|---|---|---|---|---|---|")
+    for depth in args.depths:
+        for name in args.datasets:
+            data = load_dataset(name)
+            for samples, attributes in DL8_VARIANTS:
+                forest = DL8ForestClassifier(
+                    10,
+                    depth,
+                    sample_selection=samples,
+                    attribute_selection=attributes,
+                    time_limit=args.time_limit,
+                    random_state=0,
+                ).fit(data.X, data.y)
+                usage = forest.feature_usage_
+                out(
+                    f"| {name} | {depth} | {samples}/{attributes} "
+                    f"| {forest.unanimity_:.3f} "
+                    f"| {int(np.sum(usage['root'] > 0))} "
+                    f"| {usage['root'].max():.2f} | {usage['overall'].max():.2f} "
+                    f"| {100 * forest.score(data.X, data.y):.2f} |"
+                )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", choices=["a", "b", "both"], default="both")
+    parser.add_argument("--table", choices=["a", "b", "c", "all"], default="all")
     parser.add_argument(
         "--datasets", nargs="+", default=["zoo-1", "hepatitis", "lymph", "vote"]
     )
@@ -273,12 +310,15 @@ def main(argv=None):
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     out(f"# Forests of optimal trees ({stamp})")
     depths_given = args.depths
-    if args.table in ("a", "both"):
+    if args.table in ("a", "all"):
         args.depths = depths_given or [2, 3]
         table_a(args, out)
-    if args.table in ("b", "both"):
+    if args.table in ("b", "all"):
         args.depths = depths_given or [2]
         table_b(args, out)
+    if args.table in ("c", "all"):
+        args.depths = depths_given or [3]
+        table_c(args, out)
     out(f"\ntotal time: {time.perf_counter() - start:.0f} s")
     if args.out:
         with open(args.out, "w") as fh:
