@@ -101,14 +101,22 @@ cdef extern from *:
        CPU supports (called once at import). */
     static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-    /* c0[k] += |a0 & row[k]|, c1[k] += |a1 & row[k]| for k in [start, end) */
+    /* For k in [start, end): c0[k] = sum_j |a0[j] & gT[j * stride + k]| and
+       c1[k] likewise (gT: word-major feature words, a0 / a1: the root's
+       words of each class). */
     #define ODT_PAIR_COUNTS_BODY \
         for (int k = start; k < end; k++) { \
-            uint64_t w = row[k]; \
-            c0[k] += (int32_t)__builtin_popcountll(a0 & w); \
-            c1[k] += (int32_t)__builtin_popcountll(a1 & w); \
+            int32_t s0 = 0, s1 = 0; \
+            for (int j = 0; j < nnz; j++) { \
+                uint64_t w = gT[(size_t)j * stride + k]; \
+                s0 += (int32_t)__builtin_popcountll(a0[j] & w); \
+                s1 += (int32_t)__builtin_popcountll(a1[j] & w); \
+            } \
+            c0[k] = s0; \
+            c1[k] = s1; \
         }
-    #define ODT_PAIR_COUNTS_ARGS const uint64_t* row, uint64_t a0, uint64_t a1, \
+    #define ODT_PAIR_COUNTS_ARGS const uint64_t* gT, int stride, int nnz, \
+        const uint64_t* a0, const uint64_t* a1, \
         int32_t* c0, int32_t* c1, int start, int end
 
     /* Four quadrants of root i with each partner k (min_sup = 1): update
@@ -149,7 +157,31 @@ cdef extern from *:
 
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
-    static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+    static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
+        /* 16 partners k at a time, counts kept in registers over all words */
+        int k = start;
+        for (; k + 16 <= end; k += 16) {
+            __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
+            __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
+            for (int j = 0; j < nnz; j++) {
+                const uint64_t* row = gT + (size_t)j * stride + k;
+                __m512i wa = _mm512_loadu_si512((const void*)row);
+                __m512i wb = _mm512_loadu_si512((const void*)(row + 8));
+                __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
+                __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
+                s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
+                s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
+                s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
+                s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
+            }
+            _mm256_storeu_si256((__m256i*)(c0 + k), _mm512_cvtepi64_epi32(s0a));
+            _mm256_storeu_si256((__m256i*)(c1 + k), _mm512_cvtepi64_epi32(s1a));
+            _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
+            _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
+        }
+        start = k;
+        ODT_PAIR_COUNTS_BODY
+    }
     __attribute__((target("avx512f,avx512vl,avx512bw")))
     static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
     __attribute__((target("avx2,popcnt")))
@@ -250,8 +282,9 @@ cdef extern from *:
     ctypedef int (*odt_compact_fn)(const uint64_t*, const int32_t*, const uint64_t*,
                                    int, uint64_t*) noexcept nogil
     odt_compact_fn odt_compact
-    void odt_pair_counts(const uint64_t* row, uint64_t a0, uint64_t a1,
-                         int32_t* c0, int32_t* c1, int start, int end) noexcept nogil
+    void odt_pair_counts(const uint64_t* gT, int stride, int nnz, const uint64_t* a0,
+                         const uint64_t* a1, int32_t* c0, int32_t* c1,
+                         int start, int end) noexcept nogil
     void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
                        const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
                        int32_t fi1, int32_t n0, int32_t n1, int start, int end,
@@ -820,13 +853,10 @@ cdef class Searcher:
             for j in range(nnz):
                 gT[j * nf + i] = self.gw[i * nnz + j]
         for i in range(nf - 1):
-            for k in range(i + 1, nf):
-                c0[k] = 0
-                c1[k] = 0
             for j in range(nnz):
-                row = gT + j * nf
-                odt_pair_counts(row, row[i] & self.ccw[j], row[i] & self.ccw[nnz + j],
-                                c0, c1, i + 1, nf)
+                self.tmp[j] = gT[j * nf + i] & self.ccw[j]
+                self.tmp[nnz + j] = gT[j * nf + i] & self.ccw[nnz + j]
+            odt_pair_counts(gT, nf, nnz, self.tmp, self.tmp + nnz, c0, c1, i + 1, nf)
             bri = br[i]
             bli = bl[i]
             fi0 = f0[i]
