@@ -90,11 +90,18 @@ class DL85Classifier(BaseTreeClassifier):
     status_ : {"optimal", "timeout", "infeasible"}
     fit_time_ : float
     stats_ : dict
-        ``cache_entries``, ``itemsets_explored``, ``cache_hits``,
-        ``depth2_calls``, ``similarity_prunes``, ``timeout``.
+        ``cache_entries``, ``itemsets_explored`` (nodes searched past the
+        cache), ``cache_hits``, ``depth2_calls``, ``similarity_prunes``,
+        ``timeout`` and ``kernel_isa`` (instruction set of the depth-2
+        kernels: ``"avx512"``, ``"avx2"``, ``"popcnt"`` or ``"baseline"``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
+
+    Notes
+    -----
+    Integer ``sample_weight`` values are supported (a row of weight ``w``
+    counts ``w`` times); fractional weights raise a ``ValueError`` for now.
 
     See Also
     --------
