@@ -68,7 +68,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
         any numeric features), or exhaustive dynamic programming over all
         0/1 splits (exact, for ``max_depth <= 3`` on small data).
     max_iterations : int, default=1000
-        Maximum number of pricing rounds (columns generated).
+        Maximum number of master solves, hence of trees generated.
     time_limit : float, default=None
         Seconds for the whole fit; the forest built so far is returned at the
         limit (``status_ = "timeout"``). ``None``: no limit.
@@ -105,12 +105,15 @@ class OptimalBoostClassifier(BaseForestClassifier):
     status_ : {"optimal", "feasible", "timeout"}
     fit_time_ : float
     stats_ : dict
-        ``objective``, ``n_trees``, ``reduced_cost``, ``train_accuracy``,
-        ``beta``, ``time``: one entry per iteration; ``n_columns``,
-        ``n_iterations``, ``pricing`` (the oracle used), ``stop_reason``,
-        ``upper_bound`` (Lagrangian bound
-        on the optimum over all trees, from the last exact pricing, else
-        None), ``dual_objective``.
+        One entry per iteration: ``objective`` (master objective),
+        ``n_trees`` (trees with non-zero weight), ``reduced_cost`` (score of
+        the priced tree minus ``beta``; NaN when no pricing ran),
+        ``train_accuracy`` (weighted vote), ``beta``, ``time``. Scalars:
+        ``n_columns``, ``n_iterations``, ``pricing`` (the oracle used),
+        ``stop_reason``, ``upper_bound`` (Lagrangian bound on the optimum
+        over all trees from the last exact pricing, else None),
+        ``dual_objective``, ``positive_margin_at`` (number of trees when the
+        margin first became positive).
     n_features_in_ : int
 
     Notes
