@@ -126,10 +126,11 @@ class CPSATClassifier(BaseTreeClassifier):
     not weights.
 
     Which formulation proves optimality faster depends on the data. On the
-    CP4IM sets (hundreds of distinct rows, tens of features), only
-    ``"errors"`` proves the depth-2 optima of vote, anneal and tic-tac-toe
-    within 30 s on one worker (``"counts"`` keeps a bound near 0), and on a
-    random 40 x 6 binary set at depth 3 it needs ~0.4 s against ~7 s. On
+    CP4IM sets (hundreds of distinct rows, tens of features) ``"errors"``
+    proves the depth-2 optima of vote, anneal and tic-tac-toe in 4-10 s on
+    one worker, while ``"counts"`` proves only tic-tac-toe (20 s) within
+    30 s; on a random 40 x 6 binary set at depth 3 ``"errors"`` needs
+    ~0.4 s against ~7 s. On
     small dense sets with a few strong features (80 x 8, 2-3 classes, depth
     2) ``"counts"`` is 2-8 times faster, its per-leaf maxima bounding the
     objective early.
