@@ -290,3 +290,13 @@ def test_cp_dl85_hint():
         return
     clf = CPSATClassifier(max_depth=2, hint="dl85").fit(T11_X, T11_Y)
     assert clf.objective_ == 3 and clf.stats_["hint_objective"] == 3
+
+
+def test_cp_registry_builds_the_estimator():
+    from odtstudy.study.registry import get_method
+
+    method = get_method("cpsat")
+    assert method.exact and method.data == "binary"
+    est = method.make(max_depth=2, time_limit=5.0, random_state=0)
+    assert isinstance(est, CPSATClassifier) and est.time_limit == 5.0
+    assert est.fit(T11_X, T11_Y).objective_ == 3
