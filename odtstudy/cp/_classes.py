@@ -222,12 +222,21 @@ class CPSATClassifier(BaseTreeClassifier):
                 stacklevel=3,
             )
         if len(y) < self.min_sup:
+            # as DL8.5 and the brute force: min_sup constrains splits, the
+            # single leaf is always a tree (the model itself would be
+            # infeasible)
+            builder = TreeBuilder(n_outputs=n_classes)
+            builder.add_leaf()
+            tree = builder.build().with_training_values(X, y, n_classes, sample_weight)
+            w = np.ones(len(y)) if sample_weight is None else sample_weight
+            objective = float(np.sum(w[tree.predict(X) != y]))
             return FitResult(
-                tree=None,
-                objective=None,
-                status="infeasible",
-                stats={"status": "INFEASIBLE"},
-                reason=f"min_sup={self.min_sup} exceeds the {len(y)} training rows",
+                tree=tree,
+                objective=objective,
+                lower_bound=objective,
+                optimal=True,
+                status="optimal",
+                stats={"status": "NOT_SOLVED (fewer rows than min_sup)", "gap": 0.0},
             )
         inst = make_instance(X, y, n_classes, weights, scale)
         depth = int(self.max_depth)

@@ -101,11 +101,12 @@ def test_cp_min_support_oracle():
     assert CPSATClassifier(max_depth=1).fit(X, y).objective_ == 0
 
 
-def test_cp_min_support_above_rows_is_infeasible():
-    clf = CPSATClassifier(max_depth=2, min_sup=5).fit(T11_X[:4], T11_Y[:4])
-    assert clf.status_ == "infeasible" and clf.tree_ is None
-    with pytest.raises(ValueError, match="min_sup"):
-        clf.predict(T11_X)
+def test_cp_min_support_above_rows_gives_a_leaf():
+    # as DL8.5 and the brute force: the single leaf is always allowed
+    X, y = T11_X[:4], T11_Y[:4]
+    clf = CPSATClassifier(max_depth=2, min_sup=5).fit(X, y)
+    assert clf.status_ == "optimal" and clf.tree_.n_leaves == 1
+    assert clf.objective_ == bruteforce.optimal_error(X, y, 2, min_sup=5) == 2
 
 
 @pytest.mark.parametrize("formulation", ["errors", "counts"])
