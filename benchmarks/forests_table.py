@@ -69,6 +69,11 @@ def exact_pricing() -> str:
     return "dl85" if dl85_supports_real_weights() else "exhaustive"
 
 
+def fmt(value, digits=4):
+    """Objective for a table: solver noise below 1e-9 shows as 0."""
+    return "0" if abs(value) < 1e-9 else f"{value:.{digits}g}"
+
+
 def boost(objective, reg, depth, pricing, args):
     return OptimalBoostClassifier(
         objective,
@@ -111,9 +116,9 @@ def table_a(args, out):
                 md, omd = cells["mdboost", "cart"], cells["mdboost", pricing]
                 out(
                     f"| {name} | {X.shape[1]} | {X.shape[0]} | {depth} | {reg_lp} "
-                    f"| {lp.objective_:.4g} | {olp.objective_:.4g} "
+                    f"| {fmt(lp.objective_)} | {fmt(olp.objective_)} "
                     f"| {len(lp.estimators_)}/{len(olp.estimators_)} | {reg_md} "
-                    f"| {md.objective_:.5g} | {omd.objective_:.5g} "
+                    f"| {fmt(md.objective_, 5)} | {fmt(omd.objective_, 5)} "
                     f"| {len(md.estimators_)}/{len(omd.estimators_)} "
                     f"| {'/'.join(proven)} | {secs:.1f} |"
                 )
