@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.dl85._bitset import pack_columns
+from odtstudy.dl85._predictor import fit_classifier_general
 from odtstudy.dl85._search import Searcher
 from odtstudy.tree import TreeBuilder
 
@@ -23,6 +24,14 @@ def _pack_classes(y: np.ndarray, n_classes: int) -> np.ndarray:
     onehot = np.zeros((len(y), n_classes), dtype=np.uint8)
     onehot[np.arange(len(y)), y] = 1
     return pack_columns(onehot)
+
+
+def _integral(sample_weight) -> bool:
+    """True when there are no weights or all of them are whole numbers."""
+    if sample_weight is None:
+        return True
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return bool(np.all(np.abs(w - np.rint(w)) <= 1e-9))
 
 
 class DL85Classifier(BaseTreeClassifier):
@@ -75,6 +84,13 @@ class DL85Classifier(BaseTreeClassifier):
     random_state : None, int or RandomState, default=None
         Unused (the search is deterministic); accepted for a uniform
         interface across learners.
+    fast_error_function : callable, default=None
+        Custom leaf loss ``f(class_weights) -> (loss, label)`` (as in
+        PyDL8.5): called with the per-class supports of a leaf (weighted by
+        ``sample_weight`` when given), it returns the leaf's non-negative
+        loss and the index of the class it predicts (e.g. a cost-sensitive
+        error with a cost matrix). The fit then runs the general search of
+        ``DL85Predictor`` and ``objective_`` is the sum of these losses.
 
     Attributes
     ----------
@@ -100,8 +116,11 @@ class DL85Classifier(BaseTreeClassifier):
 
     Notes
     -----
-    Integer ``sample_weight`` values are supported (a row of weight ``w``
-    counts ``w`` times); fractional weights raise a ``ValueError`` for now.
+    Integer ``sample_weight`` values make a row of weight ``w`` count ``w``
+    times (the same tree as duplicating rows). Real-valued weights minimise
+    the weighted error (total weight minus the largest class weight per
+    leaf) with the general search of ``_general.pyx``, which lacks the
+    depth-2 solver and the similarity bound of the unweighted core.
 
     See Also
     --------
@@ -139,6 +158,7 @@ class DL85Classifier(BaseTreeClassifier):
         "cache": [StrOptions({"trie", "hash"})],
         "algorithm": [StrOptions({"dl85", "dl8"})],
         "random_state": ["random_state"],
+        "fast_error_function": [callable, None],
     }
 
     def __init__(
@@ -155,6 +175,7 @@ class DL85Classifier(BaseTreeClassifier):
         cache="trie",
         algorithm="dl85",
         random_state=None,
+        fast_error_function=None,
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
@@ -167,9 +188,22 @@ class DL85Classifier(BaseTreeClassifier):
         self.cache = cache
         self.algorithm = algorithm
         self.random_state = random_state
+        self.fast_error_function = fast_error_function
 
     def _fit(self, X, y, sample_weight):
         X = np.ascontiguousarray(X, dtype=np.uint8)
+        if self.fast_error_function is not None or not _integral(sample_weight):
+            return fit_classifier_general(
+                X,
+                y,
+                len(self.classes_),
+                sample_weight,
+                fast_error_function=self.fast_error_function,
+                max_depth=int(self.max_depth),
+                min_sup=int(self.min_sup),
+                time_limit=self.time_limit,
+                max_error=self.max_error,
+            )
         if sample_weight is not None:
             X, y = self._replicate(X, y, sample_weight)
         n_classes = len(self.classes_)

@@ -1,0 +1,769 @@
+# cython: language_level=3
+"""DL8.5 search for any additive leaf objective (thesis chapters 6 and 7).
+
+The search is DL8.5's recursion over itemsets (Aglin, Nijssen & Schaus,
+AAAI 2020): a trie cache of itemsets (``ItemsetTrie``), a
+hierarchical upper bound (a node looks for a tree whose loss is ``< ub``;
+the first child gets ``ub - lb(second)``, the second ``ub - loss(first)``),
+the infeasibility lower bound stored for itemsets searched without success,
+dynamic order of the two children, purity, depth and minimum-support pruning
+and an anytime time limit. It assumes only that the loss of a tree is the
+sum of non-negative leaf losses, so it has none of the classification-only
+refinements of ``_search.pyx`` (depth-2 solver, similarity bound).
+
+Covers are dense bitsets (one buffer per depth); a leaf's loss is computed
+by iterating the set bits of its cover. Leaf objectives:
+
+* ``"class"``: weighted misclassification (total weight minus the largest
+  class weight);
+* ``"squared"``: weighted squared error around the weighted mean;
+* ``"absolute"``: weighted absolute error around a weighted median;
+* ``"quantile"``: pinball loss around the weighted tau-quantile;
+* ``"py_fast"``: a Python callable on the per-class weights of the leaf,
+  returning ``(loss, label)``;
+* ``"py_rows"``: a Python callable on the leaf's row indices, returning the
+  loss.
+
+The absolute and quantile objectives need the rows sorted by target (the
+caller permutes them), so the rows of a cover come out in target order.
+Python callables are called with the GIL re-acquired for the call only; an
+exception they raise stops the search and is re-raised by :meth:`run`.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+cnp.import_array()
+
+cdef enum:
+    ENTRY_SOLVED = 1      # ``error`` is the proven optimum of the itemset
+
+cdef enum:
+    FEATURE_NONE = -2     # no tree known for the itemset
+    FEATURE_LEAF = -1     # the best tree known is a leaf
+
+
+ctypedef struct Entry:
+    double error          # loss of the best tree known (INFINITY if none)
+    double lb             # proven lower bound on the optimal loss
+    int32_t feature       # root feature of that tree, FEATURE_LEAF or FEATURE_NONE
+    int32_t flags         # ENTRY_SOLVED when ``error`` is optimal
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    # splitmix64 finaliser
+    x ^= x >> 30
+    x *= <uint64_t>0xbf58476d1ce4e5b9ULL
+    x ^= x >> 27
+    x *= <uint64_t>0x94d049bb133111ebULL
+    x ^= x >> 31
+    return x
+
+
+cdef class ItemsetTrie:
+    """Unbounded trie of sorted itemsets (entry 0: the empty itemset).
+
+    A private copy of the layout of ``_cache.TrieCache`` (edges
+    ``(parent, item) -> child`` in one open-addressing table, entries in
+    one growable array addressed by index), so this module does not depend
+    on the binary layout of the classification core's caches.
+    """
+
+    cdef Entry* entries
+    cdef readonly Py_ssize_t n_entries
+    cdef Py_ssize_t capacity
+    cdef uint64_t* edge_keys
+    cdef int32_t* edge_child
+    cdef Py_ssize_t edge_mask, n_edges
+    cdef readonly bint out_of_memory
+
+    def __cinit__(self):
+        self.capacity = 1024
+        self.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
+        self.edge_keys = <uint64_t*>malloc(2048 * sizeof(uint64_t))
+        self.edge_child = <int32_t*>malloc(2048 * sizeof(int32_t))
+        if self.entries == NULL or self.edge_keys == NULL or self.edge_child == NULL:
+            raise MemoryError()
+        memset(self.edge_keys, 0, 2048 * sizeof(uint64_t))
+        self.edge_mask = 2047
+        self._new_entry()
+
+    def __dealloc__(self):
+        free(self.entries)
+        free(self.edge_keys)
+        free(self.edge_child)
+
+    cdef Py_ssize_t _new_entry(self) noexcept nogil:
+        cdef Entry* grown
+        cdef Py_ssize_t e
+        if self.n_entries == self.capacity:
+            grown = <Entry*>realloc(self.entries, 2 * self.capacity * sizeof(Entry))
+            if grown == NULL:
+                self.out_of_memory = True
+                return -1
+            self.entries = grown
+            self.capacity *= 2
+        e = self.n_entries
+        self.n_entries += 1
+        self.entries[e].error = INFINITY
+        self.entries[e].lb = 0.0
+        self.entries[e].feature = FEATURE_NONE
+        self.entries[e].flags = 0
+        return e
+
+    cdef bint _grow_edges(self) noexcept nogil:
+        cdef Py_ssize_t old_size = self.edge_mask + 1, new_size = 2 * old_size
+        cdef Py_ssize_t i, p, mask = new_size - 1
+        cdef uint64_t* keys = <uint64_t*>malloc(new_size * sizeof(uint64_t))
+        cdef int32_t* child = <int32_t*>malloc(new_size * sizeof(int32_t))
+        if keys == NULL or child == NULL:
+            free(keys)
+            free(child)
+            self.out_of_memory = True
+            return False
+        memset(keys, 0, new_size * sizeof(uint64_t))
+        for i in range(old_size):
+            if self.edge_keys[i] != 0:
+                p = <Py_ssize_t>(_mix(self.edge_keys[i]) & <uint64_t>mask)
+                while keys[p] != 0:
+                    p = (p + 1) & mask
+                keys[p] = self.edge_keys[i]
+                child[p] = self.edge_child[i]
+        free(self.edge_keys)
+        free(self.edge_child)
+        self.edge_keys = keys
+        self.edge_child = child
+        self.edge_mask = mask
+        return True
+
+    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
+        """Entry id of a sorted itemset; -1 when absent (or out of memory)."""
+        cdef Py_ssize_t node = 0, p, child
+        cdef uint64_t key
+        cdef int i
+        for i in range(n):
+            # parent + 1 keeps key 0 free as the empty-slot marker
+            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t>items[i])
+            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
+            while True:
+                if self.edge_keys[p] == key:
+                    node = self.edge_child[p]
+                    break
+                if self.edge_keys[p] == 0:
+                    if not create:
+                        return -1
+                    child = self._new_entry()
+                    if child < 0:
+                        return -1
+                    self.edge_keys[p] = key
+                    self.edge_child[p] = <int32_t>child
+                    self.n_edges += 1
+                    node = child
+                    if 2 * self.n_edges > self.edge_mask:
+                        if not self._grow_edges():
+                            return -1
+                    break
+                p = (p + 1) & self.edge_mask
+        return node
+
+
+cdef extern from *:
+    """
+    static inline int odt_g_popcount(unsigned long long x) {
+        return __builtin_popcountll(x);
+    }
+    static inline int odt_g_ctz(unsigned long long x) {
+        return __builtin_ctzll(x);
+    }
+    """
+    int odt_g_popcount(uint64_t x) noexcept nogil
+    int odt_g_ctz(uint64_t x) noexcept nogil
+
+
+cdef enum:
+    OBJ_CLASS = 0
+    OBJ_SQUARED = 1
+    OBJ_ABSOLUTE = 2
+    OBJ_QUANTILE = 3
+    OBJ_PY_FAST = 4
+    OBJ_PY_ROWS = 5
+
+OBJECTIVES = {
+    "class": OBJ_CLASS,
+    "squared": OBJ_SQUARED,
+    "absolute": OBJ_ABSOLUTE,
+    "quantile": OBJ_QUANTILE,
+    "py_fast": OBJ_PY_FAST,
+    "py_rows": OBJ_PY_ROWS,
+}
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef void* _alloc(Py_ssize_t nbytes) except NULL:
+    cdef void* p = malloc(nbytes if nbytes > 0 else 1)
+    if p == NULL:
+        raise MemoryError()
+    memset(p, 0, nbytes if nbytes > 0 else 1)
+    return p
+
+
+cdef class GeneralSearcher:
+    """One DL8.5 search for an additive leaf objective over 0/1 data.
+
+    Parameters
+    ----------
+    cols : ndarray of uint64, shape (n_features, n_words)
+        Packed feature columns (``_bitset.pack_columns``).
+    n_rows, max_depth, min_sup : int
+    objective : {"class", "squared", "absolute", "quantile", "py_fast", "py_rows"}
+    weights : ndarray of float64, shape (n_rows,)
+        Row weights (ones for an unweighted fit).
+    y_class : ndarray of int32, shape (n_rows,)
+        Class index of each row (classification objectives; zeros otherwise).
+    n_classes : int
+    y_value : ndarray of float64, shape (n_rows,)
+        Target (regression objectives); sorted ascending for "absolute" and
+        "quantile".
+    quantile : float
+        The tau of the pinball loss.
+    callback : callable or None
+        ``f(class_weights) -> (loss, label)`` for "py_fast",
+        ``f(rows) -> loss`` for "py_rows".
+    time_limit : float
+        Seconds; ``<= 0`` means no limit.
+    """
+
+    cdef int n, m, W, K, max_depth, min_sup, objective
+    cdef double tau, eps, time_limit, deadline
+    cdef uint64_t* cols
+    cdef uint64_t* cov
+    cdef int32_t* items
+    cdef int32_t* cand
+    cdef double* w
+    cdef double* yv
+    cdef int32_t* yc
+    cdef double* sup
+    cdef object callback
+    cdef object error
+    cdef readonly bint timed_out, aborted
+    cdef readonly ItemsetTrie cache
+    cdef readonly long long n_explored, n_hits, n_leaf_evals
+
+    def __cinit__(self, const uint64_t[:, ::1] cols, int n_rows, int max_depth,
+                  int min_sup, str objective, const double[::1] weights,
+                  const int32_t[::1] y_class, int n_classes,
+                  const double[::1] y_value, double quantile=0.5,
+                  object callback=None, double time_limit=0.0):
+        cdef Py_ssize_t m = cols.shape[0], W = (n_rows + 63) // 64, D
+        if W == 0:
+            raise ValueError("no rows")
+        if m > 0 and cols.shape[1] != W:
+            raise ValueError("cols do not hold n_rows bits")
+        if weights.shape[0] != n_rows or y_class.shape[0] != n_rows:
+            raise ValueError("weights / y_class must have one entry per row")
+        if y_value.shape[0] != n_rows:
+            raise ValueError("y_value must have one entry per row")
+        if max_depth < 0 or max_depth > 60:
+            raise ValueError("max_depth must be in [0, 60]")
+        self.n = n_rows
+        self.m = <int>m
+        self.W = <int>W
+        self.K = n_classes if n_classes > 0 else 1
+        self.max_depth = max_depth
+        self.min_sup = min_sup if min_sup > 1 else 1
+        self.objective = OBJECTIVES[objective]
+        self.tau = quantile
+        self.callback = callback
+        self.error = None
+        if self.objective in (OBJ_PY_FAST, OBJ_PY_ROWS) and callback is None:
+            raise ValueError(f"objective {objective!r} needs a callback")
+        self.time_limit = time_limit
+        self.cache = ItemsetTrie()
+        D = max_depth + 1
+        self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        if m > 0:
+            memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
+        self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
+        self.items = <int32_t*>_alloc(D * D * sizeof(int32_t))
+        self.cand = <int32_t*>_alloc(D * (m + 1) * sizeof(int32_t))
+        self.w = <double*>_alloc(n_rows * sizeof(double))
+        self.yv = <double*>_alloc(n_rows * sizeof(double))
+        self.yc = <int32_t*>_alloc(n_rows * sizeof(int32_t))
+        self.sup = <double*>_alloc(self.K * sizeof(double))
+        memcpy(self.w, &weights[0], n_rows * sizeof(double))
+        memcpy(self.yv, &y_value[0], n_rows * sizeof(double))
+        memcpy(self.yc, &y_class[0], n_rows * sizeof(int32_t))
+        cdef int k
+        for k in range(W):
+            self.cov[k] = ~(<uint64_t>0)
+        if n_rows % 64:
+            self.cov[W - 1] = ((<uint64_t>1) << (n_rows % 64)) - 1
+        self.eps = 0.0
+
+    def __dealloc__(self):
+        free(self.cols)
+        free(self.cov)
+        free(self.items)
+        free(self.cand)
+        free(self.w)
+        free(self.yv)
+        free(self.yc)
+        free(self.sup)
+
+    # ------------------------------------------------------ leaf losses
+    cdef inline int _count(self, int d) noexcept nogil:
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef int k, cnt = 0
+        for k in range(self.W):
+            cnt += odt_g_popcount(c[k])
+        return cnt
+
+    cdef double _class_weights(self, int d) noexcept nogil:
+        """Fill ``sup`` with the class weights of the depth-d cover."""
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef uint64_t x
+        cdef int k, r, base
+        cdef double total = 0.0
+        for k in range(self.K):
+            self.sup[k] = 0.0
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                self.sup[self.yc[r]] += self.w[r]
+        for k in range(self.K):
+            total += self.sup[k]
+        return total
+
+    cdef double _squared(self, int d) noexcept nogil:
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef uint64_t x
+        cdef int k, r, base
+        cdef double sw = 0.0, swy = 0.0, mean, diff, loss = 0.0
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                sw += self.w[r]
+                swy += self.w[r] * self.yv[r]
+        if sw <= 0:
+            return 0.0
+        mean = swy / sw
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                diff = self.yv[r] - mean
+                loss += self.w[r] * diff * diff
+        return loss
+
+    cdef double _pinball(self, int d, bint absolute) noexcept nogil:
+        """Pinball loss around the lower weighted tau-quantile (rows sorted by y).
+
+        ``absolute``: the absolute error around the lower weighted median.
+        """
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef uint64_t x
+        cdef int k, r, base
+        cdef double tau = 0.5 if absolute else self.tau
+        cdef double total = 0.0, cum = 0.0, q = 0.0, loss = 0.0, diff
+        cdef bint found = False
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                total += self.w[r]
+        if total <= 0:
+            return 0.0
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                cum += self.w[r]
+                q = self.yv[r]
+                if cum >= tau * total and self.w[r] > 0:
+                    found = True
+                    break
+            if found:
+                break
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                r = base + odt_g_ctz(x)
+                x &= x - 1
+                diff = self.yv[r] - q
+                if absolute:
+                    loss += self.w[r] * (diff if diff >= 0 else -diff)
+                elif diff >= 0:
+                    loss += self.w[r] * tau * diff
+                else:
+                    loss -= self.w[r] * (1.0 - tau) * diff
+        return loss
+
+    cdef double _call_fast(self) noexcept with gil:
+        cdef int k
+        if self.aborted:
+            return 0.0
+        try:
+            arr = np.empty(self.K, dtype=np.float64)
+            for k in range(self.K):
+                arr[k] = self.sup[k]
+            out = self.callback(arr)
+            return float(out[0])
+        except BaseException as exc:  # re-raised by run()
+            self.error = exc
+            self.aborted = True
+            return 0.0
+
+    cdef double _call_rows(self, int d, int cnt) noexcept with gil:
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef uint64_t x
+        cdef int k, base, i = 0
+        cdef int64_t[::1] view
+        if self.aborted:
+            return 0.0
+        try:
+            rows = np.empty(cnt, dtype=np.int64)
+            view = rows
+            for k in range(self.W):
+                x = c[k]
+                base = k << 6
+                while x:
+                    view[i] = base + odt_g_ctz(x)
+                    i += 1
+                    x &= x - 1
+            return float(self.callback(rows))
+        except BaseException as exc:  # re-raised by run()
+            self.error = exc
+            self.aborted = True
+            return 0.0
+
+    cdef double _leaf(self, int d, int cnt) noexcept nogil:
+        """Loss of the depth-d cover as one leaf valued optimally."""
+        cdef double total, best = 0.0
+        cdef int k
+        self.n_leaf_evals += 1
+        if cnt == 0:
+            return 0.0
+        if self.objective == OBJ_CLASS:
+            total = self._class_weights(d)
+            for k in range(self.K):
+                if self.sup[k] > best:
+                    best = self.sup[k]
+            return total - best
+        if self.objective == OBJ_SQUARED:
+            return self._squared(d)
+        if self.objective == OBJ_ABSOLUTE:
+            return self._pinball(d, True)
+        if self.objective == OBJ_QUANTILE:
+            return self._pinball(d, False)
+        if self.objective == OBJ_PY_FAST:
+            self._class_weights(d)
+            return self._call_fast()
+        return self._call_rows(d, cnt)
+
+    # ------------------------------------------------------------ covers
+    cdef void _make_child(self, int d, int f, int v) noexcept nogil:
+        """Cover and itemset of child ``I + (f, v)`` into depth d + 1."""
+        cdef int W = self.W, k, i, L = self.max_depth + 1
+        cdef uint64_t* src = self.cov + d * W
+        cdef uint64_t* dst = self.cov + (d + 1) * W
+        cdef uint64_t* col = self.cols + f * W
+        cdef uint64_t flip = 0 if v else ~(<uint64_t>0)
+        for k in range(W):
+            dst[k] = src[k] & (col[k] ^ flip)
+        cdef int32_t item = 2 * f + v
+        cdef int32_t* a = self.items + d * L
+        cdef int32_t* b = self.items + (d + 1) * L
+        i = 0
+        while i < d and a[i] < item:
+            b[i] = a[i]
+            i += 1
+        b[i] = item
+        while i < d:
+            b[i + 1] = a[i]
+            i += 1
+
+    cdef Py_ssize_t _child_entry(self, int d, int f, int v) noexcept nogil:
+        cdef int32_t buf[64]
+        cdef int L = self.max_depth + 1, i = 0
+        cdef int32_t item = 2 * f + v
+        cdef int32_t* src = self.items + d * L
+        while i < d and src[i] < item:
+            buf[i] = src[i]
+            i += 1
+        buf[i] = item
+        while i < d:
+            buf[i + 1] = src[i]
+            i += 1
+        return self.cache.find(buf, d + 1, False)
+
+    cdef int _candidates(self, int d, int cnt) noexcept nogil:
+        """Features whose two branches both hold >= min_sup rows, into cand[d]."""
+        cdef int W = self.W, k, f, nc = 0, c1
+        cdef uint64_t* c = self.cov + d * W
+        cdef uint64_t* col
+        cdef int32_t* out = self.cand + d * (self.m + 1)
+        for f in range(self.m):
+            col = self.cols + f * W
+            c1 = 0
+            for k in range(W):
+                c1 += odt_g_popcount(c[k] & col[k])
+            if c1 < self.min_sup or cnt - c1 < self.min_sup:
+                continue
+            out[nc] = f
+            nc += 1
+        return nc
+
+    # ------------------------------------------------------------ search
+    cdef inline void _store_solved(self, Py_ssize_t e, double err, int f) noexcept nogil:
+        cdef Entry* ent = &self.cache.entries[e]
+        ent.error = err
+        ent.lb = err
+        ent.feature = f
+        ent.flags = ent.flags | ENTRY_SOLVED
+
+    cdef inline bint _stop(self) noexcept nogil:
+        if self.timed_out or self.aborted:
+            return True
+        if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
+        if e < 0:
+            return 0.0
+        cdef Entry* ent = &self.cache.entries[e]
+        if ent.flags & ENTRY_SOLVED:
+            return ent.error
+        return ent.lb
+
+    cdef double _solve(self, int d, Py_ssize_t e, double ub, double* out_lb) noexcept nogil:
+        """Best loss < ub of the itemset at depth d (entry e), or INFINITY.
+
+        May return an exact optimum >= ub (then ``out_lb`` equals it). When
+        no tree < ub exists, returns INFINITY and a lower bound in out_lb.
+        """
+        cdef Entry* ent = &self.cache.entries[e]
+        cdef double lb, leaf, best, cur_ub, min_lb, v0, v1, lbs
+        cdef double b1, b2, err1, err2, l1, l2, newlb
+        cdef int r = self.max_depth - d, f, nc, i, first, bestf, cnt
+        cdef Py_ssize_t e0, e1, ef, es
+        if ent.flags & ENTRY_SOLVED:
+            self.n_hits += 1
+            out_lb[0] = ent.error
+            return ent.error
+        lb = ent.lb
+        out_lb[0] = lb
+        if lb >= ub:
+            self.n_hits += 1
+            return INFINITY
+        cnt = self._count(d)
+        leaf = self._leaf(d, cnt)
+        if self._stop():
+            # not searched: answer with the leaf (anytime)
+            if leaf < ent.error:
+                ent.error = leaf
+                ent.feature = FEATURE_LEAF
+            return ent.error
+        self.n_explored += 1
+        if leaf <= self.eps or r == 0 or cnt < 2 * self.min_sup or lb >= leaf:
+            self._store_solved(e, leaf, FEATURE_LEAF)
+            out_lb[0] = leaf
+            return leaf
+
+        nc = self._candidates(d, cnt)
+        if leaf < ub:
+            best = leaf
+            bestf = FEATURE_LEAF
+            cur_ub = leaf
+        else:
+            best = INFINITY
+            bestf = FEATURE_NONE
+            cur_ub = ub
+        min_lb = leaf
+        for i in range(nc):
+            if lb >= cur_ub:
+                if lb < min_lb:
+                    min_lb = lb
+                break
+            f = self.cand[d * (self.m + 1) + i]
+            e0 = self._child_entry(d, f, 0)
+            e1 = self._child_entry(d, f, 1)
+            v0 = self._child_value(e0)
+            v1 = self._child_value(e1)
+            if v0 + v1 >= cur_ub:
+                if v0 + v1 < min_lb:
+                    min_lb = v0 + v1
+                continue
+            # larger lower bound first (ties: the left branch, not-f)
+            first = 1 if v1 > v0 else 0
+            lbs = v0 if first else v1
+            self._make_child(d, f, first)
+            ef = self.cache.find(self.items + (d + 1) * (self.max_depth + 1), d + 1, True)
+            if ef < 0:
+                self.timed_out = True
+                break
+            b1 = cur_ub - lbs
+            err1 = self._solve(d + 1, ef, b1, &l1)
+            if self.timed_out or self.aborted:
+                break
+            if not (err1 < b1):
+                if l1 + lbs < min_lb:
+                    min_lb = l1 + lbs
+                continue
+            self._make_child(d, f, 1 - first)
+            es = self.cache.find(self.items + (d + 1) * (self.max_depth + 1), d + 1, True)
+            if es < 0:
+                self.timed_out = True
+                break
+            b2 = cur_ub - err1
+            err2 = self._solve(d + 1, es, b2, &l2)
+            if err1 + err2 < cur_ub:
+                best = err1 + err2
+                bestf = f
+                cur_ub = best
+            elif not (self.timed_out or self.aborted) and err1 + l2 < min_lb:
+                min_lb = err1 + l2
+            if self.timed_out or self.aborted:
+                break
+
+        ent = &self.cache.entries[e]
+        if self.timed_out or self.aborted:
+            if best < ent.error:
+                ent.error = best
+                ent.feature = bestf
+            out_lb[0] = lb
+            return ent.error
+        if best < ub:
+            self._store_solved(e, best, bestf)
+            out_lb[0] = best
+            return best
+        newlb = lb
+        if ub > newlb:
+            newlb = ub
+        if min_lb > newlb:
+            newlb = min_lb
+        if newlb >= leaf:
+            # no split beats the leaf: the leaf is optimal
+            self._store_solved(e, leaf, FEATURE_LEAF)
+            out_lb[0] = leaf
+            return leaf
+        if newlb > ent.lb:
+            ent.lb = newlb
+        out_lb[0] = newlb
+        return INFINITY
+
+    def root_leaf_loss(self):
+        """Loss of the whole training set as a single leaf."""
+        cdef double v
+        with nogil:
+            v = self._leaf(0, self._count(0))
+        if self.aborted:
+            err, self.error = self.error, None
+            raise err
+        return v
+
+    def run(self, double max_error=INFINITY, double purity_tol=0.0):
+        """Search from the root; returns ``(loss, lower_bound)``.
+
+        ``loss`` is ``inf`` when no tree has loss < ``max_error``. A leaf
+        whose loss is ``<= purity_tol`` is not split further.
+        """
+        cdef double err, lb
+        cdef Py_ssize_t root
+        self.eps = purity_tol
+        root = self.cache.find(self.items, 0, True)
+        if root < 0:
+            raise MemoryError("cache allocation failed")
+        self.deadline = _now() + self.time_limit
+        with nogil:
+            err = self._solve(0, root, max_error, &lb)
+        if self.aborted:
+            exc, self.error = self.error, None
+            raise exc
+        if self.cache.out_of_memory:
+            raise MemoryError("the DL8.5 cache ran out of memory")
+        return err, lb
+
+    # --------------------------------------------------- reconstruction
+    def tree_nodes(self):
+        """The best tree found, in preorder.
+
+        Returns
+        -------
+        list of dict
+            One dict per node: ``feature`` (-1 for a leaf), ``left``,
+            ``right`` (node ids, -1 for a leaf), ``rows`` (row indices of
+            the node's cover, int64 array) and ``loss`` (the node's loss as
+            one leaf).
+        """
+        nodes = []
+        self._rebuild(0, nodes)
+        if self.aborted:
+            exc, self.error = self.error, None
+            raise exc
+        return nodes
+
+    cdef int _rebuild(self, int d, list nodes) except -1:
+        cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
+        cdef int f = FEATURE_LEAF, node, cnt = self._count(d), k, i = 0, base
+        cdef uint64_t* c = self.cov + d * self.W
+        cdef uint64_t x
+        cdef int64_t[::1] view
+        cdef Entry* ent
+        if e >= 0 and d < self.max_depth:
+            ent = &self.cache.entries[e]
+            if ent.error < INFINITY and ent.feature >= 0:
+                f = ent.feature
+        rows = np.empty(cnt, dtype=np.int64)
+        view = rows
+        for k in range(self.W):
+            x = c[k]
+            base = k << 6
+            while x:
+                view[i] = base + odt_g_ctz(x)
+                i += 1
+                x &= x - 1
+        node = len(nodes)
+        nodes.append({"feature": f, "left": -1, "right": -1, "rows": rows,
+                      "loss": self._leaf(d, cnt)})
+        if f < 0:
+            return node
+        self._make_child(d, f, 0)
+        nodes[node]["left"] = self._rebuild(d + 1, nodes)
+        self._make_child(d, f, 1)
+        nodes[node]["right"] = self._rebuild(d + 1, nodes)
+        return node
+
+    def stats(self):
+        """Search counters."""
+        return {
+            "cache_entries": int(self.cache.n_entries),
+            "itemsets_explored": int(self.n_explored),
+            "cache_hits": int(self.n_hits),
+            "leaf_evaluations": int(self.n_leaf_evals),
+            "timeout": bool(self.timed_out),
+        }
