@@ -1,14 +1,21 @@
 # cython: language_level=3
 """Declarations of the DL8.5 itemset caches (see ``_cache.pyx``)."""
 
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 
 cdef enum:
     ENTRY_SOLVED = 1      # ``error`` is the proven optimum of the itemset
+    ENTRY_FREE = 2        # bounded cache: the entry was wiped (on the free list)
+    ENTRY_USEFUL = 4      # bounded cache: kept by the wipe in progress
 
 cdef enum:
     FEATURE_NONE = -2     # no tree known for the itemset
     FEATURE_LEAF = -1     # the best tree known is a leaf
+
+cdef enum:
+    WIPE_REUSES = 0
+    WIPE_DESCENDANTS = 1
+    WIPE_ALL_NON_USEFUL = 2
 
 
 ctypedef struct Entry:
@@ -20,13 +27,32 @@ ctypedef struct Entry:
 
 cdef class Cache:
     cdef Entry* entries
-    cdef readonly Py_ssize_t n_entries
+    cdef readonly Py_ssize_t n_entries      # entry ids in use so far (live + free)
     cdef Py_ssize_t capacity
     cdef readonly int max_len
     cdef readonly bint out_of_memory
+    # bounded cache (max_size == 0: unbounded)
+    cdef readonly Py_ssize_t max_size
+    cdef readonly double wipe_factor
+    cdef readonly int strategy
+    cdef readonly Py_ssize_t n_live, peak_live, n_created, n_wipes, n_wiped
+    cdef readonly bint cache_full           # a wipe could not make room
+    cdef int32_t* free_list
+    cdef Py_ssize_t n_free
+    cdef uint32_t* score                    # reuses, or descendants during a wipe
+    cdef uint8_t* depth                     # itemset length per entry
+    cdef int32_t* cur_path                  # entry per depth of the path under evaluation
 
     cdef Py_ssize_t _new_entry(self) noexcept nogil
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
+    cdef void _mark(self, Py_ssize_t e) noexcept nogil
+    cdef void _mark_solution(self, int32_t* items, int n) noexcept nogil
+    cdef void _count_descendants(self) noexcept nogil
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil
+    cdef bint _wipe(self, int n, Py_ssize_t missing) noexcept nogil
+    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil
 
 
 cdef class TrieCache(Cache):
@@ -34,9 +60,16 @@ cdef class TrieCache(Cache):
     cdef int32_t* edge_child
     cdef Py_ssize_t edge_mask
     cdef Py_ssize_t n_edges
+    cdef int32_t* parent                    # bounded: parent node per entry
+    cdef int32_t* item                      # bounded: item of the edge into the entry
 
     cdef bint _grow_edges(self) noexcept nogil
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
+    cdef void _mark(self, Py_ssize_t e) noexcept nogil
+    cdef void _count_descendants(self) noexcept nogil
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil
 
 
 cdef class HashCache(Cache):
@@ -47,4 +80,9 @@ cdef class HashCache(Cache):
     cdef Py_ssize_t slot_mask
 
     cdef bint _grow_slots(self) noexcept nogil
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
+    cdef Py_ssize_t _slot(self, const int32_t* items, int n, uint64_t h) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
+    cdef void _count_descendants(self) noexcept nogil
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil

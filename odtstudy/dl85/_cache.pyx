@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Itemset caches for the DL8.5 search.
+"""Itemset caches for the DL8.5 search, unbounded or bounded.
 
 An itemset is a sorted array of items ``2 * feature + value`` (value 1 means
 ``x[feature] = 1``, the right branch). Both caches map an itemset to an
@@ -11,17 +11,54 @@ an index across an insertion stays valid (pointers do not).
   hash table, so a lookup costs one probe per item.
 * :class:`HashCache`: one open-addressing table keyed by the whole itemset.
 
-Memory grows by doubling (no allocation per search node). The entry count
-is exposed as ``n_entries``; a bounded cache with wipe policies can subclass
-:class:`Cache` later.
+Memory grows by doubling (no allocation per search node).
+
+Bounded cache
+-------------
+``configure(max_size, wipe_factor, strategy)`` turns either cache into the
+bounded cache of Aglin, Nijssen and Schaus ("Learning optimal decision trees
+under memory constraints", ECML PKDD 2022; thesis chapter 5, Algorithms 1 and
+8). When inserting the missing part of a path would take the number of live
+entries above ``max_size``, :meth:`Cache._wipe` runs first:
+
+1. entries that must stay are tagged ``ENTRY_USEFUL``: the paths under
+   evaluation (the searcher writes the entry of each depth of its recursion
+   into ``cur_path``; the paper's ``curFeat`` walk) and the current best
+   solution, followed from the root through the ``feature`` of each entry
+   (``setOptiUsefulTag``). In the trie the tag is closed under ancestors;
+2. the other live entries are sorted by the strategy's score, smallest first:
+   ``"reuses"`` (lookups that returned the entry; in the trie a lookup also
+   counts for every prefix node on the way, so an ancestor never scores
+   below a descendant), ``"descendants"`` (descendant paths, by a post-order
+   pass in the trie; lattice descendants in the hash table) or
+   ``"all_non_useful"`` (delete them all). Ties go to the deeper entry, so
+   in the trie children are always deleted before their parents;
+3. ``max(wipe_factor * max_size, needed)`` of them are deleted: their trie
+   edge (or hash slot) is removed by backward-shift deletion and the entry
+   id goes to a free list that later insertions recycle. The entry array is
+   never grown past ``max_size + 1``, so memory stays bounded.
+
+If the tagged best solution leaves no room, a second pass keeps only the
+paths under evaluation. The hard guarantee: ``n_live <= max_size`` always
+(``peak_live`` records the maximum); a bound too small for the paths under
+evaluation is rejected by ``configure``.
 """
 
 from libc.math cimport INFINITY
-from libc.stdint cimport int32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 ctypedef unsigned int uint32_t_cast
+
+WIPE_STRATEGIES = {
+    "reuses": WIPE_REUSES,
+    "descendants": WIPE_DESCENDANTS,
+    "all_non_useful": WIPE_ALL_NON_USEFUL,
+}
+
+cdef uint64_t SCORE_MAX = ((<uint64_t>1) << 26) - 1
+cdef uint64_t SCORE_SAT = 0xFFFFFFFFULL
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -34,44 +71,288 @@ cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     return x
 
 
+cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
+    cdef uint64_t x = (<const uint64_t*>a)[0], y = (<const uint64_t*>b)[0]
+    return -1 if x < y else (1 if x > y else 0)
+
+
+cdef void _radix_sort(uint64_t* a, Py_ssize_t n) noexcept nogil:
+    """Ascending sort of ``a`` (LSD radix on the 40 key bits above the id);
+    falls back to qsort when the scratch buffer cannot be allocated."""
+    cdef uint64_t* tmp
+    cdef uint64_t* src
+    cdef uint64_t* dst
+    cdef uint64_t* sw
+    cdef Py_ssize_t cnt[2048]
+    cdef Py_ssize_t i, s, c
+    cdef int shift
+    if n < 4096:
+        qsort(a, n, sizeof(uint64_t), _cmp_u64)
+        return
+    tmp = <uint64_t*>malloc(n * sizeof(uint64_t))
+    if tmp == NULL:
+        qsort(a, n, sizeof(uint64_t), _cmp_u64)
+        return
+    src = a
+    dst = tmp
+    # ids (low 32 bits) need no order; keys are bits 32..63: 11+11+10 bits
+    shift = 32
+    while shift < 64:
+        memset(cnt, 0, sizeof(cnt))
+        for i in range(n):
+            cnt[(src[i] >> shift) & 2047] += 1
+        s = 0
+        for c in range(2048):
+            i = cnt[c]
+            cnt[c] = s
+            s += i
+        for i in range(n):
+            c = <Py_ssize_t>((src[i] >> shift) & 2047)
+            dst[cnt[c]] = src[i]
+            cnt[c] += 1
+        sw = src
+        src = dst
+        dst = sw
+        shift += 11
+    if src != a:
+        memcpy(a, src, n * sizeof(uint64_t))
+    free(tmp)
+
+
 cdef class Cache:
-    """Base class: the entry array. Subclasses implement ``find``."""
+    """Base class: the entry array, its free list and the wipe.
+
+    Subclasses implement ``find`` (lookup, insertion), ``_peek`` (lookup
+    without side effects), ``_delete`` and ``_count_descendants``.
+    """
 
     def __cinit__(self, int max_len, Py_ssize_t initial_capacity=1024):
+        cdef int i
         if initial_capacity < 16:
             initial_capacity = 16
         self.max_len = max_len
         self.capacity = initial_capacity
         self.n_entries = 0
         self.out_of_memory = False
+        self.max_size = 0
+        self.wipe_factor = 0.5
+        self.strategy = WIPE_REUSES
+        self.n_live = 0
+        self.peak_live = 0
+        self.n_created = 0
+        self.n_wipes = 0
+        self.n_wiped = 0
+        self.cache_full = False
+        self.free_list = NULL
+        self.n_free = 0
+        self.score = NULL
+        self.depth = NULL
         self.entries = <Entry*>malloc(initial_capacity * sizeof(Entry))
-        if self.entries == NULL:
+        self.cur_path = <int32_t*>malloc((max_len + 2) * sizeof(int32_t))
+        if self.entries == NULL or self.cur_path == NULL:
             raise MemoryError()
+        for i in range(max_len + 2):
+            self.cur_path[i] = -1
 
     def __dealloc__(self):
         free(self.entries)
+        free(self.cur_path)
+        free(self.free_list)
+        free(self.score)
+        free(self.depth)
+
+    # ------------------------------------------------------------ bounds
+    def min_size(self):
+        """Smallest ``max_size`` that always leaves room for the paths under
+        evaluation (their entries plus a new path of ``max_len`` items)."""
+        return self.max_len + 1
+
+    def configure(self, Py_ssize_t max_size, double wipe_factor=0.5,
+                  strategy="reuses"):
+        """Bound the cache to ``max_size`` live entries (call before use).
+
+        Raises ``ValueError`` when ``max_size`` is below :meth:`min_size`.
+        """
+        if strategy not in WIPE_STRATEGIES:
+            raise ValueError(f"unknown wipe strategy {strategy!r}; expected one of "
+                             f"{sorted(WIPE_STRATEGIES)}")
+        if not 0.0 < wipe_factor <= 1.0:
+            raise ValueError(f"wipe_factor must be in (0, 1], got {wipe_factor}")
+        need = self.min_size()
+        if max_size < need:
+            raise ValueError(
+                f"max_cache_size={max_size} is too small: with max_depth="
+                f"{self.max_len} the paths under evaluation alone need up to "
+                f"{need} cache entries ({type(self).__name__}); use "
+                f"max_cache_size >= {need} (or None for an unbounded cache)"
+            )
+        if self.n_entries > 1:
+            raise RuntimeError("configure() must be called on an empty cache")
+        self.max_size = max_size
+        self.wipe_factor = wipe_factor
+        self.strategy = WIPE_STRATEGIES[strategy]
+        cdef Py_ssize_t cap = self.capacity
+        if cap > max_size + 1:
+            cap = max_size + 1
+        if not self._grow(cap):
+            raise MemoryError()
+        cdef Py_ssize_t e
+        for e in range(self.n_entries):
+            self.score[e] = 0
+            self.depth[e] = 0
+
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
+        """Resize the per-entry arrays to ``new_cap`` entries."""
+        cdef Entry* grown = <Entry*>realloc(self.entries, new_cap * sizeof(Entry))
+        cdef void* p
+        if grown == NULL:
+            return False
+        self.entries = grown
+        if self.max_size > 0:
+            p = realloc(self.score, new_cap * sizeof(uint32_t))
+            if p == NULL:
+                return False
+            self.score = <uint32_t*>p
+            p = realloc(self.depth, new_cap * sizeof(uint8_t))
+            if p == NULL:
+                return False
+            self.depth = <uint8_t*>p
+            p = realloc(self.free_list, new_cap * sizeof(int32_t))
+            if p == NULL:
+                return False
+            self.free_list = <int32_t*>p
+        self.capacity = new_cap
+        return True
 
     cdef Py_ssize_t _new_entry(self) noexcept nogil:
-        cdef Entry* grown
-        cdef Py_ssize_t e
-        if self.n_entries == self.capacity:
-            grown = <Entry*>realloc(self.entries, 2 * self.capacity * sizeof(Entry))
-            if grown == NULL:
-                self.out_of_memory = True
-                return -1
-            self.entries = grown
-            self.capacity *= 2
-        e = self.n_entries
-        self.n_entries += 1
+        cdef Py_ssize_t e, new_cap
+        if self.n_free > 0:
+            self.n_free -= 1
+            e = self.free_list[self.n_free]
+        else:
+            if self.n_entries == self.capacity:
+                new_cap = 2 * self.capacity
+                if self.max_size > 0 and new_cap > self.max_size + 1:
+                    new_cap = self.max_size + 1
+                if new_cap <= self.capacity or not self._grow(new_cap):
+                    self.out_of_memory = True
+                    return -1
+            e = self.n_entries
+            self.n_entries += 1
         self.entries[e].error = INFINITY
         self.entries[e].lb = 0.0
         self.entries[e].feature = FEATURE_NONE
         self.entries[e].flags = 0
+        if self.max_size > 0:
+            self.score[e] = 0
+            self.depth[e] = 0
+        self.n_live += 1
+        self.n_created += 1
+        if self.n_live > self.peak_live:
+            self.peak_live = self.n_live
         return e
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
         return -1
 
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
+        return -1
+
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil:
+        pass
+
+    cdef void _count_descendants(self) noexcept nogil:
+        pass
+
+    # -------------------------------------------------------------- wipe
+    cdef void _mark(self, Py_ssize_t e) noexcept nogil:
+        if e < 0 or e >= self.n_entries or self.entries[e].flags & ENTRY_FREE:
+            return
+        self.entries[e].flags |= ENTRY_USEFUL
+
+    cdef void _mark_solution(self, int32_t* items, int n) noexcept nogil:
+        """Tag the best tree known below ``items`` (setOptiUsefulTag)."""
+        cdef Py_ssize_t e = self._peek(items, n)
+        cdef int32_t buf[64]
+        cdef int32_t it
+        cdef int f, v, i, j
+        if e < 0:
+            return
+        self._mark(e)
+        f = self.entries[e].feature
+        if f < 0 or n >= self.max_len or n >= 63 or not (self.entries[e].error < INFINITY):
+            return
+        for v in range(2):
+            it = 2 * f + v
+            i = 0
+            while i < n and items[i] < it:
+                buf[i] = items[i]
+                i += 1
+            buf[i] = it
+            for j in range(i, n):
+                buf[j + 1] = items[j]
+            self._mark_solution(buf, n + 1)
+
+    cdef bint _wipe(self, int n, Py_ssize_t missing) noexcept nogil:
+        """Make room for ``missing`` new entries while a path of ``n`` items
+        is inserted (``cur_path[:n]`` are the paths under evaluation)."""
+        self.n_wipes += 1
+        self._wipe_pass(n, self.n_live + missing - self.max_size, True)
+        if self.n_live + missing > self.max_size:
+            # the best solution takes too much room: keep only the paths
+            # under evaluation (reconstitution rebuilds the rest)
+            self._wipe_pass(n, self.n_live + missing - self.max_size, False)
+        if self.n_live + missing > self.max_size:
+            self.cache_full = True
+            return False
+        return True
+
+    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil:
+        cdef int32_t buf[1]
+        cdef Py_ssize_t e, nc = 0, ndel, i
+        cdef int k
+        cdef int32_t fl
+        cdef uint64_t s
+        cdef uint64_t* cand
+        for k in range(n):
+            self._mark(self.cur_path[k])
+        self._mark(0)
+        if keep_solution:
+            self._mark_solution(buf, 0)
+        if self.strategy == WIPE_DESCENDANTS:
+            self._count_descendants()
+        cand = <uint64_t*>malloc((self.n_live + 1) * sizeof(uint64_t))
+        if cand == NULL:
+            self.out_of_memory = True
+            return 0
+        for e in range(self.n_entries):
+            fl = self.entries[e].flags
+            if fl & ENTRY_FREE:
+                continue
+            if fl & ENTRY_USEFUL:
+                self.entries[e].flags = fl & ~ENTRY_USEFUL
+                continue
+            s = 0
+            if self.strategy != WIPE_ALL_NON_USEFUL:
+                s = self.score[e]
+                if s > SCORE_MAX:
+                    s = SCORE_MAX
+            cand[nc] = ((s << 38) | ((<uint64_t>(63 - self.depth[e])) << 32)
+                        | <uint64_t>e)
+            nc += 1
+        ndel = <Py_ssize_t>(self.max_size * self.wipe_factor)
+        if ndel < need:
+            ndel = need
+        if self.strategy == WIPE_ALL_NON_USEFUL or ndel > nc:
+            ndel = nc
+        if ndel < nc:
+            _radix_sort(cand, nc)
+        for i in range(ndel):
+            self._delete(<Py_ssize_t>(cand[i] & <uint64_t>0xFFFFFFFF))
+        free(cand)
+        return ndel
+
+    # ------------------------------------------------------------ python
     def lookup(self, items, bint create=False):
         """Entry id of a sorted itemset (``-1`` when absent); for tests."""
         cdef int32_t buf[64]
@@ -84,7 +365,7 @@ cdef class Cache:
 
     def entry(self, Py_ssize_t e):
         """The entry ``e`` as a dict (error, lb, feature, solved)."""
-        if e < 0 or e >= self.n_entries:
+        if e < 0 or e >= self.n_entries or self.entries[e].flags & ENTRY_FREE:
             raise IndexError(e)
         cdef Entry ent = self.entries[e]
         return {
@@ -92,6 +373,16 @@ cdef class Cache:
             "lb": ent.lb,
             "feature": ent.feature,
             "solved": bool(ent.flags & ENTRY_SOLVED),
+        }
+
+    def stats(self):
+        """Entry counters: created, live, peak live, wipes, entries wiped."""
+        return {
+            "cache_entries_created": int(self.n_created),
+            "cache_live_entries": int(self.n_live),
+            "cache_peak_entries": int(self.peak_live),
+            "cache_wipes": int(self.n_wipes),
+            "cache_entries_wiped": int(self.n_wiped),
         }
 
 
@@ -102,6 +393,8 @@ cdef class TrieCache(Cache):
         cdef Py_ssize_t size = 16
         while size < 2 * initial_capacity:
             size *= 2
+        self.parent = NULL
+        self.item = NULL
         self.edge_keys = <uint64_t*>malloc(size * sizeof(uint64_t))
         self.edge_child = <int32_t*>malloc(size * sizeof(int32_t))
         if self.edge_keys == NULL or self.edge_child == NULL:
@@ -114,6 +407,34 @@ cdef class TrieCache(Cache):
     def __dealloc__(self):
         free(self.edge_keys)
         free(self.edge_child)
+        free(self.parent)
+        free(self.item)
+
+    def min_size(self):
+        # the paths under evaluation (itemsets of 0..L-1 items) with their
+        # trie prefixes, and a new path of L items
+        return 1 + self.max_len * (self.max_len + 1) // 2
+
+    def configure(self, Py_ssize_t max_size, double wipe_factor=0.5,
+                  strategy="reuses"):
+        Cache.configure(self, max_size, wipe_factor, strategy)
+        self.parent[0] = -1
+        self.item[0] = -1
+
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
+        cdef void* p
+        if not Cache._grow(self, new_cap):
+            return False
+        if self.max_size > 0:
+            p = realloc(self.parent, new_cap * sizeof(int32_t))
+            if p == NULL:
+                return False
+            self.parent = <int32_t*>p
+            p = realloc(self.item, new_cap * sizeof(int32_t))
+            if p == NULL:
+                return False
+            self.item = <int32_t*>p
+        return True
 
     cdef bint _grow_edges(self) noexcept nogil:
         cdef Py_ssize_t old_size = self.edge_mask + 1, new_size = 2 * old_size
@@ -140,35 +461,138 @@ cdef class TrieCache(Cache):
         self.edge_mask = mask
         return True
 
-    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
-        cdef Py_ssize_t node = 0, p, child
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
+        cdef Py_ssize_t node = 0, p
         cdef uint64_t key
         cdef int i
         for i in range(n):
+            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
+            while self.edge_keys[p] != key:
+                if self.edge_keys[p] == 0:
+                    return -1
+                p = (p + 1) & self.edge_mask
+            node = self.edge_child[p]
+        return node
+
+    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
+        cdef Py_ssize_t node = 0, p, child
+        cdef uint64_t key
+        cdef int i = 0
+        cdef bint bounded = self.max_size > 0
+        while i < n:
             # parent + 1 keeps key 0 free as the empty-slot marker
             key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
             p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-            while True:
-                if self.edge_keys[p] == key:
-                    node = self.edge_child[p]
-                    break
-                if self.edge_keys[p] == 0:
-                    if not create:
-                        return -1
-                    child = self._new_entry()
-                    if child < 0:
-                        return -1
-                    self.edge_keys[p] = key
-                    self.edge_child[p] = <int32_t>child
-                    self.n_edges += 1
-                    node = child
-                    if 2 * self.n_edges > self.edge_mask:
-                        if not self._grow_edges():
-                            return -1
-                    break
+            while self.edge_keys[p] != key and self.edge_keys[p] != 0:
                 p = (p + 1) & self.edge_mask
+            if self.edge_keys[p] == 0:
+                break
+            node = self.edge_child[p]
+            if bounded:
+                # reuses, propagated to the prefixes on the way
+                self.score[node] += 1
+            i += 1
+        if i == n:
+            return node
+        if not create:
+            return -1
+        if bounded and self.n_live + (n - i) > self.max_size:
+            if not self._wipe(n, n - i):
+                return -1
+            # the wipe may have removed part of the path: walk it again
+            node = self._peek(items, 0)
+            i = 0
+            while i < n:
+                key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+                p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
+                while self.edge_keys[p] != key and self.edge_keys[p] != 0:
+                    p = (p + 1) & self.edge_mask
+                if self.edge_keys[p] == 0:
+                    break
+                node = self.edge_child[p]
+                i += 1
+        while i < n:
+            child = self._new_entry()
+            if child < 0:
+                return -1
+            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
+            while self.edge_keys[p] != 0:
+                p = (p + 1) & self.edge_mask
+            self.edge_keys[p] = key
+            self.edge_child[p] = <int32_t>child
+            self.n_edges += 1
+            if bounded:
+                self.parent[child] = <int32_t>node
+                self.item[child] = items[i]
+                self.depth[child] = <uint8_t>(i + 1)
+            node = child
+            if 2 * self.n_edges > self.edge_mask:
+                if not self._grow_edges():
+                    return -1
+            i += 1
         return node
 
+    cdef void _mark(self, Py_ssize_t e) noexcept nogil:
+        # tag e and its ancestors (stops at an already tagged node, whose
+        # ancestors were tagged with it)
+        while e >= 0 and e < self.n_entries:
+            if self.entries[e].flags & (ENTRY_USEFUL | ENTRY_FREE):
+                return
+            self.entries[e].flags |= ENTRY_USEFUL
+            if e == 0:
+                return
+            e = self.parent[e]
+
+    cdef void _count_descendants(self) noexcept nogil:
+        """Descendant paths of every live node (post-order, by depth)."""
+        cdef Py_ssize_t e
+        cdef int d
+        cdef uint64_t v
+        for e in range(self.n_entries):
+            self.score[e] = 0
+        d = self.max_len
+        while d >= 1:
+            for e in range(1, self.n_entries):
+                if self.depth[e] == d and not (self.entries[e].flags & ENTRY_FREE):
+                    v = <uint64_t>self.score[self.parent[e]] + self.score[e] + 1
+                    self.score[self.parent[e]] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
+            d -= 1
+
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil:
+        """Remove the leaf node e: its edge (backward-shift deletion)."""
+        cdef uint64_t key = (((<uint64_t>(self.parent[e] + 1)) << 32)
+                             | <uint64_t>(<uint32_t_cast>self.item[e]))
+        cdef Py_ssize_t mask = self.edge_mask
+        cdef Py_ssize_t i = <Py_ssize_t>(_mix(key) & <uint64_t>mask), j, h
+        while self.edge_keys[i] != key:
+            if self.edge_keys[i] == 0:
+                break
+            i = (i + 1) & mask
+        if self.edge_keys[i] == key:
+            j = i
+            while True:
+                j = (j + 1) & mask
+                if self.edge_keys[j] == 0:
+                    break
+                h = <Py_ssize_t>(_mix(self.edge_keys[j]) & <uint64_t>mask)
+                # keep slot j when its home lies cyclically in (i, j]
+                if i <= j:
+                    if i < h and h <= j:
+                        continue
+                elif i < h or h <= j:
+                    continue
+                self.edge_keys[i] = self.edge_keys[j]
+                self.edge_child[i] = self.edge_child[j]
+                i = j
+            self.edge_keys[i] = 0
+            self.n_edges -= 1
+        self.entries[e].flags = ENTRY_FREE
+        self.free_list[self.n_free] = <int32_t>e
+        self.n_free += 1
+        self.n_live -= 1
+        self.n_wiped += 1
 
 
 cdef class HashCache(Cache):
@@ -197,10 +621,29 @@ cdef class HashCache(Cache):
 
     def itemset(self, Py_ssize_t e):
         """The sorted itemset of entry ``e`` (for tests and debugging)."""
-        if e < 0 or e >= self.n_entries:
+        if e < 0 or e >= self.n_entries or self.entries[e].flags & ENTRY_FREE:
             raise IndexError(e)
         cdef int width = self.max_len if self.max_len > 0 else 1
         return [int(self.keys[e * width + i]) for i in range(self.lengths[e])]
+
+    cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
+        cdef int width = self.max_len if self.max_len > 0 else 1
+        cdef void* p
+        if not Cache._grow(self, new_cap):
+            return False
+        p = realloc(self.keys, new_cap * width * sizeof(int32_t))
+        if p == NULL:
+            return False
+        self.keys = <int32_t*>p
+        p = realloc(self.lengths, new_cap * sizeof(int32_t))
+        if p == NULL:
+            return False
+        self.lengths = <int32_t*>p
+        p = realloc(self.hashes, new_cap * sizeof(uint64_t))
+        if p == NULL:
+            return False
+        self.hashes = <uint64_t*>p
+        return True
 
     cdef bint _grow_slots(self) noexcept nogil:
         cdef Py_ssize_t new_size = 2 * (self.slot_mask + 1), mask = new_size - 1
@@ -211,6 +654,8 @@ cdef class HashCache(Cache):
             return False
         memset(slots, 0xFF, new_size * sizeof(int32_t))
         for e in range(self.n_entries):
+            if self.entries[e].flags & ENTRY_FREE:
+                continue
             p = <Py_ssize_t>(self.hashes[e] & <uint64_t>mask)
             while slots[p] >= 0:
                 p = (p + 1) & mask
@@ -220,53 +665,114 @@ cdef class HashCache(Cache):
         self.slot_mask = mask
         return True
 
-    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
-        cdef uint64_t h = <uint64_t>0x9e3779b97f4a7c15ULL + <uint64_t>n
-        cdef int i, width = self.max_len if self.max_len > 0 else 1
-        cdef Py_ssize_t p, e, old_cap
-        cdef int32_t* k2
-        cdef int32_t* l2
-        cdef uint64_t* h2
-        for i in range(n):
-            h = _mix(h ^ <uint64_t>(<uint32_t_cast>items[i]))
-        p = <Py_ssize_t>(h & <uint64_t>self.slot_mask)
+    cdef Py_ssize_t _slot(self, const int32_t* items, int n, uint64_t h) noexcept nogil:
+        """Slot holding the itemset, or the empty slot ending its probe."""
+        cdef int width = self.max_len if self.max_len > 0 else 1
+        cdef Py_ssize_t p = <Py_ssize_t>(h & <uint64_t>self.slot_mask), e
         while True:
             e = self.slots[p]
             if e < 0:
-                break
+                return p
             if (self.hashes[e] == h and self.lengths[e] == n
                     and memcmp(self.keys + e * width, items,
                                n * sizeof(int32_t)) == 0):
-                return e
+                return p
             p = (p + 1) & self.slot_mask
+
+    cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
+        cdef uint64_t h = <uint64_t>0x9e3779b97f4a7c15ULL + <uint64_t>n
+        cdef int i
+        for i in range(n):
+            h = _mix(h ^ <uint64_t>(<uint32_t_cast>items[i]))
+        return self.slots[self._slot(items, n, h)]
+
+    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
+        cdef uint64_t h = <uint64_t>0x9e3779b97f4a7c15ULL + <uint64_t>n
+        cdef int i, width = self.max_len if self.max_len > 0 else 1
+        cdef Py_ssize_t p, e
+        for i in range(n):
+            h = _mix(h ^ <uint64_t>(<uint32_t_cast>items[i]))
+        p = self._slot(items, n, h)
+        e = self.slots[p]
+        if e >= 0:
+            if self.max_size > 0:
+                self.score[e] += 1
+            return e
         if not create:
             return -1
-        old_cap = self.capacity
+        if self.max_size > 0 and self.n_live + 1 > self.max_size:
+            if not self._wipe(n, 1):
+                return -1
+            p = self._slot(items, n, h)
         e = self._new_entry()
         if e < 0:
             return -1
-        if self.capacity != old_cap:
-            k2 = <int32_t*>realloc(self.keys, self.capacity * width * sizeof(int32_t))
-            if k2 == NULL:
-                self.out_of_memory = True
-                return -1
-            self.keys = k2
-            l2 = <int32_t*>realloc(self.lengths, self.capacity * sizeof(int32_t))
-            if l2 == NULL:
-                self.out_of_memory = True
-                return -1
-            self.lengths = l2
-            h2 = <uint64_t*>realloc(self.hashes, self.capacity * sizeof(uint64_t))
-            if h2 == NULL:
-                self.out_of_memory = True
-                return -1
-            self.hashes = h2
         if n > 0:
             memcpy(self.keys + e * width, items, n * sizeof(int32_t))
         self.lengths[e] = n
         self.hashes[e] = h
+        if self.max_size > 0:
+            self.depth[e] = <uint8_t>n
         self.slots[p] = <int32_t>e
-        if 2 * self.n_entries > self.slot_mask:
+        if 2 * self.n_live > self.slot_mask:
             if not self._grow_slots():
                 return -1
         return e
+
+    cdef void _count_descendants(self) noexcept nogil:
+        """Descendant paths in the itemset lattice (by decreasing length):
+        each entry adds its count + 1 to every cached one-item-shorter
+        subset."""
+        cdef Py_ssize_t e, s
+        cdef int d, j, k, L, width = self.max_len if self.max_len > 0 else 1
+        cdef int32_t buf[64]
+        cdef int32_t* key
+        cdef uint64_t v
+        for e in range(self.n_entries):
+            self.score[e] = 0
+        d = self.max_len
+        while d >= 1:
+            for e in range(self.n_entries):
+                if self.lengths[e] != d or self.entries[e].flags & ENTRY_FREE:
+                    continue
+                key = self.keys + e * width
+                for j in range(d):
+                    L = 0
+                    for k in range(d):
+                        if k != j:
+                            buf[L] = key[k]
+                            L += 1
+                    s = self._peek(buf, d - 1)
+                    if s >= 0:
+                        v = <uint64_t>self.score[s] + self.score[e] + 1
+                        self.score[s] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
+            d -= 1
+
+    cdef void _delete(self, Py_ssize_t e) noexcept nogil:
+        """Remove entry e from the table (backward-shift deletion)."""
+        cdef Py_ssize_t mask = self.slot_mask
+        cdef Py_ssize_t i = <Py_ssize_t>(self.hashes[e] & <uint64_t>mask), j, h
+        while self.slots[i] != e:
+            if self.slots[i] < 0:
+                break
+            i = (i + 1) & mask
+        if self.slots[i] == e:
+            j = i
+            while True:
+                j = (j + 1) & mask
+                if self.slots[j] < 0:
+                    break
+                h = <Py_ssize_t>(self.hashes[self.slots[j]] & <uint64_t>mask)
+                if i <= j:
+                    if i < h and h <= j:
+                        continue
+                elif i < h or h <= j:
+                    continue
+                self.slots[i] = self.slots[j]
+                i = j
+            self.slots[i] = -1
+        self.entries[e].flags = ENTRY_FREE
+        self.free_list[self.n_free] = <int32_t>e
+        self.n_free += 1
+        self.n_live -= 1
+        self.n_wiped += 1

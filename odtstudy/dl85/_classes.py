@@ -91,6 +91,20 @@ class DL85Classifier(BaseTreeClassifier):
         loss and the index of the class it predicts (e.g. a cost-sensitive
         error with a cost matrix). The fit then runs the general search of
         ``DL85Predictor`` and ``objective_`` is the sum of these losses.
+    max_cache_size : int, default=None
+        Maximum number of live cache entries (bounded cache of Aglin et al.,
+        2022). When inserting a path would exceed it, part of the cache is
+        wiped; wiped nodes of the optimal tree are re-solved after the search
+        ("reconstitution"), so the tree stays optimal. ``None``: unbounded.
+        A bound smaller than the paths under evaluation need
+        (``1 + max_depth * (max_depth + 1) / 2`` entries for the trie,
+        ``max_depth + 1`` for the hash table) raises a ``ValueError``.
+    wipe_factor : float, default=0.5
+        Fraction of ``max_cache_size`` freed by each wipe, in (0, 1].
+    wipe_strategy : {"reuses", "descendants", "all_non_useful"}, default="reuses"
+        Which entries a wipe deletes first: the least reused ones, those
+        with the fewest descendant paths, or every entry that is neither on
+        a path under evaluation nor in the current best tree.
 
     Attributes
     ----------
@@ -110,6 +124,11 @@ class DL85Classifier(BaseTreeClassifier):
         cache), ``cache_hits``, ``depth2_calls``, ``similarity_prunes``,
         ``timeout`` and ``kernel_isa`` (instruction set of the depth-2
         kernels: ``"avx512"``, ``"avx2"``, ``"popcnt"`` or ``"baseline"``).
+        Cache memory: ``cache_entries_created`` (including re-created ones),
+        ``cache_live_entries`` (at the end), ``cache_peak_entries`` (never
+        above ``max_cache_size``), ``cache_wipes``, ``cache_entries_wiped``
+        and ``reconstitution_ms`` (time spent rebuilding wiped nodes of the
+        optimal tree; 0 when unbounded).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -159,6 +178,9 @@ class DL85Classifier(BaseTreeClassifier):
         "algorithm": [StrOptions({"dl85", "dl8"})],
         "random_state": ["random_state"],
         "fast_error_function": [callable, None],
+        "max_cache_size": [Interval(Integral, 1, None, closed="left"), None],
+        "wipe_factor": [Interval(Real, 0, 1, closed="right")],
+        "wipe_strategy": [StrOptions({"reuses", "descendants", "all_non_useful"})],
     }
 
     def __init__(
@@ -176,6 +198,9 @@ class DL85Classifier(BaseTreeClassifier):
         algorithm="dl85",
         random_state=None,
         fast_error_function=None,
+        max_cache_size=None,
+        wipe_factor=0.5,
+        wipe_strategy="reuses",
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
@@ -189,6 +214,9 @@ class DL85Classifier(BaseTreeClassifier):
         self.algorithm = algorithm
         self.random_state = random_state
         self.fast_error_function = fast_error_function
+        self.max_cache_size = max_cache_size
+        self.wipe_factor = wipe_factor
+        self.wipe_strategy = wipe_strategy
 
     def _fit(self, X, y, sample_weight):
         X = np.ascontiguousarray(X, dtype=np.uint8)
@@ -222,6 +250,9 @@ class DL85Classifier(BaseTreeClassifier):
             cache=self.cache,
             dl8=self.algorithm == "dl8",
             time_limit=float(self.time_limit) if self.time_limit else 0.0,
+            max_cache_size=int(self.max_cache_size or 0),
+            wipe_factor=float(self.wipe_factor),
+            wipe_strategy=self.wipe_strategy,
         )
         max_error = math.inf if self.max_error is None else float(self.max_error)
         error, lower_bound = searcher.run(max_error)

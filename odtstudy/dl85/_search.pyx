@@ -396,12 +396,18 @@ cdef class Searcher:
     cdef readonly Cache cache
     cdef readonly long long n_explored, n_d2, n_hits, n_sim_pruned
     cdef readonly double root_error, root_lb
+    # bounded cache (issue 5): reconstitution of wiped nodes after the search
+    cdef bint bounded
+    cdef readonly double reconstitution_ms
+    cdef readonly long long n_reconstituted
+    cdef object _recon_out
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
                   bint use_infeasibility_lb=True, bint use_similarity_lb=True,
                   bint use_depth2_solver=True, str cache="trie", bint dl8=False,
-                  double time_limit=0.0):
+                  double time_limit=0.0, Py_ssize_t max_cache_size=0,
+                  double wipe_factor=0.5, str wipe_strategy="reuses"):
         cdef int D
         self.m = cols.shape[0]
         self.K = cmask.shape[0]
@@ -430,6 +436,13 @@ cdef class Searcher:
             self.cache = HashCache(max_depth)
         else:
             raise ValueError(f"unknown cache {cache!r}")
+        self.bounded = max_cache_size > 0
+        self.reconstitution_ms = 0.0
+        self.n_reconstituted = 0
+        self._recon_out = None
+        if self.bounded:
+            # raises ValueError when the bound is too small for max_depth
+            self.cache.configure(max_cache_size, wipe_factor, wipe_strategy)
         cdef Py_ssize_t W = self.W, m = self.m, K = self.K
         self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         if m > 0:
@@ -1003,6 +1016,9 @@ cdef class Searcher:
         cdef double b1, b2, err1, err2, l1, l2, newlb
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1, ef, es
+        if self.bounded:
+            # the path under evaluation (never wiped)
+            self.cache.cur_path[d] = <int32_t>e
         if ent.flags & ENTRY_SOLVED:
             self.n_hits += 1
             out_lb[0] = ent.error
@@ -1112,6 +1128,10 @@ cdef class Searcher:
                 best = err1 + err2
                 bestf = f
                 cur_ub = best
+                if self.bounded:
+                    # current best solution, kept by the wipes
+                    self.cache.entries[e].error = best
+                    self.cache.entries[e].feature = bestf
             elif not self.timed_out and err1 + l2 < min_lb:
                 min_lb = err1 + l2
             if self.timed_out:
@@ -1159,6 +1179,12 @@ cdef class Searcher:
         self.deadline = _now() + self.time_limit
         with nogil:
             err = self._solve(0, root, max_error, &lb)
+        if self.bounded and self.cache.cache_full:
+            raise MemoryError(
+                f"the bounded DL8.5 cache ({self.cache.max_size} entries) "
+                "could not make room for the paths under evaluation")
+        if self.bounded and not self.timed_out and err < INFINITY:
+            self._reconstitute_tree(err)
         if self.cache.out_of_memory:
             raise MemoryError("the DL8.5 cache ran out of memory")
         self.root_error = err
@@ -1175,9 +1201,103 @@ cdef class Searcher:
         value : list of list of float
             Class supports per node.
         """
+        if self._recon_out is not None:
+            return self._recon_out
         out = ([], [], [], [])
         self._rebuild(0, out)
         return out
+
+    # -------------------------------------------- bounded cache (issue 5)
+    def _reconstitute_tree(self, double err):
+        """reconstituteWipedNodes: walk the optimal tree from the root and
+        re-solve the nodes whose entries were wiped, with the tight bounds
+        of the paper (exact error = parent - sibling; upper bound + 1).
+
+        The tree is emitted during the walk (``tree_arrays`` returns it), so
+        a subtree may be wiped again once emitted.
+        """
+        cdef double t0 = _now(), tl = self.time_limit
+        cdef int node
+        out = ([], [], [], [])
+        self.time_limit = 0.0   # the search is over: no deadline here
+        try:
+            self._root_cover()
+            got = self._reconstitute(0, err, err + 1.0, out, &node)
+        finally:
+            self.time_limit = tl
+        if self.cache.cache_full or self.cache.out_of_memory:
+            raise MemoryError("the bounded DL8.5 cache ran out of room "
+                              "while reconstituting wiped nodes")
+        if abs(got - err) > 1e-6 * max(1.0, abs(err)):  # pragma: no cover
+            raise RuntimeError(f"DL8.5 reconstitution found error {got}, "
+                               f"the search proved {err}")
+        self._recon_out = out
+        self.reconstitution_ms = 1000.0 * (_now() - t0)
+
+    cdef double _reconstitute(self, int d, double lo, double hi, tuple out,
+                              int* node_out) except? -1.0:
+        """Emit the optimal subtree of the depth-d itemset (cover and items
+        at depth d), whose error is known to lie in [lo, hi); re-solve it
+        when its entry is gone. Returns its error."""
+        cdef int L = self.max_depth + 1, r = self.max_depth - d, f, node, c
+        cdef int ln, rn
+        cdef Py_ssize_t e = self.cache.find(self.items + d * L, d, False)
+        cdef Py_ssize_t e0, e1
+        cdef double total = self._class_supports(d), err, lb, left, right, tol
+        cdef Entry* ent
+        self.cache.cur_path[d] = <int32_t>e
+        if e >= 0 and (self.cache.entries[e].flags & ENTRY_SOLVED):
+            err = self.cache.entries[e].error
+            f = self.cache.entries[e].feature
+        elif r == 0:
+            err = self._leaf_error(d, total)
+            f = FEATURE_LEAF
+        elif self.use_d2 and r <= 2:
+            err = self._depth2(d, r, total, &f)
+        else:
+            self.n_reconstituted += 1
+            e = self.cache.find(self.items + d * L, d, True)
+            if e < 0:
+                raise MemoryError("the bounded DL8.5 cache ran out of room")
+            ent = &self.cache.entries[e]
+            if lo > ent.lb:
+                ent.lb = lo
+            err = self._solve(d, e, hi, &lb)
+            ent = &self.cache.entries[e]
+            if not (err < hi) or not (ent.flags & ENTRY_SOLVED):  # pragma: no cover
+                raise RuntimeError("DL8.5 reconstitution: wiped node not re-solved")
+            f = ent.feature
+        if r == 0 or f < 0:
+            f = FEATURE_LEAF
+        feature, left_, right_, value = out
+        node = len(feature)
+        node_out[0] = node
+        feature.append(f)
+        left_.append(-1)
+        right_.append(-1)
+        value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        if f == FEATURE_LEAF:
+            return err
+        # bounds of the left child from its sibling when that one is known
+        tol = 1e-9 * (err if err > 1.0 else 1.0)
+        e0 = self._child_entry(d, f, 0, False)
+        e1 = self._child_entry(d, f, 1, False)
+        if e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED):
+            left = self.cache.entries[e0].error
+            lo, hi = left - tol, left + 1.0
+        elif e1 >= 0 and (self.cache.entries[e1].flags & ENTRY_SOLVED):
+            left = err - self.cache.entries[e1].error
+            lo, hi = left - tol, left + 1.0
+        else:
+            lo, hi = 0.0, err + 1.0
+        self._make_child(d, f, 0)
+        left = self._reconstitute(d + 1, lo, hi, out, &ln)
+        right = err - left
+        self._make_child(d, f, 1)
+        right = self._reconstitute(d + 1, right - tol, right + 1.0, out, &rn)
+        left_[node] = ln
+        right_[node] = rn
+        return left + right
 
     cdef int _rebuild(self, int d, tuple out) except -1:
         cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
@@ -1216,4 +1336,6 @@ cdef class Searcher:
             "similarity_prunes": int(self.n_sim_pruned),
             "timeout": bool(self.timed_out),
             "kernel_isa": kernel_isa(),
+            **self.cache.stats(),
+            "reconstitution_ms": float(self.reconstitution_ms),
         }
