@@ -138,8 +138,9 @@ class DL85Classifier(BaseTreeClassifier):
     Integer ``sample_weight`` values make a row of weight ``w`` count ``w``
     times (the same tree as duplicating rows). Real-valued weights minimise
     the weighted error (total weight minus the largest class weight per
-    leaf) with the general search of ``_general.pyx``, which lacks the
-    depth-2 solver and the similarity bound of the unweighted core.
+    leaf): the core then sums the weights of the set bits of each cover and
+    runs a weighted depth-2 solver (``_weighted.pyx``); the similarity bound
+    is off, and ``min_sup`` counts rows of positive weight.
 
     See Also
     --------
@@ -220,7 +221,7 @@ class DL85Classifier(BaseTreeClassifier):
 
     def _fit(self, X, y, sample_weight):
         X = np.ascontiguousarray(X, dtype=np.uint8)
-        if self.fast_error_function is not None or not _integral(sample_weight):
+        if self.fast_error_function is not None:
             return fit_classifier_general(
                 X,
                 y,
@@ -232,8 +233,14 @@ class DL85Classifier(BaseTreeClassifier):
                 time_limit=self.time_limit,
                 max_error=self.max_error,
             )
-        if sample_weight is not None:
+        weights = None
+        if sample_weight is not None and _integral(sample_weight):
             X, y = self._replicate(X, y, sample_weight)
+        elif sample_weight is not None:
+            # real weights: weighted class supports in the core (rows of
+            # weight 0 are dropped, as replication does)
+            keep = sample_weight > 0
+            X, y, weights = X[keep], y[keep], sample_weight[keep]
         n_classes = len(self.classes_)
         if X.shape[0] == 0:
             raise ValueError("all sample weights are zero: nothing to fit")
@@ -253,6 +260,7 @@ class DL85Classifier(BaseTreeClassifier):
             max_cache_size=int(self.max_cache_size or 0),
             wipe_factor=float(self.wipe_factor),
             wipe_strategy=self.wipe_strategy,
+            weights=weights,
         )
         max_error = math.inf if self.max_error is None else float(self.max_error)
         error, lower_bound = searcher.run(max_error)
@@ -279,11 +287,17 @@ class DL85Classifier(BaseTreeClassifier):
                 reason=reason,
             )
         tree = self._build_tree(searcher, n_classes)
+        if weights is not None:
+            # value holds class weights; n_samples counts rows
+            tree = tree._replace(n_samples=tree._node_indicator(X).sum(axis=0))
         leaves = tree.feature == -1
         counts = tree.value[leaves]
         objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))
         optimal = not timed_out
-        if optimal and objective != error:  # pragma: no cover - internal check
+        if optimal and not (
+            objective == error
+            or (weights is not None and math.isclose(objective, error, rel_tol=1e-9))
+        ):  # pragma: no cover - internal check
             raise RuntimeError(
                 f"DL8.5 internal error: rebuilt tree has error {objective}, "
                 f"search proved {error}"

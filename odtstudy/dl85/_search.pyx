@@ -65,6 +65,7 @@ from odtstudy.dl85._cache cimport (
     HashCache,
     TrieCache,
 )
+from odtstudy.dl85._weighted cimport WeightedCore
 
 cnp.import_array()
 odt_kernels_init()
@@ -401,13 +402,18 @@ cdef class Searcher:
     cdef readonly double reconstitution_ms
     cdef readonly long long n_reconstituted
     cdef object _recon_out
+    # real-valued sample weights (issue 4, ``_weighted.pyx``)
+    cdef WeightedCore wcore
+    cdef bint weighted
+    cdef double eps
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
                   bint use_infeasibility_lb=True, bint use_similarity_lb=True,
                   bint use_depth2_solver=True, str cache="trie", bint dl8=False,
                   double time_limit=0.0, Py_ssize_t max_cache_size=0,
-                  double wipe_factor=0.5, str wipe_strategy="reuses"):
+                  double wipe_factor=0.5, str wipe_strategy="reuses",
+                  object weights=None):
         cdef int D
         self.m = cols.shape[0]
         self.K = cmask.shape[0]
@@ -449,6 +455,16 @@ cdef class Searcher:
             memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
         self.cmask = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         memcpy(self.cmask, &cmask[0, 0], K * W * sizeof(uint64_t))
+        self.weighted = weights is not None
+        self.eps = 0.0
+        if self.weighted:
+            # leaf error = total weight - largest class weight; the
+            # similarity bound counts rows, so it is off
+            self.wcore = WeightedCore(
+                cols, cmask, np.ascontiguousarray(weights, dtype=np.float64),
+                n_rows, min_sup)
+            self.use_sim = False
+            self.eps = 1e-12 * self.wcore.total_weight
         self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
         self.cidx = <int32_t*>_alloc(D * W * sizeof(int32_t))
         self.cnnz = <int*>_alloc(D * sizeof(int))
@@ -531,6 +547,8 @@ cdef class Searcher:
         cdef double* s = self.sup + d * self.K
         cdef long long cnt
         cdef double total = 0.0
+        if self.weighted:
+            return self.wcore.class_supports(w, ix, nnz, s)
         for c in range(self.K):
             cm = self.cmask + c * self.W
             cnt = 0
@@ -539,6 +557,12 @@ cdef class Searcher:
             s[c] = <double>cnt
             total += s[c]
         return total
+
+    cdef inline double _rows(self, int d, double total) noexcept nogil:
+        """Rows of the depth-d cover (``total`` counts them when unweighted)."""
+        if not self.weighted:
+            return total
+        return self.wcore.n_rows(self.cov + d * self.W, self.cnnz[d])
 
     cdef inline double _leaf_error(self, int d, double total) noexcept nogil:
         cdef double best = 0.0
@@ -911,8 +935,11 @@ cdef class Searcher:
         cdef double s0, m0, s1, m1, v
         out_f[0] = FEATURE_LEAF
         best = leaf
-        if leaf <= 0 or r <= 0:
+        if leaf <= self.eps or r <= 0:
             return leaf
+        if self.weighted:
+            return self.wcore.depth2(self.cov + d * self.W, self.cidx + d * self.W,
+                                     self.cnnz[d], r, leaf, self.eps, out_f)
         self._d2_nc = self.sup + d * K
         nf = self._d2_counts(d, total)
         if nf == 0:
@@ -1033,7 +1060,8 @@ cdef class Searcher:
         if self._check_time():
             return self._timeout_leaf(e, leaf)
         self.n_explored += 1
-        if leaf <= 0 or r == 0 or total < 2 * self.min_sup or lb >= leaf:
+        if (leaf <= self.eps or r == 0 or self._rows(d, total) < 2 * self.min_sup
+                or lb >= leaf):
             self._store_solved(e, leaf, FEATURE_LEAF)
             out_lb[0] = leaf
             return leaf
@@ -1059,7 +1087,7 @@ cdef class Searcher:
             out_lb[0] = best
             return best
 
-        nc = self._candidates(d, total)
+        nc = self._candidates(d, self._rows(d, total))
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF

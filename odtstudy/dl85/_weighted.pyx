@@ -177,6 +177,7 @@ cdef class WeightedCore:
         cdef double* Fa
         cdef double* Fb
         cdef double* Pab
+        cdef int32_t* Pc
         cdef double* q = self.q
         cdef double best = leaf, e, e11, e10, e01, e00
         cdef int32_t s11, s10, s01, s00
@@ -205,7 +206,8 @@ cdef class WeightedCore:
         memset(self.Fc, 0, nf * sizeof(int32_t))
         if r >= 2:
             memset(self.P, 0, nf * nf * K * sizeof(double))
-            memset(self.Pc, 0, nf * nf * sizeof(int32_t))
+            if ms > 1:
+                memset(self.Pc, 0, nf * nf * sizeof(int32_t))
         # one pass over the rows of the cover
         for j in range(nnz):
             x = cov[j]
@@ -232,7 +234,11 @@ cdef class WeightedCore:
                         Pab = self.P + <Py_ssize_t>self.lst[a] * nf * K + c
                         for b in range(a + 1, L):
                             Pab[self.lst[b] * K] += wr
-                            self.Pc[self.lst[a] * nf + self.lst[b]] += 1
+                    if ms > 1:
+                        for a in range(L):
+                            Pc = self.Pc + <Py_ssize_t>self.lst[a] * nf
+                            for b in range(a + 1, L):
+                                Pc[self.lst[b]] += 1
         # leaves of each branch as the starting point
         for a in range(nf):
             Fa = self.F + a * K
