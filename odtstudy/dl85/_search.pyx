@@ -458,12 +458,10 @@ cdef class Searcher:
         self.weighted = weights is not None
         self.eps = 0.0
         if self.weighted:
-            # leaf error = total weight - largest class weight; the
-            # similarity bound counts rows, so it is off
+            # leaf error = total weight - largest class weight
             self.wcore = WeightedCore(
                 cols, cmask, np.ascontiguousarray(weights, dtype=np.float64),
                 n_rows, min_sup)
-            self.use_sim = False
             self.eps = 1e-12 * self.wcore.total_weight
         self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
         self.cidx = <int32_t*>_alloc(D * W * sizeof(int32_t))
@@ -631,6 +629,14 @@ cdef class Searcher:
             if self.sim_val[slot] < 0:
                 continue
             old = self.sim_words + slot * W
+            if self.weighted:
+                # sizes are weights: lb >= LB_old - weight(D_old minus D_new)
+                v = self.sim_val[slot] - (
+                    self.sim_size[slot] - self.wcore.common_weight(old, w, ix, nnz)
+                ) - self.eps
+                if v > best:
+                    best = v
+                continue
             inter = 0
             for j in range(nnz):
                 inter += odt_popcount(old[ix[j]] & w[j])

@@ -27,5 +27,7 @@ cdef class WeightedCore:
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* out) noexcept nogil
     cdef int n_rows(self, const uint64_t* cov, int nnz) noexcept nogil
+    cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
+                              const int32_t* idx, int nnz) noexcept nogil
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil

@@ -161,6 +161,20 @@ cdef class WeightedCore:
             cnt += odt_w_popcount(cov[j])
         return cnt
 
+    cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
+                              const int32_t* idx, int nnz) noexcept nogil:
+        """Weight of the rows in both a dense bitset and a sparse cover."""
+        cdef int j, base
+        cdef uint64_t x
+        cdef double total = 0.0
+        for j in range(nnz):
+            x = dense[idx[j]] & cov[j]
+            base = idx[j] << 6
+            while x:
+                total += self.w[base + odt_w_ctz(x)]
+                x &= x - 1
+        return total
+
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil:
         """Exact (error, root feature) of the best subtree of depth <= r <= 2.
