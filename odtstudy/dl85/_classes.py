@@ -138,9 +138,11 @@ class DL85Classifier(BaseTreeClassifier):
     Integer ``sample_weight`` values make a row of weight ``w`` count ``w``
     times (the same tree as duplicating rows). Real-valued weights minimise
     the weighted error (total weight minus the largest class weight per
-    leaf): the core then sums the weights of the set bits of each cover and
-    runs a weighted depth-2 solver (``_weighted.pyx``); the similarity bound
-    is off, and ``min_sup`` counts rows of positive weight.
+    leaf): the core then sums the weights of the set bits of each cover,
+    runs an exact weighted depth-2 solver (``_weighted.pyx``) and a weighted
+    similarity bound; ``min_sup`` counts rows of positive weight, and
+    ``tree_.value`` holds class weights. Weighted fits cost a few times an
+    unweighted one (``benchmarks/dl85_objectives.py``).
 
     See Also
     --------
