@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from odtstudy.dl85._cache import HashCache, TrieCache
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Classifier
-from odtstudy.dl85._cache import HashCache, TrieCache
 
 STRATEGIES = ["reuses", "descendants", "all_non_useful"]
 CACHES = ["trie", "hash"]
@@ -36,8 +36,9 @@ def _check_bounded(clf, X, y, bound, objective):
     assert stats["cache_peak_entries"] <= bound
     # the entry array itself never grows past the bound (free list)
     assert stats["cache_entries"] <= bound + 1
-    assert stats["cache_entries_created"] - stats["cache_entries_wiped"] == (
-        stats["cache_live_entries"]
+    assert (
+        stats["cache_entries_created"] - stats["cache_entries_wiped"]
+        == (stats["cache_live_entries"])
     )
 
 
@@ -55,7 +56,15 @@ def _check_bounded(clf, X, y, bound, objective):
     wipe_factor=st.sampled_from([0.1, 0.3, 0.5, 1.0]),
 )
 def test_dl85mem_random_data_matches_unbounded(
-    seed, n_rows, n_features, n_classes, depth, strategy, cache, extra, depth2,
+    seed,
+    n_rows,
+    n_features,
+    n_classes,
+    depth,
+    strategy,
+    cache,
+    extra,
+    depth2,
     wipe_factor,
 ):
     rng = np.random.default_rng(seed)
@@ -143,7 +152,7 @@ def test_dl85mem_too_small_bound_raises(cache):
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
     y = np.array([0, 1, 1, 0])
     need = _min_size(cache, 4)
-    with pytest.raises(ValueError, match="max_cache_size=.* is too small"):
+    with pytest.raises(ValueError, match=r"max_cache_size=\d+ is too small"):
         DL85Classifier(max_depth=4, cache=cache, max_cache_size=need - 1).fit(X, y)
     clf = DL85Classifier(max_depth=4, cache=cache, max_cache_size=need).fit(X, y)
     assert clf.objective_ == 0
@@ -151,8 +160,12 @@ def test_dl85mem_too_small_bound_raises(cache):
 
 @pytest.mark.parametrize(
     "params",
-    [{"max_cache_size": 0}, {"wipe_factor": 0.0}, {"wipe_factor": 1.5},
-     {"wipe_strategy": "lru"}],
+    [
+        {"max_cache_size": 0},
+        {"wipe_factor": 0.0},
+        {"wipe_factor": 1.5},
+        {"wipe_strategy": "lru"},
+    ],
 )
 def test_dl85mem_parameter_validation(params):
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
