@@ -296,9 +296,9 @@ class DL85Classifier(BaseTreeClassifier):
         counts = tree.value[leaves]
         objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))
         optimal = not timed_out
+        tol = 0.0 if weights is None else 1e-9 * float(np.sum(weights))
         if optimal and not (
-            objective == error
-            or (weights is not None and math.isclose(objective, error, rel_tol=1e-9))
+            objective == error or math.isclose(objective, error, abs_tol=tol)
         ):  # pragma: no cover - internal check
             raise RuntimeError(
                 f"DL8.5 internal error: rebuilt tree has error {objective}, "
