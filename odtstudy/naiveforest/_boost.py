@@ -196,17 +196,56 @@ class OptimalBoostClassifier(BaseForestClassifier):
     # ------------------------------------------------------------ pricing
     def _price(self, X, y, u, remaining):
         k = len(self.classes_)
+        # solver noise in the duals (|u_i| ~ 1e-17) only slows the oracles
+        # down and can trip their internal checks: search on cleaned weights,
+        # score the tree on the true ones (the difference is far below TOL)
+        scale = float(np.max(np.abs(u))) if len(u) else 0.0
+        clean = np.where(np.abs(u) <= 1e-12 * scale, 0.0, u)
         if self._pricing == "dl85":
-            return price_dl85(
-                X, y, u, k, self.max_depth, self.min_sup, time_limit=remaining
+            try:
+                res = price_dl85(
+                    X,
+                    y,
+                    clean,
+                    k,
+                    self.max_depth,
+                    self.min_sup,
+                    time_limit=remaining,
+                )
+            except RuntimeError as exc:
+                if self.max_depth > 3:
+                    raise
+                warnings.warn(
+                    f"DL8.5 pricing failed ({exc}); this round is priced by "
+                    "exhaustive enumeration (also exact)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                res = price_exhaustive(
+                    X,
+                    y,
+                    clean,
+                    k,
+                    self.max_depth,
+                    self.min_sup,
+                    time_limit=remaining,
+                )
+        elif self._pricing == "exhaustive":
+            res = price_exhaustive(
+                X, y, clean, k, self.max_depth, self.min_sup, time_limit=remaining
             )
-        if self._pricing == "exhaustive":
-            return price_exhaustive(
-                X, y, u, k, self.max_depth, self.min_sup, time_limit=remaining
+        else:
+            res = price_cart(
+                X,
+                y,
+                clean,
+                k,
+                self.max_depth,
+                self.min_sup,
+                random_state=self._rng_seed,
             )
-        return price_cart(
-            X, y, u, k, self.max_depth, self.min_sup, random_state=self._rng_seed
-        )
+        res.score = float(u @ column_of(res.tree, X, y))
+        return res
 
     # ---------------------------------------------------------------- fit
     def fit(self, X, y):

@@ -225,6 +225,20 @@ def test_master_stopped_by_the_time_limit_keeps_the_previous_forest(
     assert clf.predict(X).shape == y.shape
 
 
+def test_dl85_internal_error_falls_back_to_exhaustive_pricing(monkeypatch):
+    from odtstudy.naiveforest import _boost
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("DL8.5 internal error: simulated")
+
+    monkeypatch.setattr(_boost, "dl85_supports_real_weights", lambda: True)
+    monkeypatch.setattr(_boost, "price_dl85", broken)
+    with pytest.warns(RuntimeWarning, match="simulated"):
+        clf = OptimalBoostClassifier("mdboost", 1.0, max_depth=1).fit(T11_X, T11_Y)
+    assert clf.optimal_
+    assert clf.objective_ == pytest.approx(2.967949, abs=1e-5)
+
+
 def test_sklearn_clone_and_feature_names(vote_subset):
     pd = pytest.importorskip("pandas")
     X, y = vote_subset
