@@ -16,7 +16,7 @@ cdef class WeightedCore:
     cdef int32_t* lst         # scratch: local indices of a row's features
     cdef double* tot          # K class weights of the cover
     cdef double* F            # nf * K: class weights of each item
-    cdef double* P            # nf * nf * K: class weights of each item pair
+    cdef double* P            # K * nf * nf: class weights of each item pair
     cdef int32_t* Fc          # nf: row counts of each item
     cdef int32_t* Pc          # nf * nf: row counts of each item pair
     cdef double* bl           # nf: best left-branch loss of each root

@@ -245,9 +245,10 @@ cdef class WeightedCore:
                     self.Fc[self.lst[a]] += 1
                 if r >= 2:
                     for a in range(L):
-                        Pab = self.P + <Py_ssize_t>self.lst[a] * nf * K + c
+                        # class-major layout: row lst[a] of class c's matrix
+                        Pab = self.P + (<Py_ssize_t>c * nf + self.lst[a]) * nf
                         for b in range(a + 1, L):
-                            Pab[self.lst[b] * K] += wr
+                            Pab[self.lst[b]] += wr
                     if ms > 1:
                         for a in range(L):
                             Pc = self.Pc + <Py_ssize_t>self.lst[a] * nf
@@ -265,12 +266,13 @@ cdef class WeightedCore:
                 Fa = self.F + a * K
                 for b in range(a + 1, nf):
                     Fb = self.F + b * K
-                    Pab = self.P + (<Py_ssize_t>a * nf + b) * K
+                    Pab = self.P + <Py_ssize_t>a * nf + b
                     for c in range(K):
-                        q[c] = Pab[c]                                   # a, b
-                        q[K + c] = Fa[c] - Pab[c]                       # a, not b
-                        q[2 * K + c] = Fb[c] - Pab[c]                   # not a, b
-                        q[3 * K + c] = self.tot[c] - Fa[c] - Fb[c] + Pab[c]
+                        wr = Pab[<Py_ssize_t>c * nf * nf]
+                        q[c] = wr                                       # a, b
+                        q[K + c] = Fa[c] - wr                           # a, not b
+                        q[2 * K + c] = Fb[c] - wr                       # not a, b
+                        q[3 * K + c] = self.tot[c] - Fa[c] - Fb[c] + wr
                     e11 = _leaf_err(q, K)
                     e10 = _leaf_err(q + K, K)
                     e01 = _leaf_err(q + 2 * K, K)
