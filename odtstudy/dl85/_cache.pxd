@@ -52,6 +52,7 @@ cdef class Cache:
     cdef void _count_descendants(self) noexcept nogil
     cdef void _delete(self, Py_ssize_t e) noexcept nogil
     cdef bint _wipe(self, int n, Py_ssize_t missing) noexcept nogil
+    cdef uint32_t _key(self, Py_ssize_t e) noexcept nogil
     cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil
 
 

