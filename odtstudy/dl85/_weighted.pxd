@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Declarations of the weighted kernels of the DL8.5 core (see ``_weighted.pyx``)."""
 
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 
 cdef class WeightedCore:
@@ -22,11 +22,18 @@ cdef class WeightedCore:
     cdef double* bl           # nf: best left-branch loss of each root
     cdef double* br           # nf: best right-branch loss of each root
     cdef double* q            # 4 * K scratch: quadrant class weights
+    cdef uint64_t* flipm      # MW words: useful features taken as not-x
+    cdef int hmask            # hash table of the cover's partitions
+    cdef int32_t* hfeat
+    cdef uint64_t* hkey
+    cdef uint8_t* hflip
     cdef readonly double total_weight
 
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* out) noexcept nogil
     cdef int n_rows(self, const uint64_t* cov, int nnz) noexcept nogil
+    cdef bint _same(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                    int f, bint flip_f, int g, bint flip_g) noexcept nogil
     cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
                               const int32_t* idx, int nnz) noexcept nogil
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,

@@ -21,7 +21,7 @@ weighted depth-2 solver is slower than the unweighted one.
 import numpy as np
 
 cimport numpy as cnp
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -104,6 +104,14 @@ cdef class WeightedCore:
         self.bl = <double*>_alloc((m + 1) * sizeof(double))
         self.br = <double*>_alloc((m + 1) * sizeof(double))
         self.q = <double*>_alloc(4 * K * sizeof(double))
+        self.flipm = <uint64_t*>_alloc(MW * sizeof(uint64_t))
+        cdef Py_ssize_t hsize = 16
+        while hsize < 2 * (m + 1):
+            hsize *= 2
+        self.hmask = <int>(hsize - 1)
+        self.hfeat = <int32_t*>_alloc(hsize * sizeof(int32_t))
+        self.hkey = <uint64_t*>_alloc(hsize * sizeof(uint64_t))
+        self.hflip = <uint8_t*>_alloc(hsize * sizeof(uint8_t))
         self.total_weight = 0.0
         for r in range(n_rows):
             self.w[r] = weights[r]
@@ -135,6 +143,10 @@ cdef class WeightedCore:
         free(self.bl)
         free(self.br)
         free(self.q)
+        free(self.flipm)
+        free(self.hfeat)
+        free(self.hkey)
+        free(self.hflip)
 
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* out) noexcept nogil:
@@ -175,6 +187,24 @@ cdef class WeightedCore:
                 x &= x - 1
         return total
 
+    cdef bint _same(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                    int f, bint flip_f, int g, bint flip_g) noexcept nogil:
+        """Whether oriented features f and g split the cover alike."""
+        cdef uint64_t* cf = self.cols + f * self.W
+        cdef uint64_t* cg = self.cols + g * self.W
+        cdef uint64_t xf, xg
+        cdef int j
+        for j in range(nnz):
+            xf = cov[j] & cf[idx[j]]
+            xg = cov[j] & cg[idx[j]]
+            if flip_f:
+                xf ^= cov[j]
+            if flip_g:
+                xg ^= cov[j]
+            if xf != xg:
+                return False
+        return True
+
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil:
         """Exact (error, root feature) of the best subtree of depth <= r <= 2.
@@ -195,13 +225,21 @@ cdef class WeightedCore:
         cdef double* q = self.q
         cdef double best = leaf, e, e11, e10, e01, e00
         cdef int32_t s11, s10, s01, s00
+        cdef uint64_t h
+        cdef bint flip, dup
         out_f[0] = -1
         if leaf <= eps or r <= 0:
             return leaf
         N = self.n_rows(cov, nnz)
-        # usable features: both branches hold >= min_sup rows
+        # usable features (both branches hold >= min_sup rows), each taken on
+        # its sparser side on this cover (x or not-x: the same split), and
+        # one feature per partition of the cover (CP4IM data holds both x
+        # and not-x; deeper covers make more columns coincide)
         for j in range(MW):
             self.useful[j] = 0
+            self.flipm[j] = 0
+        for t in range(self.hmask + 1):
+            self.hfeat[t] = -1
         for f in range(self.m):
             col = self.cols + f * W
             cnt = 0
@@ -209,7 +247,29 @@ cdef class WeightedCore:
                 cnt += odt_w_popcount(cov[j] & col[idx[j]])
             if cnt < ms or N - cnt < ms:
                 continue
+            flip = 2 * cnt > N
+            h = 0
+            for j in range(nnz):
+                x = cov[j] & col[idx[j]]
+                if flip:
+                    x ^= cov[j]
+                h = (h ^ x) * <uint64_t>0x9E3779B97F4A7C15ULL + <uint64_t>j
+            t = <int>(h & <uint64_t>self.hmask)
+            dup = False
+            while self.hfeat[t] >= 0:
+                if self.hkey[t] == h and self._same(cov, idx, nnz, f, flip,
+                                                    self.hfeat[t], self.hflip[t]):
+                    dup = True
+                    break
+                t = (t + 1) & self.hmask
+            if dup:
+                continue
+            self.hfeat[t] = f
+            self.hkey[t] = h
+            self.hflip[t] = flip
             self.useful[f >> 6] |= (<uint64_t>1) << (f & 63)
+            if flip:
+                self.flipm[f >> 6] |= (<uint64_t>1) << (f & 63)
             self.loc[f] = nf
             self.fid[nf] = f
             nf += 1
@@ -235,7 +295,7 @@ cdef class WeightedCore:
                 rb = self.rowbits + <Py_ssize_t>row * MW
                 L = 0
                 for t in range(MW):
-                    y = rb[t] & self.useful[t]
+                    y = (rb[t] ^ self.flipm[t]) & self.useful[t]
                     while y:
                         self.lst[L] = self.loc[(t << 6) + odt_w_ctz(y)]
                         L += 1

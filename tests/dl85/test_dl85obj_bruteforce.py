@@ -81,6 +81,10 @@ def tiny_data(draw, max_classes=3):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 2, size=(n, m)).astype(np.uint8)
+    if draw(st.booleans()):
+        # x and not-x columns, as in the CP4IM files (the weighted depth-2
+        # solver keeps one feature per partition of the cover)
+        X = np.hstack([X, 1 - X])
     k = draw(st.integers(2, max_classes))
     y = rng.integers(0, k, size=n)
     w = rng.uniform(0.05, 3.0, size=n)
