@@ -90,7 +90,8 @@ class DL85Classifier(BaseTreeClassifier):
         ``sample_weight`` when given), it returns the leaf's non-negative
         loss and the index of the class it predicts (e.g. a cost-sensitive
         error with a cost matrix). The fit then runs the general search of
-        ``DL85Predictor`` and ``objective_`` is the sum of these losses.
+        ``DL85Predictor`` (only ``max_depth``, ``min_sup``, ``time_limit`` and
+        ``max_error`` apply) and ``objective_`` is the sum of these losses.
     max_cache_size : int, default=None
         Maximum number of live cache entries (bounded cache of Aglin et al.,
         2022). When inserting a path would exceed it, part of the cache is

@@ -307,3 +307,26 @@ def test_export_with_feature_and_class_names(rng):
     assert dot.startswith("digraph Tree {") and ("class: A" in dot or "class: P" in dot)
     renamed = export_text(clf, feature_names=["f1", "f2", "f3"])
     assert "red" not in renamed
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"algorithm": "dl8"},
+        {"use_depth2_solver": False},
+        {"use_similarity_lb": False},
+        {"use_infeasibility_lb": False},
+        {"branching": "desc"},
+        {"cache": "hash"},
+        {"max_cache_size": 40},
+    ],
+)
+def test_weighted_search_options_agree(rng, options):
+    X, y = _data(rng, n=70, m=8, k=3)
+    X = np.hstack([X, 1 - X])
+    w = rng.uniform(0.1, 3.0, size=len(y))
+    ref = DL85Classifier(max_depth=3).fit(X, y, sample_weight=w)
+    clf = DL85Classifier(max_depth=3, **options).fit(X, y, sample_weight=w)
+    assert clf.optimal_
+    assert clf.objective_ == pytest.approx(ref.objective_, abs=1e-9)
+    assert clf.training_error(X, y, w) == pytest.approx(clf.objective_, abs=1e-9)
