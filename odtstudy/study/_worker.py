@@ -87,7 +87,10 @@ def execute_run(run: dict) -> dict:
     test_pred = estimator.predict(X_test)
     predict_time = time.perf_counter() - t0
     tree = getattr(estimator, "tree_", None)
-    stats = getattr(estimator, "stats_", {}) or {}
+    stats = dict(getattr(estimator, "stats_", {}) or {})
+    forest = getattr(estimator, "estimators_", None)
+    if forest is not None:
+        stats["n_trees"] = len(forest)
     objective = getattr(estimator, "objective_", None)
     lower_bound = getattr(estimator, "lower_bound_", None)
     return {

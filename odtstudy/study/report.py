@@ -155,8 +155,17 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     return others[[*keys, "method", "objective", "optimum", "gap"]]
 
 
+def _n_trees(stats) -> float:
+    try:
+        value = json.loads(stats or "{}").get("n_trees")
+    except (TypeError, ValueError):
+        return np.nan
+    return np.nan if value is None else float(value)
+
+
 def _summary(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame["status"] == "ok"]
+    ok = ok.assign(n_trees=ok["stats"].map(_n_trees))
     grouped = ok.groupby(["dataset", "depth", "method"])
     table = pd.DataFrame(
         {
@@ -170,6 +179,8 @@ def _summary(frame: pd.DataFrame) -> pd.DataFrame:
             "peak RSS (MB)": grouped["peak_rss_mb"].max(),
         }
     )
+    if ok["n_trees"].notna().any():
+        table["trees"] = grouped["n_trees"].mean()
     return table.reset_index()
 
 
