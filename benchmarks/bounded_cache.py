@@ -46,10 +46,11 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STRATEGIES = ("reuses", "descendants", "all_non_useful")
-# (dataset, depth): a few hundred thousand to a few million cache entries,
-# each unbounded fit in ~5-30 s on a loaded 2-core machine
-DEFAULT_INSTANCES = ("soybean:7", "australian-credit:5", "heart-cleveland:6")
-LARGE_INSTANCES = ("anneal:6", "australian-credit:6", "german-credit:5", "soybean:8")
+# (dataset, depth): 0.6M to 3.4M cache entries, unbounded fits of ~3-15 s
+# on a loaded 2-core machine; the whole default run takes ~10 minutes
+DEFAULT_INSTANCES = ("primary-tumor:8", "soybean:7", "anneal:6")
+# 7-8M entries, minutes per fit
+LARGE_INSTANCES = ("primary-tumor:9", "soybean:8", "australian-credit:6")
 
 
 def _current_rss_mb() -> float:

@@ -37,7 +37,7 @@ cdef class Cache:
     cdef readonly int strategy
     cdef readonly Py_ssize_t n_live, peak_live, n_created, n_wipes, n_wiped
     cdef readonly bint cache_full           # a wipe could not make room
-    cdef int32_t* free_list
+    cdef Py_ssize_t free_head                # wiped entries, chained through ``feature``
     cdef Py_ssize_t n_free
     cdef uint32_t* score                    # reuses, or descendants during a wipe
     cdef uint8_t* depth                     # itemset length per entry

@@ -47,7 +47,7 @@ evaluation is rejected by ``configure``.
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 ctypedef unsigned int uint32_t_cast
@@ -96,7 +96,7 @@ cdef class Cache:
         self.n_wipes = 0
         self.n_wiped = 0
         self.cache_full = False
-        self.free_list = NULL
+        self.free_head = -1
         self.n_free = 0
         self.score = NULL
         self.depth = NULL
@@ -110,7 +110,6 @@ cdef class Cache:
     def __dealloc__(self):
         free(self.entries)
         free(self.cur_path)
-        free(self.free_list)
         free(self.score)
         free(self.depth)
 
@@ -170,10 +169,6 @@ cdef class Cache:
             if p == NULL:
                 return False
             self.depth = <uint8_t*>p
-            p = realloc(self.free_list, new_cap * sizeof(int32_t))
-            if p == NULL:
-                return False
-            self.free_list = <int32_t*>p
         self.capacity = new_cap
         return True
 
@@ -181,7 +176,8 @@ cdef class Cache:
         cdef Py_ssize_t e, new_cap
         if self.n_free > 0:
             self.n_free -= 1
-            e = self.free_list[self.n_free]
+            e = self.free_head
+            self.free_head = self.entries[e].feature
         else:
             if self.n_entries == self.capacity:
                 new_cap = 2 * self.capacity
@@ -414,6 +410,25 @@ cdef class TrieCache(Cache):
         Cache.configure(self, max_size, wipe_factor, strategy)
         self.parent[0] = -1
         self.item[0] = -1
+        # the edge table at its final size (load <= 0.7): no growth, so no
+        # transient old + new tables; calloc'd pages are only touched when used
+        cdef Py_ssize_t size = 16
+        cdef uint64_t* keys
+        cdef int32_t* child
+        while 7 * size < 10 * (max_size + 1):
+            size *= 2
+        if size > self.edge_mask + 1 and self.n_edges == 0:
+            keys = <uint64_t*>calloc(size, sizeof(uint64_t))
+            child = <int32_t*>malloc(size * sizeof(int32_t))
+            if keys == NULL or child == NULL:
+                free(keys)
+                free(child)
+                raise MemoryError()
+            free(self.edge_keys)
+            free(self.edge_child)
+            self.edge_keys = keys
+            self.edge_child = child
+            self.edge_mask = size - 1
 
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
         cdef void* p
@@ -585,7 +600,8 @@ cdef class TrieCache(Cache):
             self.edge_keys[i] = 0
             self.n_edges -= 1
         self.entries[e].flags = ENTRY_FREE
-        self.free_list[self.n_free] = <int32_t>e
+        self.entries[e].feature = <int32_t>self.free_head
+        self.free_head = e
         self.n_free += 1
         self.n_live -= 1
         self.n_wiped += 1
@@ -768,7 +784,8 @@ cdef class HashCache(Cache):
                 i = j
             self.slots[i] = -1
         self.entries[e].flags = ENTRY_FREE
-        self.free_list[self.n_free] = <int32_t>e
+        self.entries[e].feature = <int32_t>self.free_head
+        self.free_head = e
         self.n_free += 1
         self.n_live -= 1
         self.n_wiped += 1
