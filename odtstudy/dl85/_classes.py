@@ -225,6 +225,11 @@ class DL85Classifier(BaseTreeClassifier):
     def _fit(self, X, y, sample_weight):
         X = np.ascontiguousarray(X, dtype=np.uint8)
         if self.fast_error_function is not None:
+            if self.max_cache_size is not None:
+                raise ValueError(
+                    "max_cache_size (the bounded cache) is not supported with "
+                    "fast_error_function"
+                )
             return fit_classifier_general(
                 X,
                 y,

@@ -222,3 +222,43 @@ def test_dl85mem_cache_consistent_after_wipes(kind, strategy):
             if kind is HashCache:
                 assert cache.itemset(found) == list(items)
     assert len(seen) == cache.n_live
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    depth=st.integers(2, 4),
+    cache=st.sampled_from(CACHES),
+    strategy=st.sampled_from(STRATEGIES),
+    algorithm=st.sampled_from(["dl85", "dl8"]),
+    min_sup=st.integers(1, 3),
+)
+def test_dl85mem_real_weights_and_variants(
+    seed, depth, cache, strategy, algorithm, min_sup
+):
+    """Real-valued weights (non-integer errors: the reconstitution bounds
+    carry a tolerance), DL8 and min_sup also agree with the unbounded cache."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(50, 7))
+    y = rng.integers(0, 2, size=50)
+    y[:2] = [0, 1]
+    w = rng.random(50) * 3
+    params = dict(max_depth=depth, cache=cache, algorithm=algorithm, min_sup=min_sup)
+    ref = DL85Classifier(**params).fit(X, y, sample_weight=w)
+    bound = _min_size(cache, depth) + 10
+    clf = DL85Classifier(**params, max_cache_size=bound, wipe_strategy=strategy)
+    clf.fit(X, y, sample_weight=w)
+    assert abs(clf.objective_ - ref.objective_) < 1e-9
+    assert clf.stats_["cache_peak_entries"] <= bound
+
+
+def test_dl85mem_custom_error_function_rejects_bound():
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    y = np.array([0, 1, 1, 0])
+    clf = DL85Classifier(
+        max_depth=2,
+        max_cache_size=100,
+        fast_error_function=lambda s: (float(sum(s) - max(s)), int(np.argmax(s))),
+    )
+    with pytest.raises(ValueError, match="fast_error_function"):
+        clf.fit(X, y)
