@@ -113,7 +113,9 @@ class DL85Classifier(BaseTreeClassifier):
         The tree found (``None`` when ``max_error`` excluded every tree).
     classes_ : ndarray of shape (n_classes,)
     objective_ : float or None
-        Training misclassifications of ``tree_``.
+        Training misclassifications of ``tree_`` (their total weight with
+        ``sample_weight``; the sum of the leaf losses with
+        ``fast_error_function``).
     lower_bound_ : float
         Proven lower bound on the optimal error.
     optimal_ : bool
