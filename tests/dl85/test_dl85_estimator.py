@@ -122,8 +122,9 @@ def test_dl85_integer_sample_weights_repeat_rows(rng):
     clf = DL85Classifier(max_depth=2).fit(X, y, sample_weight=w)
     rep = DL85Classifier(max_depth=2).fit(np.repeat(X, w, 0), np.repeat(y, w))
     assert clf.objective_ == rep.objective_
-    with pytest.raises(ValueError, match="integer sample weights"):
-        DL85Classifier(max_depth=2).fit(X, y, sample_weight=np.full(30, 0.5))
+    half = DL85Classifier(max_depth=2).fit(X, y, sample_weight=np.full(30, 0.5))
+    unit = DL85Classifier(max_depth=2).fit(X, y)
+    assert half.objective_ == pytest.approx(unit.objective_ / 2)
 
 
 def test_dl85_registry_constructor_arguments():
