@@ -142,7 +142,9 @@ def test_report_lists_tables_and_figures(tmp_path):
 
 
 def _frame(rows):
-    base = dict(status="ok", fold=0, seed=0, n_features=4, depth=2, dataset="d")
+    base = dict(
+        status="ok", fold=0, seed=0, n_features=4, depth=2, dataset="d", stats="{}"
+    )
     return pd.DataFrame([{**base, **row} for row in rows])
 
 
@@ -167,6 +169,14 @@ def test_consistency_check_flags_disagreeing_exact_methods():
     )
     assert len(consistency_violations(disagree)) == 1
     assert heuristic_gaps(disagree)["gap"].tolist() == [-1.0]
+    forest = _frame(
+        [
+            dict(method="a", objective=3.0, optimal=True),
+            dict(method="f", objective=0.25, optimal=True, stats='{"n_trees": 5}'),
+            dict(method="g", objective=1.0, optimal=False, stats='{"n_trees": 9}'),
+        ]
+    )
+    assert consistency_violations(forest).empty and heuristic_gaps(forest).empty
     other_data = _frame(
         [
             dict(method="a", objective=3.0, optimal=True),

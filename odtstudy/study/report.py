@@ -122,14 +122,30 @@ def _method_is_exact(label: str, params: str | None) -> bool:
         return False
 
 
+def _n_trees(stats) -> float:
+    try:
+        value = json.loads(stats or "{}").get("n_trees")
+    except (TypeError, ValueError):
+        return np.nan
+    return np.nan if value is None else float(value)
+
+
+def _single_tree_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs of single-tree learners (their objective is training errors);
+    forests optimise other objectives and are left out of the checks."""
+    stats = frame["stats"] if "stats" in frame else pd.Series(None, index=frame.index)
+    return frame[stats.map(_n_trees).isna()]
+
+
 def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
     """Runs where two methods both proved optimality but disagree on the objective.
 
     Runs are matched on dataset, depth, fold and seed, and on the number of
     features the learner saw (a numeric learner and a 0/1 learner on the
-    binarised data solve different problems).
+    binarised data solve different problems). Forests are not compared.
     """
     keys = [*_RUN_KEYS, "n_features"]
+    frame = _single_tree_runs(frame)
     proven = frame[(frame["status"] == "ok") & frame["optimal"]]
     rows = []
     for key, group in proven.groupby(keys):
@@ -148,19 +164,12 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     proven optimum: a bug.
     """
     keys = [*_RUN_KEYS, "n_features"]
+    frame = _single_tree_runs(frame)
     ok = frame[(frame["status"] == "ok") & frame["objective"].notna()]
     optimum = ok[ok["optimal"]].groupby(keys)["objective"].min().rename("optimum")
     others = ok[~ok["optimal"]].join(optimum, on=keys, how="inner")
     others = others.assign(gap=others["objective"] - others["optimum"])
     return others[[*keys, "method", "objective", "optimum", "gap"]]
-
-
-def _n_trees(stats) -> float:
-    try:
-        value = json.loads(stats or "{}").get("n_trees")
-    except (TypeError, ValueError):
-        return np.nan
-    return np.nan if value is None else float(value)
 
 
 def _summary(frame: pd.DataFrame) -> pd.DataFrame:
