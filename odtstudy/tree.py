@@ -256,11 +256,19 @@ class Tree:
             name = lab
         return f"class: {name}"
 
-    def _test_text(self, node, feature_names, decimals):
-        return (
-            f"{self._feature_name(int(self.feature[node]), feature_names)} <= "
-            f"{self.threshold[node]:.{decimals}f}"
-        )
+    def _branch_texts(self, node, feature_names, decimals):
+        """Texts of the left (test true) and right branches of a node.
+
+        A 0/1 test on a named condition (a ``Binarizer`` column such as
+        ``age<=42.5`` or ``colour=red``) reads as the condition and its
+        negation rather than as ``age<=42.5 <= 0.50``.
+        """
+        name = self._feature_name(int(self.feature[node]), feature_names)
+        threshold = self.threshold[node]
+        if threshold == 0.5 and any(op in name for op in ("<=", "=", ">", "<")):
+            return f"not ({name})", name
+        test = f"{name} <= {threshold:.{decimals}f}"
+        return test, test.replace(" <= ", " >  ", 1)
 
     def export_text(self, feature_names=None, class_names=None, decimals=2) -> str:
         """Render the tree as indented text, one line per branch and leaf."""
@@ -274,10 +282,9 @@ class Tree:
                     f" (samples: {int(self.n_samples[node])})"
                 )
                 return
-            test = self._test_text(node, feature_names, decimals)
+            test, negated = self._branch_texts(node, feature_names, decimals)
             lines.append(f"{pad}|--- {test}")
             walk(int(self.left[node]), indent + 1)
-            negated = test.replace(" <= ", " >  ", 1)
             lines.append(f"{pad}|--- {negated}")
             walk(int(self.right[node]), indent + 1)
 
@@ -292,7 +299,7 @@ class Tree:
                 text = self._leaf_text(node, class_names, decimals)
                 shape = ", style=rounded"
             else:
-                text = self._test_text(node, feature_names, decimals)
+                text = self._branch_texts(node, feature_names, decimals)[0]
                 shape = ""
             text += f"\\nsamples = {int(self.n_samples[node])}"
             text = text.replace('"', '\\"')

@@ -67,3 +67,13 @@ def test_malformed_trees_are_rejected():
         Tree([0, -1], [0.5, -2], [1, -1], [5, -1], [[1, 0], [1, 0]], [1, 1])
     with pytest.raises(ValueError, match="features"):
         _hand_tree().apply(np.zeros((2, 1)))
+
+
+def test_binarized_conditions_read_as_conditions():
+    b = TreeBuilder(n_outputs=2)
+    root = b.add_split(0, 0.5)
+    b.set_children(root, b.add_leaf([2, 0]), b.add_leaf([0, 3]))
+    tree = b.build(feature_names=["age<=42.5"])
+    text = tree.export_text()
+    assert "|--- not (age<=42.5)\n" in text and "|--- age<=42.5\n" in text
+    assert "not (age<=42.5)" in tree.export_graphviz()
