@@ -12,41 +12,21 @@ import pandas as pd
 
 __all__ = ["COLUMNS", "ResultsStore"]
 
+#: Columns copied from the run's definition (its identity and limit).
+IDENTITY_COLUMNS = [
+    "run_id", "study", "dataset", "method", "params", "depth", "fold",
+    "n_folds", "seed", "time_limit",
+]  # fmt: skip
+#: Numeric outcome columns (parsed as numbers when the table is read).
+NUMERIC_COLUMNS = [
+    "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
+    "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "peak_rss_mb",
+    "fit_rss_mb", "n_train", "n_test", "n_features",
+]  # fmt: skip
 COLUMNS = [
-    "run_id",
-    "study",
-    "dataset",
-    "method",
-    "params",
-    "depth",
-    "fold",
-    "n_folds",
-    "seed",
-    "status",
-    "learner_status",
-    "train_acc",
-    "test_acc",
-    "objective",
-    "lower_bound",
-    "optimal",
-    "n_leaves",
-    "tree_depth",
-    "fit_time_s",
-    "predict_time_s",
-    "wall_time_s",
-    "peak_rss_mb",
-    "fit_rss_mb",
-    "n_train",
-    "n_test",
-    "n_features",
-    "time_limit",
-    "stats",
-    "error",
-    "versions",
-    "host",
-    "utc",
-    "config_hash",
-]
+    *IDENTITY_COLUMNS, "status", "learner_status", "optimal", *NUMERIC_COLUMNS,
+    "stats", "error", "versions", "host", "utc", "config_hash",
+]  # fmt: skip
 _JSON_COLUMNS = ("params", "stats", "versions")
 
 
@@ -121,27 +101,7 @@ class ResultsStore:
             return pd.DataFrame(columns=COLUMNS)
         frame = pd.DataFrame(rows).replace("", None)
         frame = frame.drop_duplicates("run_id", keep="last").reset_index(drop=True)
-        numeric = [
-            "depth",
-            "fold",
-            "n_folds",
-            "seed",
-            "train_acc",
-            "test_acc",
-            "objective",
-            "lower_bound",
-            "n_leaves",
-            "tree_depth",
-            "fit_time_s",
-            "predict_time_s",
-            "wall_time_s",
-            "peak_rss_mb",
-            "fit_rss_mb",
-            "n_train",
-            "n_test",
-            "n_features",
-            "time_limit",
-        ]
+        numeric = ["depth", "fold", "n_folds", "seed", "time_limit", *NUMERIC_COLUMNS]
         for column in numeric:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
         frame["optimal"] = frame["optimal"].map({"True": True, "False": False})

@@ -27,7 +27,7 @@ import psutil
 
 from odtstudy.study._worker import child_main
 from odtstudy.study.config import StudyConfig
-from odtstudy.study.results import ResultsStore
+from odtstudy.study.results import IDENTITY_COLUMNS, ResultsStore
 
 __all__ = ["expand_runs", "run_study"]
 
@@ -369,21 +369,7 @@ def _run_on_dask(client, runs, grace, record):
 
 
 def _record(run: dict, outcome: dict, common: dict) -> dict:
-    record = {
-        key: run[key]
-        for key in (
-            "run_id",
-            "study",
-            "dataset",
-            "method",
-            "params",
-            "depth",
-            "fold",
-            "n_folds",
-            "seed",
-            "time_limit",
-        )
-    }
+    record = {key: run[key] for key in IDENTITY_COLUMNS}
     record.update(outcome)
     record.update(common)
     record["utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
