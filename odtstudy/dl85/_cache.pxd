@@ -42,6 +42,8 @@ cdef class Cache:
     cdef uint32_t* score                    # reuses, or descendants during a wipe
     cdef uint8_t* depth                     # itemset length per entry
     cdef int32_t* cur_path                  # entry per depth of the path under evaluation
+    cdef int32_t* cur_items                 # their itemsets (searcher's buffer), or NULL
+    cdef int cur_stride                     # items between two depths of cur_items
 
     cdef Py_ssize_t _new_entry(self) noexcept nogil
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
@@ -49,11 +51,13 @@ cdef class Cache:
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
     cdef void _mark(self, Py_ssize_t e) noexcept nogil
     cdef void _mark_solution(self, int32_t* items, int n) noexcept nogil
+    cdef void _mark_sibling(self, int k) noexcept nogil
     cdef void _count_descendants(self) noexcept nogil
     cdef void _delete(self, Py_ssize_t e) noexcept nogil
-    cdef bint _wipe(self, int n, Py_ssize_t missing) noexcept nogil
+    cdef bint _wipe(self, int n, Py_ssize_t missing, Py_ssize_t keep) noexcept nogil
     cdef uint32_t _key(self, Py_ssize_t e) noexcept nogil
-    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil
+    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution,
+                               Py_ssize_t keep) noexcept nogil
 
 
 cdef class TrieCache(Cache):

@@ -25,7 +25,9 @@ entries above ``max_size``, :meth:`Cache._wipe` runs first:
    evaluation (the searcher writes the entry of each depth of its recursion
    into ``cur_path``; the paper's ``curFeat`` walk) and the current best
    solution, followed from the root through the ``feature`` of each entry
-   (``setOptiUsefulTag``). In the trie the tag is closed under ancestors;
+   (``setOptiUsefulTag``), also below each path under evaluation when the
+   searcher shares its itemsets (``cur_items``). In the trie the tag is
+   closed under ancestors;
 2. the other live entries are ranked by the strategy's score, smallest first:
    ``"reuses"`` (lookups that returned the entry; in the trie a lookup also
    counts for every prefix node on the way, so an ancestor never scores
@@ -98,6 +100,8 @@ cdef class Cache:
         self.cache_full = False
         self.free_head = -1
         self.n_free = 0
+        self.cur_items = NULL
+        self.cur_stride = 0
         self.score = NULL
         self.depth = NULL
         self.entries = <Entry*>malloc(initial_capacity * sizeof(Entry))
@@ -242,15 +246,34 @@ cdef class Cache:
                 buf[j + 1] = items[j]
             self._mark_solution(buf, n + 1)
 
-    cdef bint _wipe(self, int n, Py_ssize_t missing) noexcept nogil:
+    cdef void _mark_sibling(self, int k) noexcept nogil:
+        """Tag the sibling of path step k -> k + 1 and its best tree."""
+        cdef int32_t* par = self.cur_items + k * self.cur_stride
+        cdef int32_t* chi = par + self.cur_stride
+        cdef int32_t buf[64]
+        cdef int i = 0, j = 0
+        if k + 1 > 63:
+            return
+        # the one item of the child missing from the parent, flipped
+        while i < k + 1:
+            if j < k and chi[i] == par[j]:
+                buf[i] = chi[i]
+                j += 1
+            else:
+                buf[i] = chi[i] ^ 1
+            i += 1
+        self._mark_solution(buf, k + 1)
+
+    cdef bint _wipe(self, int n, Py_ssize_t missing, Py_ssize_t keep) noexcept nogil:
         """Make room for ``missing`` new entries while a path of ``n`` items
-        is inserted (``cur_path[:n]`` are the paths under evaluation)."""
+        is inserted (``cur_path[:n]`` are the paths under evaluation; ``keep``
+        is the existing part of the new path, kept with its ancestors)."""
         self.n_wipes += 1
-        self._wipe_pass(n, self.n_live + missing - self.max_size, True)
+        self._wipe_pass(n, self.n_live + missing - self.max_size, True, keep)
         if self.n_live + missing > self.max_size:
             # the best solution takes too much room: keep only the paths
             # under evaluation (reconstitution rebuilds the rest)
-            self._wipe_pass(n, self.n_live + missing - self.max_size, False)
+            self._wipe_pass(n, self.n_live + missing - self.max_size, False, keep)
         if self.n_live + missing > self.max_size:
             self.cache_full = True
             return False
@@ -265,7 +288,8 @@ cdef class Cache:
                 s = SCORE_MAX
         return <uint32_t>((s << 6) | <uint64_t>(63 - self.depth[e]))
 
-    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution) noexcept nogil:
+    cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution,
+                               Py_ssize_t keep) noexcept nogil:
         """Delete the ``max(wipe_factor * max_size, need)`` non-useful entries
         of smallest key. No sort: the threshold key comes from two histogram
         passes (high then low 16 bits), then one pass deletes every entry
@@ -283,8 +307,19 @@ cdef class Cache:
         for k in range(n):
             self._mark(self.cur_path[k])
         self._mark(0)
+        self._mark(keep)
         if keep_solution:
             self._mark_solution(buf, 0)
+            if self.cur_items != NULL:
+                # the best trees found so far below each path under
+                # evaluation (they become part of the final tree when that
+                # node's search ends), and below the sibling of each path
+                # step (curFeat's other child: solved first, it joins the
+                # best tree if this child does)
+                for k in range(1, n):
+                    self._mark_solution(self.cur_items + k * self.cur_stride, k)
+                for k in range(n):
+                    self._mark_sibling(k)
         if self.strategy == WIPE_DESCENDANTS:
             self._count_descendants()
         hist = <Py_ssize_t*>malloc(65536 * sizeof(Py_ssize_t))
@@ -507,7 +542,7 @@ cdef class TrieCache(Cache):
         if not create:
             return -1
         if bounded and self.n_live + (n - i) > self.max_size:
-            if not self._wipe(n, n - i):
+            if not self._wipe(n, n - i, node):
                 return -1
             # the wipe may have removed part of the path: walk it again
             node = self._peek(items, 0)
@@ -521,6 +556,9 @@ cdef class TrieCache(Cache):
                     break
                 node = self.edge_child[p]
                 i += 1
+            if self.n_live + (n - i) > self.max_size:  # pragma: no cover
+                self.cache_full = True
+                return -1
         while i < n:
             child = self._new_entry()
             if child < 0:
@@ -713,7 +751,7 @@ cdef class HashCache(Cache):
         if not create:
             return -1
         if self.max_size > 0 and self.n_live + 1 > self.max_size:
-            if not self._wipe(n, 1):
+            if not self._wipe(n, 1, -1):
                 return -1
             p = self._slot(items, n, h)
         e = self._new_entry()

@@ -494,8 +494,14 @@ cdef class Searcher:
         for i in range(2 * D):
             self.sim_val[i] = -1.0
         self._root_cover()
+        if self.bounded:
+            # the itemsets of the paths under evaluation, for the wipes
+            self.cache.cur_items = self.items
+            self.cache.cur_stride = max_depth + 1
 
     def __dealloc__(self):
+        if self.cache is not None:
+            self.cache.cur_items = NULL
         free(self.cols)
         free(self.cmask)
         free(self.cov)
@@ -1372,4 +1378,5 @@ cdef class Searcher:
             "kernel_isa": kernel_isa(),
             **self.cache.stats(),
             "reconstitution_ms": float(self.reconstitution_ms),
+            "reconstituted_nodes": int(self.n_reconstituted),
         }
