@@ -90,7 +90,41 @@ def _validate_X(estimator, X, reset):
         raise _explain_validation_error(exc) from exc
 
 
-class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
+class _FittedTreeMixin:
+    """Fitted-state bookkeeping shared by every single-tree estimator:
+    storing a :class:`FitResult`, the ``tree_ is None`` guard and ``apply``."""
+
+    def _store_result(self, result: FitResult):
+        if result.status not in STATUSES:
+            raise ValueError(f"unknown fit status {result.status!r}")
+        tree = result.tree
+        if tree is not None and tree.feature_names is None:
+            if hasattr(self, "feature_names_in_"):
+                tree.feature_names = [str(n) for n in self.feature_names_in_]
+        self.tree_ = tree
+        self.objective_ = result.objective
+        self.lower_bound_ = result.lower_bound
+        self.optimal_ = bool(result.optimal)
+        self.status_ = result.status
+        self.stats_ = dict(result.stats)
+        self._no_tree_reason = result.reason
+
+    def _fitted_tree(self) -> Tree:
+        check_is_fitted(self, "tree_")
+        if self.tree_ is None:
+            raise ValueError(
+                f"{type(self).__name__} found no tree during fit: "
+                f"{self._no_tree_reason or 'no tree satisfies the constraints'}"
+            )
+        return self.tree_
+
+    def apply(self, X):
+        """Return the leaf id each row of ``X`` reaches."""
+        tree = self._fitted_tree()
+        return tree.apply(_validate_X(self, X, reset=False))
+
+
+class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
     """Fit bookkeeping, prediction and scoring for single-tree classifiers.
 
     Subclasses set ``_requires_binary = True`` when they only accept 0/1
@@ -152,34 +186,14 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _store_result(self, result: FitResult):
-        if result.status not in STATUSES:
-            raise ValueError(f"unknown fit status {result.status!r}")
-        tree = result.tree
-        if tree is not None:
-            tree.classes = self.classes_
-            if tree.feature_names is None and hasattr(self, "feature_names_in_"):
-                tree.feature_names = [str(n) for n in self.feature_names_in_]
-        self.tree_ = tree
-        self.objective_ = result.objective
-        self.lower_bound_ = result.lower_bound
-        self.optimal_ = bool(result.optimal)
-        self.status_ = result.status
-        self.stats_ = dict(result.stats)
-        self._no_tree_reason = result.reason
+        if result.tree is not None:
+            result.tree.classes = self.classes_
+        super()._store_result(result)
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
         raise NotImplementedError
 
     # ------------------------------------------------------------- predict
-    def _fitted_tree(self) -> Tree:
-        check_is_fitted(self, "tree_")
-        if self.tree_ is None:
-            raise ValueError(
-                f"{type(self).__name__} found no tree during fit: "
-                f"{self._no_tree_reason or 'no tree satisfies the constraints'}"
-            )
-        return self.tree_
-
     def predict(self, X):
         """Predict the class of each row of ``X``."""
         tree = self._fitted_tree()
@@ -194,11 +208,6 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         if proba.shape[1] != len(self.classes_):
             raise ValueError("the tree's value arrays do not match classes_")
         return proba
-
-    def apply(self, X):
-        """Return the leaf id each row of ``X`` reaches."""
-        tree = self._fitted_tree()
-        return tree.apply(_validate_X(self, X, reset=False))
 
     def training_error(self, X, y, sample_weight=None) -> float:
         """(Weighted) number of misclassified rows of ``(X, y)``."""

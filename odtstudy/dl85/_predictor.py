@@ -19,9 +19,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from odtstudy.base import (
-    STATUSES,
     FitResult,
     _explain_validation_error,
+    _FittedTreeMixin,
     _validate_X,
     check_binary_features,
 )
@@ -289,7 +289,7 @@ def weighted_quantile(y, w, tau, midpoint=False):
     return float(lo)
 
 
-class BaseTreeRegressor(RegressorMixin, BaseEstimator):
+class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
     """Fit bookkeeping and prediction for single-tree regressors.
 
     Same contract as :class:`odtstudy.base.BaseTreeClassifier` (``tree_``,
@@ -338,51 +338,21 @@ class BaseTreeRegressor(RegressorMixin, BaseEstimator):
         start = time.perf_counter()
         result = self._fit(X, y, sample_weight)
         self.fit_time_ = time.perf_counter() - start
-        _store(self, result)
+        self._store_result(result)
         return self
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def _fitted_tree(self):
-        check_is_fitted(self, "tree_")
-        if self.tree_ is None:
-            raise ValueError(
-                f"{type(self).__name__} found no tree during fit: "
-                f"{self._no_tree_reason or 'no tree satisfies the constraints'}"
-            )
-        return self.tree_
 
     def predict(self, X):
         """Predict the value of each row of ``X``."""
         tree = self._fitted_tree()
         return tree.predict(_validate_X(self, X, reset=False))
 
-    def apply(self, X):
-        """Return the leaf id each row of ``X`` reaches."""
-        tree = self._fitted_tree()
-        return tree.apply(_validate_X(self, X, reset=False))
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _store(est, result: FitResult):
-    if result.status not in STATUSES:
-        raise ValueError(f"unknown fit status {result.status!r}")
-    tree = result.tree
-    if tree is not None and tree.feature_names is None:
-        if hasattr(est, "feature_names_in_"):
-            tree.feature_names = [str(n) for n in est.feature_names_in_]
-    est.tree_ = tree
-    est.objective_ = result.objective
-    est.lower_bound_ = result.lower_bound
-    est.optimal_ = bool(result.optimal)
-    est.status_ = result.status
-    est.stats_ = dict(result.stats)
-    est._no_tree_reason = result.reason
 
 
 _CRITERIA = {
@@ -508,7 +478,7 @@ class DL85Regressor(BaseTreeRegressor):
 # --------------------------------------------------------------------------
 # user-defined objectives
 # --------------------------------------------------------------------------
-class DL85Predictor(BaseEstimator):
+class DL85Predictor(_FittedTreeMixin, BaseEstimator):
     """DL8.5 for a user-defined additive objective (PyDL8.5's ``DL85Predictor``).
 
     Give exactly one of:
@@ -664,7 +634,7 @@ class DL85Predictor(BaseEstimator):
         else:
             result = self._fit_rows(X)
         self.fit_time_ = time.perf_counter() - start
-        _store(self, result)
+        self._store_result(result)
         return self
 
     def _fit_rows(self, X):
@@ -698,20 +668,6 @@ class DL85Predictor(BaseEstimator):
         )
         self.leaf_values_ = leaf_values
         return _result(outcome, tree, self.max_depth, self.max_error)
-
-    def _fitted_tree(self):
-        check_is_fitted(self, "tree_")
-        if self.tree_ is None:
-            raise ValueError(
-                f"{type(self).__name__} found no tree during fit: "
-                f"{self._no_tree_reason or 'no tree satisfies the constraints'}"
-            )
-        return self.tree_
-
-    def apply(self, X):
-        """Return the leaf id each row of ``X`` reaches."""
-        tree = self._fitted_tree()
-        return tree.apply(_validate_X(self, X, reset=False))
 
     def predict(self, X):
         """Class (``fast_error_function``) or leaf value of each row of ``X``."""
