@@ -90,6 +90,34 @@ def _validate_X(estimator, X, reset):
         raise _explain_validation_error(exc) from exc
 
 
+def _validate_classification_data(estimator, X, y, binary=False):
+    """Validate ``(X, y)`` for a classifier; set ``classes_`` on ``estimator``.
+
+    Returns ``X`` and ``y`` encoded as class indices (int64). Raises clear
+    ``ValueError`` s for a missing ``y``, bad ``X``, a single class and, with
+    ``binary=True``, non-0/1 features.
+    """
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, "
+            "but the target y is None"
+        )
+    try:
+        X, y = validate_data(estimator, X, y, dtype="numeric", y_numeric=False)
+    except ValueError as exc:
+        raise _explain_validation_error(exc) from exc
+    check_classification_targets(y)
+    estimator.classes_, y_encoded = np.unique(y, return_inverse=True)
+    if len(estimator.classes_) < 2:
+        raise ValueError(
+            f"y has only one class ({estimator.classes_[0]!r}); a classifier "
+            "needs at least 2 classes"
+        )
+    if binary:
+        check_binary_features(X, type(estimator).__name__)
+    return X, y_encoded.astype(np.int64)
+
+
 class _FittedTreeMixin:
     """Fitted-state bookkeeping shared by every single-tree estimator:
     storing a :class:`FitResult`, the ``tree_ is None`` guard and ``apply``."""
@@ -139,29 +167,14 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- fit
     def _validate_training_data(self, X, y, sample_weight):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, "
-                "but the target y is None"
-            )
-        try:
-            X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
-        check_classification_targets(y)
-        self.classes_, y_encoded = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); a classifier "
-                "needs at least 2 classes"
-            )
-        if self._requires_binary:
-            check_binary_features(X, type(self).__name__)
+        X, y_encoded = _validate_classification_data(
+            self, X, y, binary=self._requires_binary
+        )
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
             if np.any(sample_weight < 0):
                 raise ValueError("sample_weight must be non-negative")
-        return X, y_encoded.astype(np.int64), sample_weight
+        return X, y_encoded, sample_weight
 
     def fit(self, X, y, sample_weight=None):
         """Fit the tree on ``X`` and ``y``.

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from odtstudy.base import _explain_validation_error, check_binary_features
+from odtstudy.base import _validate_classification_data, _validate_X
 from odtstudy.tree import Tree
 
 __all__ = ["BaseForestClassifier", "weighted_vote"]
@@ -48,32 +47,12 @@ class BaseForestClassifier(ClassifierMixin, BaseEstimator):
     _requires_binary = False
 
     def _validate_training_data(self, X, y, binary=None):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, "
-                "but the target y is None"
-            )
-        try:
-            X, y = validate_data(self, X, y, dtype="numeric", y_numeric=False)
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
-        check_classification_targets(y)
-        self.classes_, y_encoded = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); a classifier "
-                "needs at least 2 classes"
-            )
-        if self._requires_binary if binary is None else binary:
-            check_binary_features(X, type(self).__name__)
-        return X, y_encoded.astype(np.int64)
+        binary = self._requires_binary if binary is None else binary
+        return _validate_classification_data(self, X, y, binary=binary)
 
     def _validate_X(self, X):
         check_is_fitted(self, "estimators_")
-        try:
-            return validate_data(self, X, reset=False, dtype="numeric")
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
+        return _validate_X(self, X, reset=False)
 
     def _tree_predictions(self, X) -> np.ndarray:
         return np.array([_class_index(t, X) for t in self.estimators_]).reshape(
