@@ -16,6 +16,7 @@ import numpy as np
 import pulp
 
 from odtstudy.milp._common import (
+    ModelSize,
     add_constraint,
     branch_nodes,
     leaf_nodes,
@@ -144,7 +145,7 @@ def bst_encode(K: int, tau: int, n_bits_total: int) -> list[int]:
 
 
 # -------------------------------------------------------------------- model
-class BinOCTModel:
+class BinOCTModel(ModelSize):
     """The BinOCT MILP for one training set.
 
     Parameters
@@ -349,11 +350,3 @@ class BinOCTModel:
             for leaf in self.leaves
         }
         return splits, labels
-
-    @property
-    def n_variables(self) -> int:
-        return self.prob.numVariables()
-
-    @property
-    def n_constraints(self) -> int:
-        return self.prob.numConstraints()

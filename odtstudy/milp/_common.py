@@ -25,6 +25,18 @@ __all__ = [
 ]
 
 
+class ModelSize:
+    """Size of a PuLP model held as ``self.prob``."""
+
+    @property
+    def n_variables(self) -> int:
+        return self.prob.numVariables()
+
+    @property
+    def n_constraints(self) -> int:
+        return self.prob.numConstraints()
+
+
 def branch_nodes(depth: int) -> list[int]:
     return list(range(1, 2**depth))
 

@@ -12,6 +12,7 @@ import numpy as np
 import pulp
 
 from odtstudy.milp._common import (
+    ModelSize,
     add_constraint,
     branch_nodes,
     leaf_nodes,
@@ -47,7 +48,7 @@ def scale_features(X, how="minmax"):
     return Xs, eps
 
 
-class OCTModel:
+class OCTModel(ModelSize):
     """The OCT MILP for one training set.
 
     Parameters
@@ -279,11 +280,3 @@ class OCTModel:
             for t in self.leaves
         }
         return splits, labels
-
-    @property
-    def n_variables(self) -> int:
-        return self.prob.numVariables()
-
-    @property
-    def n_constraints(self) -> int:
-        return self.prob.numConstraints()
