@@ -406,6 +406,11 @@ cdef class Searcher:
     cdef WeightedCore wcore
     cdef bint weighted
     cdef double eps
+    # each cover rewrite gets a new version; the split that made each cover
+    cdef long long* cover_version
+    cdef long long n_versions
+    cdef int32_t* split_f
+    cdef int32_t* split_v
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
@@ -463,6 +468,12 @@ cdef class Searcher:
                 cols, cmask, np.ascontiguousarray(weights, dtype=np.float64),
                 n_rows, min_sup)
             self.eps = 1e-12 * self.wcore.total_weight
+            if self.use_d2 and max_depth >= 3:
+                self.wcore.enable_sibling_counts()
+        self.cover_version = <long long*>_alloc(D * sizeof(long long))
+        self.n_versions = 0
+        self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
+        self.split_v = <int32_t*>_alloc(D * sizeof(int32_t))
         self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
         self.cidx = <int32_t*>_alloc(D * W * sizeof(int32_t))
         self.cnnz = <int*>_alloc(D * sizeof(int))
@@ -504,6 +515,9 @@ cdef class Searcher:
             self.cache.cur_items = NULL
         free(self.cols)
         free(self.cmask)
+        free(self.cover_version)
+        free(self.split_f)
+        free(self.split_v)
         free(self.cov)
         free(self.cidx)
         free(self.cnnz)
@@ -540,6 +554,8 @@ cdef class Searcher:
         if self.n % 64:
             self.cov[W - 1] = ((<uint64_t>1) << (self.n % 64)) - 1
         self.cnnz[0] = W
+        self.n_versions += 1
+        self.cover_version[0] = self.n_versions
 
     # ------------------------------------------------------------ covers
     cdef double _class_supports(self, int d) noexcept nogil:
@@ -594,6 +610,10 @@ cdef class Searcher:
                 cx[out] = ix[j]
                 out += 1
         self.cnnz[d + 1] = out
+        self.n_versions += 1
+        self.cover_version[d + 1] = self.n_versions
+        self.split_f[d + 1] = f
+        self.split_v[d + 1] = v
         # sorted insertion of item 2f + v
         cdef int32_t item = 2 * f + v
         cdef int32_t* src = self.items + d * L
@@ -950,6 +970,12 @@ cdef class Searcher:
         if leaf <= self.eps or r <= 0:
             return leaf
         if self.weighted:
+            if r == 2 and d >= 1:
+                return self.wcore.depth2_child(
+                    self.cov + (d - 1) * self.W, self.cidx + (d - 1) * self.W,
+                    self.cnnz[d - 1], self.cover_version[d - 1], self.split_f[d],
+                    self.split_v[d], self.cov + d * self.W, self.cidx + d * self.W,
+                    self.cnnz[d], leaf, self.eps, out_f)
             return self.wcore.depth2(self.cov + d * self.W, self.cidx + d * self.W,
                                      self.cnnz[d], r, leaf, self.eps, out_f)
         self._d2_nc = self.sup + d * K

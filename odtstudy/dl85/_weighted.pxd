@@ -22,12 +22,31 @@ cdef class WeightedCore:
     cdef double* bl           # nf: best left-branch loss of each root
     cdef double* br           # nf: best right-branch loss of each root
     cdef double* q            # 4 * K scratch: quadrant class weights
+    cdef double* f0           # nf: class-0 weights of each item (two classes)
+    cdef double* f1           # nf: class-1 weights of each item
     cdef uint64_t* flipm      # MW words: useful features taken as not-x
     cdef int hmask            # hash table of the cover's partitions
     cdef int32_t* hfeat
     cdef uint64_t* hkey
     cdef uint8_t* hflip
     cdef readonly double total_weight
+    # sibling counts (depth2_child): the parent's weights and one child's
+    cdef int psize, pnf, pN, preq, sfeat, sside
+    cdef long long pversion
+    cdef uint64_t* puseful
+    cdef uint64_t* pflipm
+    cdef int32_t* ploc
+    cdef int32_t* pfid
+    cdef double* ptot
+    cdef double* pF
+    cdef int32_t* pFc
+    cdef double* pP
+    cdef int32_t* pPc
+    cdef double* stot
+    cdef double* sF
+    cdef int32_t* sFc
+    cdef double* sP
+    cdef int32_t* sPc
 
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* out) noexcept nogil
@@ -36,5 +55,22 @@ cdef class WeightedCore:
                     int f, bint flip_f, int g, bint flip_g) noexcept nogil
     cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
                               const int32_t* idx, int nnz) noexcept nogil
+    cdef int _select(self, const uint64_t* cov, const int32_t* idx, int nnz, int N,
+                     uint64_t* useful, uint64_t* flipm, int32_t* loc,
+                     int32_t* fid) noexcept nogil
+    cdef void _accumulate(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                          const uint64_t* split, uint64_t flip_split,
+                          const uint64_t* useful, const uint64_t* flipm,
+                          const int32_t* loc, int nf, int r, double* tot,
+                          double* F, int32_t* Fc, double* P,
+                          int32_t* Pc) noexcept nogil
+    cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,
+                          const double* F, const int32_t* Fc, const double* P,
+                          const double* M, const int32_t* Pc, int r, double leaf,
+                          int* out_f) noexcept nogil
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil
+    cdef double depth2_child(self, const uint64_t* pcov, const int32_t* pidx,
+                             int pnnz, long long pversion, int f, int v,
+                             const uint64_t* cov, const int32_t* idx, int nnz,
+                             double leaf, double eps, int* out_f) noexcept nogil

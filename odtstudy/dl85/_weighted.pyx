@@ -41,9 +41,66 @@ cdef extern from *:
     static inline int odt_w_ctz(unsigned long long x) {
         return __builtin_ctzll(x);
     }
+    static inline double odt_w_min(double a, double b) { return a < b ? a : b; }
+
+    /* Two classes, min_sup = 1: the four quadrants of root a with each
+       partner k in [start, end) update the best left / right branch losses
+       of a (*bl_a, *br_a) and of k. The pair weights of class c are
+       A_c[k] (minus M_c[k] when M0 is given: a sibling's weights). */
+    #define ODT_WQ_LOOP(P0, P1) \
+        for (int k = start; k < end; k++) { \
+            double p0 = P0, p1 = P1; \
+            double e11 = odt_w_min(p0, p1); \
+            double e10 = odt_w_min(fa0 - p0, fa1 - p1); \
+            double e01 = odt_w_min(f0[k] - p0, f1[k] - p1); \
+            double e00 = odt_w_min(n0 - fa0 - f0[k] + p0, n1 - fa1 - f1[k] + p1); \
+            bra = odt_w_min(bra, e11 + e10); \
+            bla = odt_w_min(bla, e01 + e00); \
+            br[k] = odt_w_min(br[k], e11 + e01); \
+            bl[k] = odt_w_min(bl[k], e10 + e00); \
+        }
+    #define ODT_WQ_BODY \
+        double bra = *br_a, bla = *bl_a; \
+        if (M0) { ODT_WQ_LOOP(A0[k] - M0[k], A1[k] - M1[k]) } \
+        else { ODT_WQ_LOOP(A0[k], A1[k]) } \
+        *br_a = bra; \
+        *bl_a = bla;
+    #define ODT_WQ_ARGS const double* A0, const double* A1, const double* M0, \
+        const double* M1, const double* f0, const double* f1, double* bl, \
+        double* br, double fa0, double fa1, double n0, double n1, int start, \
+        int end, double* bl_a, double* br_a
+
+    typedef void (*odt_wq_fn)(ODT_WQ_ARGS);
+    static void odt_wq_base(ODT_WQ_ARGS) { ODT_WQ_BODY }
+    static odt_wq_fn odt_wquadrants = odt_wq_base;
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    __attribute__((target("avx512f,avx512vl")))
+    static void odt_wq_512(ODT_WQ_ARGS) { ODT_WQ_BODY }
+    __attribute__((target("avx2")))
+    static void odt_wq_avx2(ODT_WQ_ARGS) { ODT_WQ_BODY }
+    static void odt_wkernels_init(void) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+            odt_wquadrants = odt_wq_512;
+        else if (__builtin_cpu_supports("avx2"))
+            odt_wquadrants = odt_wq_avx2;
+    }
+    #else
+    static void odt_wkernels_init(void) {}
+    #endif
     """
     int odt_w_popcount(uint64_t x) noexcept nogil
     int odt_w_ctz(uint64_t x) noexcept nogil
+    double odt_w_min(double a, double b) noexcept nogil
+    void odt_wkernels_init() noexcept nogil
+    void odt_wquadrants(const double* A0, const double* A1, const double* M0,
+                        const double* M1, const double* f0, const double* f1,
+                        double* bl, double* br, double fa0, double fa1, double n0,
+                        double n1, int start, int end, double* bl_a,
+                        double* br_a) noexcept nogil
+
+
+odt_wkernels_init()
 
 
 cdef void* _alloc(Py_ssize_t nbytes) except NULL:
@@ -109,6 +166,8 @@ cdef class WeightedCore:
         self.bl = <double*>_alloc((m + 1) * sizeof(double))
         self.br = <double*>_alloc((m + 1) * sizeof(double))
         self.q = <double*>_alloc(4 * K * sizeof(double))
+        self.f0 = <double*>_alloc((m + 1) * sizeof(double))
+        self.f1 = <double*>_alloc((m + 1) * sizeof(double))
         self.flipm = <uint64_t*>_alloc(MW * sizeof(uint64_t))
         cdef Py_ssize_t hsize = 16
         while hsize < 2 * (m + 1):
@@ -118,6 +177,7 @@ cdef class WeightedCore:
         self.hkey = <uint64_t*>_alloc(hsize * sizeof(uint64_t))
         self.hflip = <uint8_t*>_alloc(hsize * sizeof(uint8_t))
         self.total_weight = 0.0
+        self.pversion = -1
         for r in range(n_rows):
             self.w[r] = weights[r]
             self.total_weight += weights[r]
@@ -148,10 +208,26 @@ cdef class WeightedCore:
         free(self.bl)
         free(self.br)
         free(self.q)
+        free(self.f0)
+        free(self.f1)
         free(self.flipm)
         free(self.hfeat)
         free(self.hkey)
         free(self.hflip)
+        free(self.puseful)
+        free(self.pflipm)
+        free(self.ploc)
+        free(self.pfid)
+        free(self.ptot)
+        free(self.pF)
+        free(self.pFc)
+        free(self.pP)
+        free(self.pPc)
+        free(self.stot)
+        free(self.sF)
+        free(self.sFc)
+        free(self.sP)
+        free(self.sPc)
 
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* out) noexcept nogil:
@@ -210,39 +286,24 @@ cdef class WeightedCore:
                 return False
         return True
 
-    cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
-                       int r, double leaf, double eps, int* out_f) noexcept nogil:
-        """Exact (error, root feature) of the best subtree of depth <= r <= 2.
+    cdef int _select(self, const uint64_t* cov, const int32_t* idx, int nnz, int N,
+                     uint64_t* useful, uint64_t* flipm, int32_t* loc,
+                     int32_t* fid) noexcept nogil:
+        """Features usable on a cover (both branches hold >= min_sup rows).
 
-        ``leaf`` is the cover's leaf error; ``out_f`` gets the root feature,
-        or -1 when the leaf is optimal.
+        Each is taken on its sparser side on this cover (x or not-x: the
+        same split), and only one feature per partition of the cover is kept
+        (CP4IM data holds both x and not-x; deeper covers make more columns
+        coincide). Fills the masks and the local <-> feature maps; returns
+        the number of features kept.
         """
-        cdef int K = self.K, W = self.W, MW = self.MW, ms = self.min_sup
-        cdef int j, c, f, a, b, nf = 0, base, row, L, t, cnt, N
-        cdef uint64_t x, y
+        cdef int W = self.W, ms = self.min_sup, j, f, t, cnt, nf = 0
+        cdef uint64_t x, h
         cdef uint64_t* col
-        cdef uint64_t* rb
-        cdef double wr
-        cdef double* Fa
-        cdef double* Fb
-        cdef double* Pab
-        cdef int32_t* Pc
-        cdef double* q = self.q
-        cdef double best = leaf, e, e11, e10, e01, e00
-        cdef int32_t s11, s10, s01, s00
-        cdef uint64_t h
         cdef bint flip, dup
-        out_f[0] = -1
-        if leaf <= eps or r <= 0:
-            return leaf
-        N = self.n_rows(cov, nnz)
-        # usable features (both branches hold >= min_sup rows), each taken on
-        # its sparser side on this cover (x or not-x: the same split), and
-        # one feature per partition of the cover (CP4IM data holds both x
-        # and not-x; deeper covers make more columns coincide)
-        for j in range(MW):
-            self.useful[j] = 0
-            self.flipm[j] = 0
+        for j in range(self.MW):
+            useful[j] = 0
+            flipm[j] = 0
         for t in range(self.hmask + 1):
             self.hfeat[t] = -1
         for f in range(self.m):
@@ -272,80 +333,145 @@ cdef class WeightedCore:
             self.hfeat[t] = f
             self.hkey[t] = h
             self.hflip[t] = flip
-            self.useful[f >> 6] |= (<uint64_t>1) << (f & 63)
+            useful[f >> 6] |= (<uint64_t>1) << (f & 63)
             if flip:
-                self.flipm[f >> 6] |= (<uint64_t>1) << (f & 63)
-            self.loc[f] = nf
-            self.fid[nf] = f
+                flipm[f >> 6] |= (<uint64_t>1) << (f & 63)
+            loc[f] = nf
+            fid[nf] = f
             nf += 1
-        if nf == 0:
-            return leaf
-        memset(self.tot, 0, K * sizeof(double))
-        memset(self.F, 0, nf * K * sizeof(double))
-        memset(self.Fc, 0, nf * sizeof(int32_t))
+        return nf
+
+    cdef void _accumulate(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                          const uint64_t* split, uint64_t flip_split,
+                          const uint64_t* useful, const uint64_t* flipm,
+                          const int32_t* loc, int nf, int r, double* tot,
+                          double* F, int32_t* Fc, double* P,
+                          int32_t* Pc) noexcept nogil:
+        """Class weights of the cover, of each item and of each item pair.
+
+        One pass over the rows of the cover (restricted to the rows where
+        column ``split`` xor ``flip_split`` is set, when ``split`` is given):
+        each row adds its weight to every pair of its (oriented) features,
+        as MurTree does for weights.
+        """
+        cdef int K = self.K, MW = self.MW, ms = self.min_sup
+        cdef int j, c, a, b, base, row, L, t
+        cdef uint64_t x, y
+        cdef uint64_t* rb
+        cdef double wr
+        cdef double* Pab
+        cdef int32_t* Pcr
+        cdef int32_t* lst = self.lst
+        memset(tot, 0, K * sizeof(double))
+        memset(F, 0, nf * K * sizeof(double))
+        memset(Fc, 0, nf * sizeof(int32_t))
         if r >= 2:
-            memset(self.P, 0, nf * nf * K * sizeof(double))
+            memset(P, 0, <Py_ssize_t>nf * nf * K * sizeof(double))
             if ms > 1:
-                memset(self.Pc, 0, nf * nf * sizeof(int32_t))
-        # one pass over the rows of the cover
+                memset(Pc, 0, <Py_ssize_t>nf * nf * sizeof(int32_t))
         for j in range(nnz):
             x = cov[j]
+            if split != NULL:
+                x &= split[idx[j]] ^ flip_split
             base = idx[j] << 6
             while x:
                 row = base + odt_w_ctz(x)
                 x &= x - 1
                 c = self.ycls[row]
                 wr = self.w[row]
-                self.tot[c] += wr
+                tot[c] += wr
                 rb = self.rowbits + <Py_ssize_t>row * MW
                 L = 0
                 for t in range(MW):
-                    y = (rb[t] ^ self.flipm[t]) & self.useful[t]
+                    y = (rb[t] ^ flipm[t]) & useful[t]
                     while y:
-                        self.lst[L] = self.loc[(t << 6) + odt_w_ctz(y)]
+                        lst[L] = loc[(t << 6) + odt_w_ctz(y)]
                         L += 1
                         y &= y - 1
                 for a in range(L):
-                    self.F[self.lst[a] * K + c] += wr
-                    self.Fc[self.lst[a]] += 1
+                    F[lst[a] * K + c] += wr
+                    Fc[lst[a]] += 1
                 if r >= 2:
                     for a in range(L):
                         # class-major layout: row lst[a] of class c's matrix
-                        Pab = self.P + (<Py_ssize_t>c * nf + self.lst[a]) * nf
+                        Pab = P + (<Py_ssize_t>c * nf + lst[a]) * nf
                         for b in range(a + 1, L):
-                            Pab[self.lst[b]] += wr
+                            Pab[lst[b]] += wr
                     if ms > 1:
                         for a in range(L):
-                            Pc = self.Pc + <Py_ssize_t>self.lst[a] * nf
+                            Pcr = Pc + <Py_ssize_t>lst[a] * nf
                             for b in range(a + 1, L):
-                                Pc[self.lst[b]] += 1
+                                Pcr[lst[b]] += 1
+
+    cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,
+                          const double* F, const int32_t* Fc, const double* P,
+                          const double* M, const int32_t* Pc, int r, double leaf,
+                          int* out_f) noexcept nogil:
+        """Best (error, root) of depth <= r from the item / pair class weights.
+
+        For each pair (a, b) the four quadrant class weights give a candidate
+        split for both branches of a (child b) and of b (child a); ``bl`` /
+        ``br`` keep the best loss of the left / right branch of each root.
+        The pair weights are ``P`` minus ``M`` when ``M`` is given (two
+        classes and min_sup = 1 only). Features constant on the cover are
+        never roots.
+        """
+        cdef int K = self.K, ms = self.min_sup, a, b, c
+        cdef const double* Fa
+        cdef const double* Fb
+        cdef const double* Pab
+        cdef double* q = self.q
+        cdef double best = leaf, e, e11, e10, e01, e00, wr
+        cdef int32_t s11, s10, s01, s00
+        cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
+        if K == 2 and ms <= 1 and r >= 2:
+            for a in range(nf):
+                self.f0[a] = F[2 * a]
+                self.f1[a] = F[2 * a + 1]
+                self.br[a] = odt_w_min(F[2 * a], F[2 * a + 1])
+                self.bl[a] = odt_w_min(tot[0] - F[2 * a], tot[1] - F[2 * a + 1])
+            for a in range(nf - 1):
+                odt_wquadrants(P + a * nf, P + nn + a * nf,
+                               M + a * nf if M != NULL else NULL,
+                               M + nn + a * nf if M != NULL else NULL,
+                               self.f0, self.f1, self.bl, self.br,
+                               self.f0[a], self.f1[a], tot[0], tot[1], a + 1, nf,
+                               &self.bl[a], &self.br[a])
+            for a in range(nf):
+                if Fc[a] < ms or N - Fc[a] < ms:
+                    continue
+                e = self.bl[a] + self.br[a]
+                if e < best:
+                    best = e
+                    out_f[0] = fid[a]
+            return best if best > 0.0 else 0.0
         # leaves of each branch as the starting point
         for a in range(nf):
-            Fa = self.F + a * K
+            Fa = F + a * K
             for c in range(K):
-                q[c] = self.tot[c] - Fa[c]
+                q[c] = tot[c] - Fa[c]
             self.bl[a] = _leaf_err(q, K)
             self.br[a] = _leaf_err(Fa, K)
         if r >= 2:
             for a in range(nf):
-                Fa = self.F + a * K
+                Fa = F + a * K
                 for b in range(a + 1, nf):
-                    Fb = self.F + b * K
-                    Pab = self.P + <Py_ssize_t>a * nf + b
+                    Fb = F + b * K
+                    Pab = P + <Py_ssize_t>a * nf + b
                     for c in range(K):
                         wr = Pab[<Py_ssize_t>c * nf * nf]
                         q[c] = wr                                       # a, b
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
-                        q[3 * K + c] = self.tot[c] - Fa[c] - Fb[c] + wr
+                        q[3 * K + c] = tot[c] - Fa[c] - Fb[c] + wr
                     e11 = _leaf_err(q, K)
                     e10 = _leaf_err(q + K, K)
                     e01 = _leaf_err(q + 2 * K, K)
                     e00 = _leaf_err(q + 3 * K, K)
                     if ms > 1:
-                        s11 = self.Pc[a * nf + b]
-                        s10 = self.Fc[a] - s11
-                        s01 = self.Fc[b] - s11
+                        s11 = Pc[a * nf + b]
+                        s10 = Fc[a] - s11
+                        s01 = Fc[b] - s11
                         s00 = N - s11 - s10 - s01
                         if s11 >= ms and s10 >= ms and e11 + e10 < self.br[a]:
                             self.br[a] = e11 + e10
@@ -366,11 +492,131 @@ cdef class WeightedCore:
                     if e10 + e00 < self.bl[b]:
                         self.bl[b] = e10 + e00
         for a in range(nf):
+            if Fc[a] < ms or N - Fc[a] < ms:
+                continue
             e = self.bl[a] + self.br[a]
             if e < best:
                 best = e
-                out_f[0] = self.fid[a]
+                out_f[0] = fid[a]
         return best
+
+    cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                       int r, double leaf, double eps, int* out_f) noexcept nogil:
+        """Exact (error, root feature) of the best subtree of depth <= r <= 2.
+
+        ``leaf`` is the cover's leaf error; ``out_f`` gets the root feature,
+        or -1 when the leaf is optimal.
+        """
+        cdef int nf, N
+        out_f[0] = -1
+        if leaf <= eps or r <= 0:
+            return leaf
+        N = self.n_rows(cov, nnz)
+        nf = self._select(cov, idx, nnz, N, self.useful, self.flipm, self.loc,
+                          self.fid)
+        if nf == 0:
+            return leaf
+        self._accumulate(cov, idx, nnz, NULL, 0, self.useful, self.flipm, self.loc,
+                         nf, r, self.tot, self.F, self.Fc, self.P, self.Pc)
+        return self._evaluate(nf, N, self.fid, self.tot, self.F, self.Fc, self.P,
+                              NULL, self.Pc, r, leaf, out_f)
+
+    cdef double depth2_child(self, const uint64_t* pcov, const int32_t* pidx,
+                             int pnnz, long long pversion, int f, int v,
+                             const uint64_t* cov, const int32_t* idx, int nnz,
+                             double leaf, double eps, int* out_f) noexcept nogil:
+        """``depth2`` (r = 2) of the child ``f = v`` of a parent cover.
+
+        The two children of a split partition the parent's rows, so their
+        item and pair weights add up to the parent's. From the second
+        request under one parent (``pversion`` names the parent cover), the
+        parent's weights are computed once; then per split feature only the
+        child with fewer rows is accumulated, and its sibling is the
+        difference (MurTree's incremental counting, for siblings).
+        """
+        cdef int K = self.K, ms = self.min_sup, nf, N, a, b, c, j, PN
+        cdef Py_ssize_t nn, o
+        cdef uint64_t fl
+        cdef bint same
+        out_f[0] = -1
+        if leaf <= eps:
+            return leaf
+        if pversion != self.pversion:
+            self.pversion = pversion
+            self.preq = 0
+            self.sfeat = -1
+        self.preq += 1
+        if self.preq == 1 or self.psize == 0:
+            # one child may be all this parent asks for: solve it directly
+            return self.depth2(cov, idx, nnz, 2, leaf, eps, out_f)
+        if self.preq == 2:
+            PN = self.n_rows(pcov, pnnz)
+            self.pN = PN
+            self.pnf = self._select(pcov, pidx, pnnz, PN, self.puseful, self.pflipm,
+                                    self.ploc, self.pfid)
+            self._accumulate(pcov, pidx, pnnz, NULL, 0, self.puseful, self.pflipm,
+                             self.ploc, self.pnf, 2, self.ptot, self.pF, self.pFc,
+                             self.pP, self.pPc)
+        nf = self.pnf
+        if nf == 0:
+            return leaf
+        N = self.n_rows(cov, nnz)
+        if self.sfeat != f:
+            # accumulate the child of f with fewer rows
+            self.sfeat = f
+            self.sside = v if 2 * N <= self.pN else 1 - v
+            fl = 0 if self.sside else ~(<uint64_t>0)
+            self._accumulate(pcov, pidx, pnnz, self.cols + f * self.W, fl,
+                             self.puseful, self.pflipm, self.ploc, nf, 2,
+                             self.stot, self.sF, self.sFc, self.sP, self.sPc)
+        same = v == self.sside
+        if same:
+            return self._evaluate(nf, N, self.pfid, self.stot, self.sF, self.sFc,
+                                  self.sP, NULL, self.sPc, 2, leaf, out_f)
+        # the sibling: parent minus the accumulated child
+        for c in range(K):
+            self.tot[c] = self.ptot[c] - self.stot[c]
+        for j in range(nf * K):
+            self.F[j] = self.pF[j] - self.sF[j]
+        for j in range(nf):
+            self.Fc[j] = self.pFc[j] - self.sFc[j]
+        if K == 2 and ms <= 1:
+            return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc,
+                                  self.pP, self.sP, NULL, 2, leaf, out_f)
+        nn = <Py_ssize_t>nf * nf
+        for c in range(K):
+            for a in range(nf):
+                o = c * nn + <Py_ssize_t>a * nf
+                for b in range(a + 1, nf):
+                    self.P[o + b] = self.pP[o + b] - self.sP[o + b]
+        if ms > 1:
+            for a in range(nf):
+                o = <Py_ssize_t>a * nf
+                for b in range(a + 1, nf):
+                    self.Pc[o + b] = self.pPc[o + b] - self.sPc[o + b]
+        return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc, self.P,
+                              NULL, self.Pc, 2, leaf, out_f)
+
+    def enable_sibling_counts(self):
+        """Allocate the parent / sibling buffers of :meth:`depth2_child`."""
+        if self.psize:
+            return
+        cdef Py_ssize_t m = self.m, K = self.K
+        self.puseful = <uint64_t*>_alloc(self.MW * sizeof(uint64_t))
+        self.pflipm = <uint64_t*>_alloc(self.MW * sizeof(uint64_t))
+        self.ploc = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.pfid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.ptot = <double*>_alloc(K * sizeof(double))
+        self.pF = <double*>_alloc((m + 1) * K * sizeof(double))
+        self.pFc = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.pP = <double*>_alloc((m + 1) * (m + 1) * K * sizeof(double))
+        self.pPc = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
+        self.stot = <double*>_alloc(K * sizeof(double))
+        self.sF = <double*>_alloc((m + 1) * K * sizeof(double))
+        self.sFc = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.sP = <double*>_alloc((m + 1) * (m + 1) * K * sizeof(double))
+        self.sPc = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
+        self.psize = 1
 
     def supports(self, const uint64_t[::1] cover):
         """Class weights of a dense cover (for tests)."""

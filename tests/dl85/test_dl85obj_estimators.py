@@ -330,3 +330,34 @@ def test_weighted_search_options_agree(rng, options):
     assert clf.optimal_
     assert clf.objective_ == pytest.approx(ref.objective_, abs=1e-9)
     assert clf.training_error(X, y, w) == pytest.approx(clf.objective_, abs=1e-9)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("min_sup", [1, 3])
+@pytest.mark.parametrize("depth", [3, 4])
+def test_weighted_sibling_counts_agree_with_plain_recursion(rng, k, min_sup, depth):
+    # below a depth-3 node, the weighted depth-2 solver derives a child's
+    # pair weights as the parent's minus its sibling's; the plain recursion
+    # (no depth-2 solver) checks that path
+    X, y = _data(rng, n=90, m=7, k=k)
+    X = np.hstack([X, 1 - X, X[:, :2] & X[:, 2:4]])
+    w = rng.uniform(0.1, 3.0, size=len(y))
+    fast = DL85Classifier(max_depth=depth, min_sup=min_sup).fit(X, y, sample_weight=w)
+    plain = DL85Classifier(
+        max_depth=depth, min_sup=min_sup, use_depth2_solver=False
+    ).fit(X, y, sample_weight=w)
+    assert fast.optimal_ and plain.optimal_
+    assert fast.objective_ == pytest.approx(plain.objective_, abs=1e-9)
+    assert fast.training_error(X, y, w) == pytest.approx(fast.objective_, abs=1e-9)
+
+
+def test_integer_weights_same_as_duplicated_rows_cp4im_depth4():
+    data = load_dataset("vote")
+    X = data.X.astype(np.uint8)
+    y = np.unique(data.y, return_inverse=True)[1]
+    w = np.random.default_rng(3).integers(0, 4, size=len(y))
+    dup = DL85Classifier(max_depth=4).fit(np.repeat(X, w, 0), np.repeat(y, w))
+    real = DL85Classifier(max_depth=4).fit(
+        X, y, sample_weight=w.astype(float) + 1e-7 * (w > 0)
+    )
+    assert real.objective_ == pytest.approx(dup.objective_, abs=1e-4)
