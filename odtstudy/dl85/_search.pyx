@@ -52,8 +52,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memcpy, memset
+from libc.stdlib cimport calloc, free, qsort
+from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from odtstudy.dl85._cache cimport (
@@ -330,10 +330,10 @@ cdef inline double _xlogx(double x) noexcept nogil:
 
 
 cdef void* _alloc(Py_ssize_t nbytes) except NULL:
-    cdef void* p = malloc(nbytes if nbytes > 0 else 1)
+    # zeroed; large blocks come as untouched (lazily zeroed) pages
+    cdef void* p = calloc(nbytes if nbytes > 0 else 1, 1)
     if p == NULL:
         raise MemoryError()
-    memset(p, 0, nbytes if nbytes > 0 else 1)
     return p
 
 

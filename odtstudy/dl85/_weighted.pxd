@@ -30,6 +30,7 @@ cdef class WeightedCore:
     cdef uint64_t* hkey
     cdef uint8_t* hflip
     cdef readonly double total_weight
+    cdef double eps           # losses at most eps count as zero
     # sibling counts (depth2_child): the parent's weights and one child's
     cdef int psize, pnf, pN, preq, sfeat, sside
     cdef long long pversion

@@ -27,7 +27,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport int32_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 cnp.import_array()
@@ -104,10 +104,10 @@ odt_wkernels_init()
 
 
 cdef void* _alloc(Py_ssize_t nbytes) except NULL:
-    cdef void* p = malloc(nbytes if nbytes > 0 else 1)
+    # zeroed; large blocks come as untouched (lazily zeroed) pages
+    cdef void* p = calloc(nbytes if nbytes > 0 else 1, 1)
     if p == NULL:
         raise MemoryError()
-    memset(p, 0, nbytes if nbytes > 0 else 1)
     return p
 
 
@@ -178,18 +178,32 @@ cdef class WeightedCore:
         self.hflip = <uint8_t*>_alloc(hsize * sizeof(uint8_t))
         self.total_weight = 0.0
         self.pversion = -1
+        cdef uint64_t x
+        cdef Py_ssize_t j
         for r in range(n_rows):
             self.w[r] = weights[r]
             self.total_weight += weights[r]
-            for c in range(K):
-                if (cmask[c, r >> 6] >> (r & 63)) & 1:
-                    self.ycls[r] = <int32_t>c
+        # leaf errors at most this are zero (sums of real weights round)
+        self.eps = 1e-12 * self.total_weight
+        for c in range(K):
+            for j in range(W):
+                x = cmask[c, j]
+                while x:
+                    r = (j << 6) + odt_w_ctz(x)
+                    x &= x - 1
+                    if r < n_rows:
+                        self.ycls[r] = <int32_t>c
         if m > 0:
             memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
+        # the transposed bit matrix: the feature bits of each row
         for f in range(m):
-            for r in range(n_rows):
-                if (cols[f, r >> 6] >> (r & 63)) & 1:
-                    self.rowbits[r * MW + (f >> 6)] |= (<uint64_t>1) << (f & 63)
+            for j in range(W):
+                x = cols[f, j]
+                while x:
+                    r = (j << 6) + odt_w_ctz(x)
+                    x &= x - 1
+                    if r < n_rows:
+                        self.rowbits[r * MW + (f >> 6)] |= (<uint64_t>1) << (f & 63)
 
     def __dealloc__(self):
         free(self.w)
@@ -397,11 +411,11 @@ cdef class WeightedCore:
                         Pab = P + (<Py_ssize_t>c * nf + lst[a]) * nf
                         for b in range(a + 1, L):
                             Pab[lst[b]] += wr
-                    if ms > 1:
-                        for a in range(L):
-                            Pcr = Pc + <Py_ssize_t>lst[a] * nf
-                            for b in range(a + 1, L):
-                                Pcr[lst[b]] += 1
+                if r >= 2 and ms > 1:
+                    for a in range(L):
+                        Pcr = Pc + <Py_ssize_t>lst[a] * nf
+                        for b in range(a + 1, L):
+                            Pcr[lst[b]] += 1
 
     cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,
                           const double* F, const int32_t* Fc, const double* P,
@@ -444,7 +458,7 @@ cdef class WeightedCore:
                 if e < best:
                     best = e
                     out_f[0] = fid[a]
-            return best if best > 0.0 else 0.0
+            return best if best > self.eps else 0.0
         # leaves of each branch as the starting point
         for a in range(nf):
             Fa = F + a * K
@@ -498,7 +512,7 @@ cdef class WeightedCore:
             if e < best:
                 best = e
                 out_f[0] = fid[a]
-        return best
+        return best if best > self.eps else 0.0
 
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil:
