@@ -29,19 +29,19 @@ in the package's methods notes:
 * dynamic order of the two children (larger lower bound first);
 * an anytime time limit (checked at every node, through the vDSO clock).
 
-Extending
----------
-* Errors, bounds and cache values are doubles, so weighted or custom errors
-  (issue 4) only change how a node's error is computed: ``_class_supports``
-  (weighted class supports, e.g. by iterating the set bits of the cover) and
-  the depth-2 solver (its integer kernels count rows; a weighted variant can
-  accumulate weights per row, as MurTree does, or fall back to the generic
-  recursion with ``use_depth2_solver=False``).
-* The cache is a separate module (``_cache.pyx``, entry arrays addressed by
-  index, entry count in ``n_entries``); a bounded cache with wipe policies
-  (issue 5) can subclass ``Cache``. Tree reconstruction already re-solves
-  subtrees of depth <= 2 whose entries are absent, which is what a wiped
-  entry looks like.
+Objectives and memory
+---------------------
+* Errors, bounds and cache values are doubles. With real-valued sample
+  weights (``weights=``) the leaf error is ``total weight - largest class
+  weight``: ``_class_supports`` and the depth-2 solver go through
+  ``_weighted.WeightedCore``. Every cover rewrite gets a new version
+  (``cover_version``) and remembers the split that made it, so the
+  weighted depth-2 solver of a child can reuse its parent's pair weights
+  (parent minus sibling).
+* The cache (``_cache.pyx``) may be bounded (``max_cache_size``): wipes
+  free entries off the paths under evaluation, and the optimal tree is
+  reconstituted after the search by re-solving wiped nodes
+  (``_reconstitute_tree``).
 
 The two-class depth-2 kernels are compiled for several instruction sets and
 chosen at import (``kernel_isa()``; ``set_kernel_isa`` for tests).

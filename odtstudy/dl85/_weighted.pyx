@@ -17,10 +17,17 @@ class weight`` (Aglin's thesis, chapter 6):
   columns coincide), and each feature is taken on its sparser side on the
   cover (splitting on ``not x`` is the same split); on the CP4IM sets this
   cuts the 1-features per row 3-5 times.
+* :meth:`WeightedCore.depth2_child`: the same for the children of a depth-3
+  node. The two children of a split partition their parent's rows, so their
+  item and pair weights add up to the parent's: once the parent's weights
+  are known, each split feature costs one pass over the rows of its smaller
+  child, and the larger child is the difference (MurTree's incremental
+  counting, applied to siblings).
 
 The popcount kernels of the unweighted core count 64 rows per instruction;
-weights need one addition per row (and per pair of its features), so the
-weighted depth-2 solver is slower than the unweighted one.
+weights need one addition per row and pair of its features, so the
+weighted depth-2 solver remains slower than the unweighted one (see
+``benchmarks/dl85_objectives.py``).
 """
 
 import numpy as np
@@ -417,6 +424,21 @@ cdef class WeightedCore:
                         for b in range(a + 1, L):
                             Pcr[lst[b]] += 1
 
+    cdef double _best_root(self, int nf, int N, const int32_t* fid,
+                           const int32_t* Fc, double leaf, int* out_f) noexcept nogil:
+        """The best root from ``bl`` / ``br`` (features constant on the cover
+        are never roots); losses up to ``eps`` are zero."""
+        cdef int a, ms = self.min_sup
+        cdef double best = leaf, e
+        for a in range(nf):
+            if Fc[a] < ms or N - Fc[a] < ms:
+                continue
+            e = self.bl[a] + self.br[a]
+            if e < best:
+                best = e
+                out_f[0] = fid[a]
+        return best if best > self.eps else 0.0
+
     cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,
                           const double* F, const int32_t* Fc, const double* P,
                           const double* M, const int32_t* Pc, int r, double leaf,
@@ -451,14 +473,7 @@ cdef class WeightedCore:
                                self.f0, self.f1, self.bl, self.br,
                                self.f0[a], self.f1[a], tot[0], tot[1], a + 1, nf,
                                &self.bl[a], &self.br[a])
-            for a in range(nf):
-                if Fc[a] < ms or N - Fc[a] < ms:
-                    continue
-                e = self.bl[a] + self.br[a]
-                if e < best:
-                    best = e
-                    out_f[0] = fid[a]
-            return best if best > self.eps else 0.0
+            return self._best_root(nf, N, fid, Fc, leaf, out_f)
         # leaves of each branch as the starting point
         for a in range(nf):
             Fa = F + a * K
@@ -505,14 +520,7 @@ cdef class WeightedCore:
                         self.br[b] = e11 + e01
                     if e10 + e00 < self.bl[b]:
                         self.bl[b] = e10 + e00
-        for a in range(nf):
-            if Fc[a] < ms or N - Fc[a] < ms:
-                continue
-            e = self.bl[a] + self.br[a]
-            if e < best:
-                best = e
-                out_f[0] = fid[a]
-        return best if best > self.eps else 0.0
+        return self._best_root(nf, N, fid, Fc, leaf, out_f)
 
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil:
