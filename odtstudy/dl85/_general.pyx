@@ -2,7 +2,7 @@
 """DL8.5 search for any additive leaf objective (thesis chapters 6 and 7).
 
 The search is DL8.5's recursion over itemsets (Aglin, Nijssen & Schaus,
-AAAI 2020): a trie cache of itemsets (``ItemsetTrie``), a
+AAAI 2020): a trie cache of itemsets (``_cache.TrieCache``), a
 hierarchical upper bound (a node looks for a tree whose loss is ``< ub``;
 the first child gets ``ub - lb(second)``, the second ``ub - loss(first)``),
 the infeasibility lower bound stored for itemsets searched without success,
@@ -34,144 +34,20 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport INFINITY
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy, memset
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy
+
+from odtstudy.dl85._cache cimport (
+    ENTRY_SOLVED,
+    FEATURE_LEAF,
+    FEATURE_NONE,
+    Entry,
+    TrieCache,
+)
+from odtstudy.dl85._util cimport _alloc, _now
 
 cnp.import_array()
-
-cdef enum:
-    ENTRY_SOLVED = 1      # ``error`` is the proven optimum of the itemset
-
-cdef enum:
-    FEATURE_NONE = -2     # no tree known for the itemset
-    FEATURE_LEAF = -1     # the best tree known is a leaf
-
-
-ctypedef struct Entry:
-    double error          # loss of the best tree known (INFINITY if none)
-    double lb             # proven lower bound on the optimal loss
-    int32_t feature       # root feature of that tree, FEATURE_LEAF or FEATURE_NONE
-    int32_t flags         # ENTRY_SOLVED when ``error`` is optimal
-
-
-cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
-    # splitmix64 finaliser
-    x ^= x >> 30
-    x *= <uint64_t>0xbf58476d1ce4e5b9ULL
-    x ^= x >> 27
-    x *= <uint64_t>0x94d049bb133111ebULL
-    x ^= x >> 31
-    return x
-
-
-cdef class ItemsetTrie:
-    """Unbounded trie of sorted itemsets (entry 0: the empty itemset).
-
-    A private copy of the layout of ``_cache.TrieCache`` (edges
-    ``(parent, item) -> child`` in one open-addressing table, entries in
-    one growable array addressed by index), so this module does not depend
-    on the binary layout of the classification core's caches.
-    """
-
-    cdef Entry* entries
-    cdef readonly Py_ssize_t n_entries
-    cdef Py_ssize_t capacity
-    cdef uint64_t* edge_keys
-    cdef int32_t* edge_child
-    cdef Py_ssize_t edge_mask, n_edges
-    cdef readonly bint out_of_memory
-
-    def __cinit__(self):
-        self.capacity = 1024
-        self.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
-        self.edge_keys = <uint64_t*>malloc(2048 * sizeof(uint64_t))
-        self.edge_child = <int32_t*>malloc(2048 * sizeof(int32_t))
-        if self.entries == NULL or self.edge_keys == NULL or self.edge_child == NULL:
-            raise MemoryError()
-        memset(self.edge_keys, 0, 2048 * sizeof(uint64_t))
-        self.edge_mask = 2047
-        self._new_entry()
-
-    def __dealloc__(self):
-        free(self.entries)
-        free(self.edge_keys)
-        free(self.edge_child)
-
-    cdef Py_ssize_t _new_entry(self) noexcept nogil:
-        cdef Entry* grown
-        cdef Py_ssize_t e
-        if self.n_entries == self.capacity:
-            grown = <Entry*>realloc(self.entries, 2 * self.capacity * sizeof(Entry))
-            if grown == NULL:
-                self.out_of_memory = True
-                return -1
-            self.entries = grown
-            self.capacity *= 2
-        e = self.n_entries
-        self.n_entries += 1
-        self.entries[e].error = INFINITY
-        self.entries[e].lb = 0.0
-        self.entries[e].feature = FEATURE_NONE
-        self.entries[e].flags = 0
-        return e
-
-    cdef bint _grow_edges(self) noexcept nogil:
-        cdef Py_ssize_t old_size = self.edge_mask + 1, new_size = 2 * old_size
-        cdef Py_ssize_t i, p, mask = new_size - 1
-        cdef uint64_t* keys = <uint64_t*>malloc(new_size * sizeof(uint64_t))
-        cdef int32_t* child = <int32_t*>malloc(new_size * sizeof(int32_t))
-        if keys == NULL or child == NULL:
-            free(keys)
-            free(child)
-            self.out_of_memory = True
-            return False
-        memset(keys, 0, new_size * sizeof(uint64_t))
-        for i in range(old_size):
-            if self.edge_keys[i] != 0:
-                p = <Py_ssize_t>(_mix(self.edge_keys[i]) & <uint64_t>mask)
-                while keys[p] != 0:
-                    p = (p + 1) & mask
-                keys[p] = self.edge_keys[i]
-                child[p] = self.edge_child[i]
-        free(self.edge_keys)
-        free(self.edge_child)
-        self.edge_keys = keys
-        self.edge_child = child
-        self.edge_mask = mask
-        return True
-
-    cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
-        """Entry id of a sorted itemset; -1 when absent (or out of memory)."""
-        cdef Py_ssize_t node = 0, p, child
-        cdef uint64_t key
-        cdef int i
-        for i in range(n):
-            # parent + 1 keeps key 0 free as the empty-slot marker
-            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t>items[i])
-            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-            while True:
-                if self.edge_keys[p] == key:
-                    node = self.edge_child[p]
-                    break
-                if self.edge_keys[p] == 0:
-                    if not create:
-                        return -1
-                    child = self._new_entry()
-                    if child < 0:
-                        return -1
-                    self.edge_keys[p] = key
-                    self.edge_child[p] = <int32_t>child
-                    self.n_edges += 1
-                    node = child
-                    if 2 * self.n_edges > self.edge_mask:
-                        if not self._grow_edges():
-                            return -1
-                    break
-                p = (p + 1) & self.edge_mask
-        return node
-
 
 cdef extern from *:
     """
@@ -202,20 +78,6 @@ OBJECTIVES = {
     "py_fast": OBJ_PY_FAST,
     "py_rows": OBJ_PY_ROWS,
 }
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef void* _alloc(Py_ssize_t nbytes) except NULL:
-    cdef void* p = malloc(nbytes if nbytes > 0 else 1)
-    if p == NULL:
-        raise MemoryError()
-    memset(p, 0, nbytes if nbytes > 0 else 1)
-    return p
 
 
 cdef class GeneralSearcher:
@@ -257,7 +119,7 @@ cdef class GeneralSearcher:
     cdef object callback
     cdef object error
     cdef readonly bint timed_out, aborted
-    cdef readonly ItemsetTrie cache
+    cdef readonly TrieCache cache
     cdef readonly long long n_explored, n_hits, n_leaf_evals
 
     def __cinit__(self, const uint64_t[:, ::1] cols, int n_rows, int max_depth,
@@ -289,7 +151,7 @@ cdef class GeneralSearcher:
         if self.objective in (OBJ_PY_FAST, OBJ_PY_ROWS) and callback is None:
             raise ValueError(f"objective {objective!r} needs a callback")
         self.time_limit = time_limit
-        self.cache = ItemsetTrie()
+        self.cache = TrieCache(max_depth)
         D = max_depth + 1
         self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         if m > 0:

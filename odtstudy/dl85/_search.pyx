@@ -52,9 +52,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, log
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport calloc, free, qsort
+from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from odtstudy.dl85._cache cimport (
     ENTRY_SOLVED,
@@ -65,6 +64,7 @@ from odtstudy.dl85._cache cimport (
     HashCache,
     TrieCache,
 )
+from odtstudy.dl85._util cimport _alloc, _now
 from odtstudy.dl85._weighted cimport WeightedCore
 
 cnp.import_array()
@@ -315,26 +315,12 @@ cdef enum:
 BRANCHINGS = {"data": BRANCH_DATA, "asc": BRANCH_ASC, "desc": BRANCH_DESC}
 
 
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
 cdef inline int _imin(int a, int b) noexcept nogil:
     return a if a < b else b
 
 
 cdef inline double _xlogx(double x) noexcept nogil:
     return x * log(x) if x > 0 else 0.0
-
-
-cdef void* _alloc(Py_ssize_t nbytes) except NULL:
-    # zeroed; large blocks come as untouched (lazily zeroed) pages
-    cdef void* p = calloc(nbytes if nbytes > 0 else 1, 1)
-    if p == NULL:
-        raise MemoryError()
-    return p
 
 
 cdef class Searcher:

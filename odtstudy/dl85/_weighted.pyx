@@ -34,8 +34,10 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport int32_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
+
+from odtstudy.dl85._util cimport _alloc
 
 cnp.import_array()
 
@@ -108,14 +110,6 @@ cdef extern from *:
 
 
 odt_wkernels_init()
-
-
-cdef void* _alloc(Py_ssize_t nbytes) except NULL:
-    # zeroed; large blocks come as untouched (lazily zeroed) pages
-    cdef void* p = calloc(nbytes if nbytes > 0 else 1, 1)
-    if p == NULL:
-        raise MemoryError()
-    return p
 
 
 cdef inline double _leaf_err(const double* v, int K) noexcept nogil:

@@ -1,0 +1,20 @@
+# cython: language_level=3
+"""Small C helpers shared by the DL8.5 extension modules."""
+
+from libc.stdlib cimport calloc
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+
+cdef inline void* _alloc(Py_ssize_t nbytes) except NULL:
+    """Zeroed memory (large blocks come as untouched, lazily zeroed pages)."""
+    cdef void* p = calloc(nbytes if nbytes > 0 else 1, 1)
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
+cdef inline double _now() noexcept nogil:
+    """Monotonic clock, in seconds."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
