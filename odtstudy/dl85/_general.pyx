@@ -115,6 +115,7 @@ cdef class GeneralSearcher:
     cdef double* w
     cdef double* yv
     cdef int32_t* yc
+    cdef int32_t* rows        # scratch: the rows of one cover, ascending
     cdef double* sup
     cdef object callback
     cdef object error
@@ -160,6 +161,7 @@ cdef class GeneralSearcher:
         self.items = <int32_t*>_alloc(D * D * sizeof(int32_t))
         self.cand = <int32_t*>_alloc(D * (m + 1) * sizeof(int32_t))
         self.w = <double*>_alloc(n_rows * sizeof(double))
+        self.rows = <int32_t*>_alloc(n_rows * sizeof(int32_t))
         self.yv = <double*>_alloc(n_rows * sizeof(double))
         self.yc = <int32_t*>_alloc(n_rows * sizeof(int32_t))
         self.sup = <double*>_alloc(self.K * sizeof(double))
@@ -179,6 +181,7 @@ cdef class GeneralSearcher:
         free(self.items)
         free(self.cand)
         free(self.w)
+        free(self.rows)
         free(self.yv)
         free(self.yc)
         free(self.sup)
@@ -193,47 +196,45 @@ cdef class GeneralSearcher:
 
     cdef double _class_weights(self, int d) noexcept nogil:
         """Fill ``sup`` with the class weights of the depth-d cover."""
-        cdef uint64_t* c = self.cov + d * self.W
-        cdef uint64_t x
-        cdef int k, r, base
+        cdef int i, r, n = self._gather(d)
         cdef double total = 0.0
-        for k in range(self.K):
-            self.sup[k] = 0.0
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                r = base + odt_g_ctz(x)
-                x &= x - 1
-                self.sup[self.yc[r]] += self.w[r]
-        for k in range(self.K):
-            total += self.sup[k]
+        for i in range(self.K):
+            self.sup[i] = 0.0
+        for i in range(n):
+            r = self.rows[i]
+            self.sup[self.yc[r]] += self.w[r]
+        for i in range(self.K):
+            total += self.sup[i]
         return total
 
-    cdef double _squared(self, int d) noexcept nogil:
+    cdef int _gather(self, int d) noexcept nogil:
+        """List the rows of the depth-d cover into ``rows``; returns how many."""
         cdef uint64_t* c = self.cov + d * self.W
         cdef uint64_t x
-        cdef int k, r, base
-        cdef double sw = 0.0, swy = 0.0, mean, diff, loss = 0.0
+        cdef int k, base, n = 0
         for k in range(self.W):
             x = c[k]
             base = k << 6
             while x:
-                r = base + odt_g_ctz(x)
+                self.rows[n] = base + odt_g_ctz(x)
+                n += 1
                 x &= x - 1
-                sw += self.w[r]
-                swy += self.w[r] * self.yv[r]
+        return n
+
+    cdef double _squared(self, int d) noexcept nogil:
+        cdef int i, r, n = self._gather(d)
+        cdef double sw = 0.0, swy = 0.0, mean, diff, loss = 0.0
+        for i in range(n):
+            r = self.rows[i]
+            sw += self.w[r]
+            swy += self.w[r] * self.yv[r]
         if sw <= 0:
             return 0.0
         mean = swy / sw
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                r = base + odt_g_ctz(x)
-                x &= x - 1
-                diff = self.yv[r] - mean
-                loss += self.w[r] * diff * diff
+        for i in range(n):
+            r = self.rows[i]
+            diff = self.yv[r] - mean
+            loss += self.w[r] * diff * diff
         return loss
 
     cdef double _pinball(self, int d, bint absolute) noexcept nogil:
@@ -241,57 +242,40 @@ cdef class GeneralSearcher:
 
         ``absolute``: the absolute error around the lower weighted median.
         """
-        cdef uint64_t* c = self.cov + d * self.W
-        cdef uint64_t x
-        cdef int k, r, base
+        cdef int i, r, n = self._gather(d)
         cdef double tau = 0.5 if absolute else self.tau
         cdef double total = 0.0, cum = 0.0, q = 0.0, loss = 0.0, diff
-        cdef bint found = False
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                r = base + odt_g_ctz(x)
-                x &= x - 1
-                total += self.w[r]
+        for i in range(n):
+            total += self.w[self.rows[i]]
         if total <= 0:
             return 0.0
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                r = base + odt_g_ctz(x)
-                x &= x - 1
-                cum += self.w[r]
-                q = self.yv[r]
-                if cum >= tau * total and self.w[r] > 0:
-                    found = True
-                    break
-            if found:
+        for i in range(n):
+            r = self.rows[i]
+            cum += self.w[r]
+            q = self.yv[r]
+            if cum >= tau * total and self.w[r] > 0:
                 break
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                r = base + odt_g_ctz(x)
-                x &= x - 1
-                diff = self.yv[r] - q
-                if absolute:
-                    loss += self.w[r] * (diff if diff >= 0 else -diff)
-                elif diff >= 0:
-                    loss += self.w[r] * tau * diff
-                else:
-                    loss -= self.w[r] * (1.0 - tau) * diff
+        for i in range(n):
+            r = self.rows[i]
+            diff = self.yv[r] - q
+            if absolute:
+                loss += self.w[r] * (diff if diff >= 0 else -diff)
+            elif diff >= 0:
+                loss += self.w[r] * tau * diff
+            else:
+                loss -= self.w[r] * (1.0 - tau) * diff
         return loss
 
     cdef double _call_fast(self) noexcept with gil:
         cdef int k
+        cdef double[::1] view
         if self.aborted:
             return 0.0
         try:
             arr = np.empty(self.K, dtype=np.float64)
+            view = arr
             for k in range(self.K):
-                arr[k] = self.sup[k]
+                view[k] = self.sup[k]
             out = self.callback(arr)
             return float(out[0])
         except BaseException as exc:  # re-raised by run()
@@ -299,24 +283,20 @@ cdef class GeneralSearcher:
             self.aborted = True
             return 0.0
 
-    cdef double _call_rows(self, int d, int cnt) noexcept with gil:
-        cdef uint64_t* c = self.cov + d * self.W
-        cdef uint64_t x
-        cdef int k, base, i = 0
-        cdef int64_t[::1] view
+    cdef object _cover_rows(self, int d):
+        """The row indices of the depth-d cover, ascending."""
+        cdef int i, n = self._gather(d)
+        rows = np.empty(n, dtype=np.int64)
+        cdef int64_t[::1] view = rows
+        for i in range(n):
+            view[i] = self.rows[i]
+        return rows
+
+    cdef double _call_rows(self, int d) noexcept with gil:
         if self.aborted:
             return 0.0
         try:
-            rows = np.empty(cnt, dtype=np.int64)
-            view = rows
-            for k in range(self.W):
-                x = c[k]
-                base = k << 6
-                while x:
-                    view[i] = base + odt_g_ctz(x)
-                    i += 1
-                    x &= x - 1
-            return float(self.callback(rows))
+            return float(self.callback(self._cover_rows(d)))
         except BaseException as exc:  # re-raised by run()
             self.error = exc
             self.aborted = True
@@ -344,7 +324,7 @@ cdef class GeneralSearcher:
         if self.objective == OBJ_PY_FAST:
             self._class_weights(d)
             return self._call_fast()
-        return self._call_rows(d, cnt)
+        return self._call_rows(d)
 
     # ------------------------------------------------------------ covers
     cdef void _make_child(self, int d, int f, int v) noexcept nogil:
@@ -591,24 +571,13 @@ cdef class GeneralSearcher:
 
     cdef int _rebuild(self, int d, list nodes) except -1:
         cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
-        cdef int f = FEATURE_LEAF, node, cnt = self._count(d), k, i = 0, base
-        cdef uint64_t* c = self.cov + d * self.W
-        cdef uint64_t x
-        cdef int64_t[::1] view
+        cdef int f = FEATURE_LEAF, node, cnt = self._count(d)
         cdef Entry* ent
         if e >= 0 and d < self.max_depth:
             ent = &self.cache.entries[e]
             if ent.error < INFINITY and ent.feature >= 0:
                 f = ent.feature
-        rows = np.empty(cnt, dtype=np.int64)
-        view = rows
-        for k in range(self.W):
-            x = c[k]
-            base = k << 6
-            while x:
-                view[i] = base + odt_g_ctz(x)
-                i += 1
-                x &= x - 1
+        rows = self._cover_rows(d)
         node = len(nodes)
         nodes.append({"feature": f, "left": -1, "right": -1, "rows": rows,
                       "loss": self._leaf(d, cnt)})
