@@ -8,8 +8,12 @@ the first child gets ``ub - lb(second)``, the second ``ub - loss(first)``),
 the infeasibility lower bound stored for itemsets searched without success,
 dynamic order of the two children, purity, depth and minimum-support pruning
 and an anytime time limit. It assumes only that the loss of a tree is the
-sum of non-negative leaf losses, so it has none of the classification-only
-refinements of ``_search.pyx`` (depth-2 solver, similarity bound).
+sum of non-negative leaf losses, so it has none of the classification
+refinements of ``_search.pyx`` (similarity bound, depth-2 solver), except
+for the squared error: its leaf loss is a function of the statistics
+``(w, w y, w y^2)``, which add up over rows like class weights, so subtrees
+of depth <= 2 are solved from the statistics of item pairs
+(``_weighted.WeightedCore``).
 
 Covers are dense bitsets (one buffer per depth); a leaf's loss is computed
 by iterating the set bits of its cover. Leaf objectives:
@@ -46,6 +50,7 @@ from odtstudy.dl85._cache cimport (
     TrieCache,
 )
 from odtstudy.dl85._util cimport _alloc, _now
+from odtstudy.dl85._weighted cimport WeightedCore
 
 cnp.import_array()
 
@@ -104,6 +109,10 @@ cdef class GeneralSearcher:
         ``f(rows) -> loss`` for "py_rows".
     time_limit : float
         Seconds; ``<= 0`` means no limit.
+    use_depth2_solver : bool
+        Squared error only: solve subtrees of depth <= 2 from the sufficient
+        statistics of item pairs (``_weighted.WeightedCore``), as the
+        classification core does from class weights.
     """
 
     cdef int n, m, W, K, max_depth, min_sup, objective
@@ -121,13 +130,21 @@ cdef class GeneralSearcher:
     cdef object error
     cdef readonly bint timed_out, aborted
     cdef readonly TrieCache cache
-    cdef readonly long long n_explored, n_hits, n_leaf_evals
+    cdef readonly long long n_explored, n_hits, n_leaf_evals, n_d2
+    # squared error: depth-2 solver from pair statistics (``_weighted.pyx``)
+    cdef WeightedCore d2core
+    cdef int32_t* ident       # word indices 0..W-1 (covers here are dense)
+    cdef long long* cover_version
+    cdef long long n_versions
+    cdef int32_t* split_f
+    cdef int32_t* split_v
 
     def __cinit__(self, const uint64_t[:, ::1] cols, int n_rows, int max_depth,
                   int min_sup, str objective, const double[::1] weights,
                   const int32_t[::1] y_class, int n_classes,
                   const double[::1] y_value, double quantile=0.5,
-                  object callback=None, double time_limit=0.0):
+                  object callback=None, double time_limit=0.0,
+                  bint use_depth2_solver=True):
         cdef Py_ssize_t m = cols.shape[0], W = (n_rows + 63) // 64, D
         if W == 0:
             raise ValueError("no rows")
@@ -174,10 +191,27 @@ cdef class GeneralSearcher:
         if n_rows % 64:
             self.cov[W - 1] = ((<uint64_t>1) << (n_rows % 64)) - 1
         self.eps = 0.0
+        self.ident = <int32_t*>_alloc(W * sizeof(int32_t))
+        for k in range(W):
+            self.ident[k] = k
+        self.cover_version = <long long*>_alloc(D * sizeof(long long))
+        self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
+        self.split_v = <int32_t*>_alloc(D * sizeof(int32_t))
+        self.n_versions = 1
+        self.cover_version[0] = 1
+        if use_depth2_solver and self.objective == OBJ_SQUARED and max_depth >= 1:
+            self.d2core = WeightedCore(cols, None, weights, n_rows, min_sup,
+                                       y=y_value)
+            if max_depth >= 3:
+                self.d2core.enable_sibling_counts()
 
     def __dealloc__(self):
         free(self.cols)
         free(self.cov)
+        free(self.ident)
+        free(self.cover_version)
+        free(self.split_f)
+        free(self.split_v)
         free(self.items)
         free(self.cand)
         free(self.w)
@@ -336,6 +370,10 @@ cdef class GeneralSearcher:
         cdef uint64_t flip = 0 if v else ~(<uint64_t>0)
         for k in range(W):
             dst[k] = src[k] & (col[k] ^ flip)
+        self.n_versions += 1
+        self.cover_version[d + 1] = self.n_versions
+        self.split_f[d + 1] = f
+        self.split_v[d + 1] = v
         cdef int32_t item = 2 * f + v
         cdef int32_t* a = self.items + d * L
         cdef int32_t* b = self.items + (d + 1) * L
@@ -380,6 +418,22 @@ cdef class GeneralSearcher:
         return nc
 
     # ------------------------------------------------------------ search
+    cdef double _depth2(self, int d, int r, double leaf, int* out_f) noexcept nogil:
+        """Exact optimum (loss, root feature) of a depth-r (<= 2) subtree."""
+        cdef int W = self.W
+        cdef double best
+        if r == 2 and d >= 1:
+            best = self.d2core.depth2_child(
+                self.cov + (d - 1) * W, self.ident, W, self.cover_version[d - 1],
+                self.split_f[d], self.split_v[d], self.cov + d * W, self.ident, W,
+                leaf, self.eps, out_f)
+        else:
+            best = self.d2core.depth2(self.cov + d * W, self.ident, W, r, leaf,
+                                      self.eps, out_f)
+        if out_f[0] < 0:
+            out_f[0] = FEATURE_LEAF
+        return best
+
     cdef inline void _store_solved(self, Py_ssize_t e, double err, int f) noexcept nogil:
         cdef Entry* ent = &self.cache.entries[e]
         ent.error = err
@@ -435,6 +489,12 @@ cdef class GeneralSearcher:
             self._store_solved(e, leaf, FEATURE_LEAF)
             out_lb[0] = leaf
             return leaf
+        if self.d2core is not None and r <= 2:
+            self.n_d2 += 1
+            best = self._depth2(d, r, leaf, &f)
+            self._store_solved(e, best, f)
+            out_lb[0] = best
+            return best
 
         nc = self._candidates(d, cnt)
         if leaf < ub:
@@ -548,6 +608,11 @@ cdef class GeneralSearcher:
             raise exc
         if self.cache.out_of_memory:
             raise MemoryError("the DL8.5 cache ran out of memory")
+        if err >= max_error and not self.timed_out:
+            # an exact optimum at or above the bound (depth-2 solver): none
+            # below it exists
+            lb = err if err < INFINITY else lb
+            err = INFINITY
         return err, lb
 
     # --------------------------------------------------- reconstruction
@@ -573,14 +638,19 @@ cdef class GeneralSearcher:
         cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
         cdef int f = FEATURE_LEAF, node, cnt = self._count(d)
         cdef Entry* ent
+        cdef double leaf = self._leaf(d, cnt)
         if e >= 0 and d < self.max_depth:
             ent = &self.cache.entries[e]
             if ent.error < INFINITY and ent.feature >= 0:
                 f = ent.feature
+        elif e < 0 and self.d2core is not None and 1 <= self.max_depth - d <= 2:
+            # below a node solved by the depth-2 solver: solve it again
+            if not (leaf <= self.eps or cnt < 2 * self.min_sup):
+                self._depth2(d, self.max_depth - d, leaf, &f)
         rows = self._cover_rows(d)
         node = len(nodes)
         nodes.append({"feature": f, "left": -1, "right": -1, "rows": rows,
-                      "loss": self._leaf(d, cnt)})
+                      "loss": leaf})
         if f < 0:
             return node
         self._make_child(d, f, 0)
@@ -596,5 +666,6 @@ cdef class GeneralSearcher:
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
             "leaf_evaluations": int(self.n_leaf_evals),
+            "depth2_calls": int(self.n_d2),
             "timeout": bool(self.timed_out),
         }

@@ -73,6 +73,7 @@ def general_search(
     y_value=None,
     quantile=0.5,
     callback=None,
+    use_depth2_solver=True,
 ):
     """Run the general DL8.5 search on 0/1 data ``X``.
 
@@ -96,6 +97,9 @@ def general_search(
     callback : callable, default=None
         ``f(class_weights) -> (loss, label)`` (``"py_fast"``) or
         ``f(rows) -> loss`` (``"py_rows"``, rows in the caller's order).
+    use_depth2_solver : bool, default=True
+        ``"squared"`` only: solve subtrees of depth <= 2 from item-pair
+        statistics instead of the recursion.
 
     Returns
     -------
@@ -139,6 +143,7 @@ def general_search(
         quantile=float(quantile),
         callback=callback,
         time_limit=float(time_limit) if time_limit else 0.0,
+        use_depth2_solver=bool(use_depth2_solver),
     )
     scale = searcher.root_leaf_loss()
     ub = math.inf if max_error is None else float(max_error)
@@ -384,6 +389,11 @@ class DL85Regressor(BaseTreeRegressor):
         Seconds; at the limit the best tree found so far is returned.
     max_error : float, default=None
         Only trees with loss strictly below it are searched.
+    use_depth2_solver : bool, default=True
+        ``criterion="squared_error"``: solve subtrees of depth <= 2 from the
+        sufficient statistics ``(w, w y, w y^2)`` of feature pairs (one pass
+        over the rows instead of a recursion); other criteria always use
+        the recursion.
     random_state : None, int or RandomState, default=None
         Unused (deterministic search).
 
@@ -421,6 +431,7 @@ class DL85Regressor(BaseTreeRegressor):
         "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
         "max_error": [Interval(Real, 0, None, closed="neither"), None],
+        "use_depth2_solver": ["boolean"],
         "random_state": ["random_state"],
     }
 
@@ -433,6 +444,7 @@ class DL85Regressor(BaseTreeRegressor):
         min_sup=1,
         time_limit=None,
         max_error=None,
+        use_depth2_solver=True,
         random_state=None,
     ):
         self.criterion = criterion
@@ -441,6 +453,7 @@ class DL85Regressor(BaseTreeRegressor):
         self.min_sup = min_sup
         self.time_limit = time_limit
         self.max_error = max_error
+        self.use_depth2_solver = use_depth2_solver
         self.random_state = random_state
 
     def _fit(self, X, y, sample_weight):
@@ -456,6 +469,7 @@ class DL85Regressor(BaseTreeRegressor):
             sample_weight=sample_weight,
             y_value=y,
             quantile=tau,
+            use_depth2_solver=self.use_depth2_solver,
         )
         if not outcome.found:
             return _result(outcome, None, self.max_depth, self.max_error)

@@ -7,6 +7,8 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 cdef class WeightedCore:
     cdef int n, m, K, W, MW, min_sup
     cdef double* w            # weight per row
+    cdef bint squared         # squared error: slots are (w, w y, w y^2)
+    cdef double* stat         # squared error: the 3 statistics of each row
     cdef int32_t* ycls        # class per row
     cdef uint64_t* cols       # feature columns, m * W words
     cdef uint64_t* rowbits    # feature bits of each row, n * MW words
@@ -65,6 +67,7 @@ cdef class WeightedCore:
                           const int32_t* loc, int nf, int r, double* tot,
                           double* F, int32_t* Fc, double* P,
                           int32_t* Pc) noexcept nogil
+    cdef double _loss(self, const double* q) noexcept nogil
     cdef double _best_root(self, int nf, int N, const int32_t* fid,
                            const int32_t* Fc, double leaf, int* out_f) noexcept nogil
     cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,

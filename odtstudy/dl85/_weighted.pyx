@@ -131,20 +131,35 @@ cdef class WeightedCore:
     ----------
     cols : ndarray of uint64, shape (n_features, n_words)
         Packed feature columns.
-    cmask : ndarray of uint64, shape (n_classes, n_words)
-        Packed rows of each class.
+    cmask : ndarray of uint64, shape (n_classes, n_words), or None
+        Packed rows of each class; None with ``y`` (squared error).
     weights : ndarray of float64, shape (n_rows,)
         Non-negative row weights.
     n_rows, min_sup : int
+    y : ndarray of float64, shape (n_rows,), optional
+        Regression target: the loss of a leaf is then the weighted squared
+        error around its weighted mean, from the sufficient statistics
+        ``(w, w y, w y^2)`` of its rows (y centred on its weighted mean, so
+        the statistics do not cancel catastrophically). Only the depth-2
+        solvers are meaningful in this mode.
     """
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
-                  const double[::1] weights, int n_rows, int min_sup=1):
-        cdef Py_ssize_t m = cols.shape[0], K = cmask.shape[0], W = cmask.shape[1]
+                  const double[::1] weights, int n_rows, int min_sup=1,
+                  const double[::1] y=None):
+        cdef Py_ssize_t m = cols.shape[0]
+        cdef Py_ssize_t W = (n_rows + 63) // 64 if cmask is None else cmask.shape[1]
+        cdef Py_ssize_t K = 3 if cmask is None else cmask.shape[0]
         cdef Py_ssize_t MW = (m + 63) // 64 if m > 0 else 1
         cdef Py_ssize_t r, f, c
+        cdef double mean = 0.0, ss = 0.0, yc
         if weights.shape[0] != n_rows:
             raise ValueError("one weight per row is needed")
+        if (cmask is None) == (y is None):
+            raise ValueError("give class masks (classification) or y (squared error)")
+        if y is not None and y.shape[0] != n_rows:
+            raise ValueError("one target per row is needed")
+        self.squared = y is not None
         self.n = n_rows
         self.m = <int>m
         self.K = <int>K
@@ -186,7 +201,19 @@ cdef class WeightedCore:
             self.total_weight += weights[r]
         # leaf errors at most this are zero (sums of real weights round)
         self.eps = 1e-12 * self.total_weight
-        for c in range(K):
+        if self.squared:
+            self.stat = <double*>_alloc(3 * n_rows * sizeof(double))
+            for r in range(n_rows):
+                mean += weights[r] * y[r]
+            mean = mean / self.total_weight if self.total_weight > 0 else 0.0
+            for r in range(n_rows):
+                yc = y[r] - mean
+                self.stat[3 * r] = weights[r]
+                self.stat[3 * r + 1] = weights[r] * yc
+                self.stat[3 * r + 2] = weights[r] * yc * yc
+                ss += weights[r] * yc * yc
+            self.eps = 1e-12 * ss
+        for c in range(K if not self.squared else 0):
             for j in range(W):
                 x = cmask[c, j]
                 while x:
@@ -208,6 +235,7 @@ cdef class WeightedCore:
 
     def __dealloc__(self):
         free(self.w)
+        free(self.stat)
         free(self.ycls)
         free(self.cols)
         free(self.rowbits)
@@ -377,6 +405,9 @@ cdef class WeightedCore:
         cdef double* Pab
         cdef int32_t* Pcr
         cdef int32_t* lst = self.lst
+        cdef int s, ns
+        cdef int slot[3]
+        cdef double val[3]
         memset(tot, 0, K * sizeof(double))
         memset(F, 0, nf * K * sizeof(double))
         memset(Fc, 0, nf * sizeof(int32_t))
@@ -392,9 +423,17 @@ cdef class WeightedCore:
             while x:
                 row = base + odt_w_ctz(x)
                 x &= x - 1
-                c = self.ycls[row]
-                wr = self.w[row]
-                tot[c] += wr
+                # the row's (slot, value) contributions: its weight to its
+                # class, or its three statistics (squared error)
+                if self.squared:
+                    ns = 3
+                    for t in range(3):
+                        slot[t] = t
+                        val[t] = self.stat[3 * row + t]
+                else:
+                    ns = 1
+                    slot[0] = self.ycls[row]
+                    val[0] = self.w[row]
                 rb = self.rowbits + <Py_ssize_t>row * MW
                 L = 0
                 for t in range(MW):
@@ -404,19 +443,35 @@ cdef class WeightedCore:
                         L += 1
                         y &= y - 1
                 for a in range(L):
-                    F[lst[a] * K + c] += wr
                     Fc[lst[a]] += 1
-                if r >= 2:
+                for s in range(ns):
+                    c = slot[s]
+                    wr = val[s]
+                    tot[c] += wr
                     for a in range(L):
-                        # class-major layout: row lst[a] of class c's matrix
-                        Pab = P + (<Py_ssize_t>c * nf + lst[a]) * nf
-                        for b in range(a + 1, L):
-                            Pab[lst[b]] += wr
+                        F[lst[a] * K + c] += wr
+                    if r >= 2:
+                        for a in range(L):
+                            # slot-major layout: row lst[a] of slot c's matrix
+                            Pab = P + (<Py_ssize_t>c * nf + lst[a]) * nf
+                            for b in range(a + 1, L):
+                                Pab[lst[b]] += wr
                 if r >= 2 and ms > 1:
                     for a in range(L):
                         Pcr = Pc + <Py_ssize_t>lst[a] * nf
                         for b in range(a + 1, L):
                             Pcr[lst[b]] += 1
+
+    cdef inline double _loss(self, const double* q) noexcept nogil:
+        """Loss of a leaf from its K class weights, or from its statistics
+        ``(w, w y, w y^2)`` (squared error)."""
+        cdef double v
+        if not self.squared:
+            return _leaf_err(q, self.K)
+        if q[0] <= 0.0:
+            return 0.0
+        v = q[2] - q[1] * q[1] / q[0]
+        return v if v > 0.0 else 0.0
 
     cdef double _best_root(self, int nf, int N, const int32_t* fid,
                            const int32_t* Fc, double leaf, int* out_f) noexcept nogil:
@@ -454,7 +509,7 @@ cdef class WeightedCore:
         cdef double best = leaf, e, e11, e10, e01, e00, wr
         cdef int32_t s11, s10, s01, s00
         cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
-        if K == 2 and ms <= 1 and r >= 2:
+        if K == 2 and ms <= 1 and r >= 2 and not self.squared:
             for a in range(nf):
                 self.f0[a] = F[2 * a]
                 self.f1[a] = F[2 * a + 1]
@@ -473,8 +528,8 @@ cdef class WeightedCore:
             Fa = F + a * K
             for c in range(K):
                 q[c] = tot[c] - Fa[c]
-            self.bl[a] = _leaf_err(q, K)
-            self.br[a] = _leaf_err(Fa, K)
+            self.bl[a] = self._loss(q)
+            self.br[a] = self._loss(Fa)
         if r >= 2:
             for a in range(nf):
                 Fa = F + a * K
@@ -487,10 +542,10 @@ cdef class WeightedCore:
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
                         q[3 * K + c] = tot[c] - Fa[c] - Fb[c] + wr
-                    e11 = _leaf_err(q, K)
-                    e10 = _leaf_err(q + K, K)
-                    e01 = _leaf_err(q + 2 * K, K)
-                    e00 = _leaf_err(q + 3 * K, K)
+                    e11 = self._loss(q)
+                    e10 = self._loss(q + K)
+                    e01 = self._loss(q + 2 * K)
+                    e00 = self._loss(q + 3 * K)
                     if ms > 1:
                         s11 = Pc[a * nf + b]
                         s10 = Fc[a] - s11

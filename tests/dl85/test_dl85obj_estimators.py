@@ -361,3 +361,23 @@ def test_integer_weights_same_as_duplicated_rows_cp4im_depth4():
         X, y, sample_weight=w.astype(float) + 1e-7 * (w > 0)
     )
     assert real.objective_ == pytest.approx(dup.objective_, abs=1e-4)
+
+
+@pytest.mark.parametrize("min_sup", [1, 3])
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_squared_error_depth2_solver_agrees_with_recursion(rng, depth, min_sup, offset):
+    # the depth-2 solver works on sums of (w, w y, w y^2); a large offset of
+    # y checks that they do not cancel catastrophically
+    X, _ = _data(rng, n=80, m=6)
+    X = np.hstack([X, 1 - X[:, :3]])
+    y = offset + rng.normal(size=80) + 2.0 * X[:, 0] - 3.0 * X[:, 1] * X[:, 2]
+    w = rng.uniform(0.2, 2.0, size=80)
+    fast = DL85Regressor(max_depth=depth, min_sup=min_sup).fit(X, y, sample_weight=w)
+    plain = DL85Regressor(max_depth=depth, min_sup=min_sup, use_depth2_solver=False)
+    plain.fit(X, y, sample_weight=w)
+    assert fast.optimal_ and plain.optimal_
+    assert fast.objective_ == pytest.approx(plain.objective_, rel=1e-9, abs=1e-9)
+    assert fast.stats_["depth2_calls"] > 0 and plain.stats_["depth2_calls"] == 0
+    pred = fast.predict(X)
+    assert np.sum(w * (y - pred) ** 2) == pytest.approx(fast.objective_, rel=1e-9)
