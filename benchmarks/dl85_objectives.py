@@ -4,6 +4,7 @@ One command::
 
     python benchmarks/dl85_objectives.py [--depth 3] [--time-limit 60]
                                           [--repeats 3] [--datasets anneal vote ...]
+                                          [--regression]
 
 Per dataset, at the given depth, in this process (fits are timed with
 ``perf_counter`` around ``fit``; the best of ``--repeats`` runs is kept for
@@ -20,6 +21,12 @@ the core fits, one run for the general-search fits):
 
 The last line gives geometric means of the ratios over the datasets where
 every fit finished (``TO``: time limit reached).
+
+``--regression`` adds a table for ``DL85Regressor`` (squared error, a
+synthetic target ``y = sum of the first 5 features + N(0, 1)``, random
+weights): the time with the depth-2 solver from pair statistics (``d2``)
+and with the plain recursion (``rec``), and whether both reach the same
+objective.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import time
 import numpy as np
 
 from odtstudy.datasets import load_dataset
-from odtstudy.dl85 import DL85Classifier
+from odtstudy.dl85 import DL85Classifier, DL85Regressor
 from odtstudy.dl85._predictor import fit_classifier_general
 
 CP4IM = [
@@ -135,14 +142,60 @@ def run(datasets, depth, limit, repeats):
         )
 
 
+def run_regression(datasets, depth, limit):
+    head = (
+        f"{'dataset':<18} {'n':>5} {'m':>4} {'d2 s':>8} {'rec s':>8} "
+        f"{'rec/d2':>7} {'objective':>14} {'same':>4}"
+    )
+    print(f"\nDL85Regressor, squared error, depth {depth}, time limit {limit} s")
+    print(head)
+    print("-" * len(head))
+    speedups = []
+    for name in datasets:
+        data = load_dataset(name)
+        X = np.ascontiguousarray(data.X, dtype=np.uint8)
+        rng = np.random.default_rng(0)
+        y = X[:, :5].sum(axis=1) + rng.normal(size=len(X))
+        w = rng.uniform(0.5, 2.0, size=len(X))
+
+        def fit(d2):
+            reg = DL85Regressor(max_depth=depth, time_limit=limit, use_depth2_solver=d2)
+            return _time(lambda: reg.fit(X, y, sample_weight=w), 1)
+
+        t_d2, fast = fit(True)
+        t_rec, plain = fit(False)
+        done = fast.optimal_ and plain.optimal_
+        same = done and math.isclose(fast.objective_, plain.objective_, rel_tol=1e-9)
+        if done:
+            speedups.append(t_rec / t_d2)
+        rec = f"{t_rec:8.3f}" if plain.optimal_ else f"{'TO':>8}"
+        ratio = (
+            f"{t_rec / t_d2:7.1f}"
+            if done
+            else f"{'>=' + format(t_rec / t_d2, '.0f'):>7}"
+        )
+        print(
+            f"{name:<18} {X.shape[0]:>5} {X.shape[1]:>4} {t_d2:8.3f} {rec} {ratio} "
+            f"{fast.objective_:14.3f} {'yes' if same else '-':>4}",
+            flush=True,
+        )
+    print("-" * len(head))
+    if speedups:
+        gm = math.exp(sum(math.log(v) for v in speedups) / len(speedups))
+        print(f"geometric mean rec/d2 = {gm:.1f} over {len(speedups)} sets")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--datasets", nargs="+", default=CP4IM)
+    parser.add_argument("--regression", action="store_true")
     args = parser.parse_args(argv)
     run(args.datasets, args.depth, args.time_limit, args.repeats)
+    if args.regression:
+        run_regression(args.datasets, args.depth, args.time_limit)
 
 
 if __name__ == "__main__":
