@@ -67,7 +67,6 @@ cdef class WeightedCore:
                           const int32_t* loc, int nf, int r, double* tot,
                           double* F, int32_t* Fc, double* P,
                           int32_t* Pc) noexcept nogil
-    cdef double _loss(self, const double* q) noexcept nogil
     cdef double _best_root(self, int nf, int N, const int32_t* fid,
                            const int32_t* Fc, double leaf, int* out_f) noexcept nogil
     cdef double _evaluate(self, int nf, int N, const int32_t* fid, const double* tot,

@@ -124,6 +124,30 @@ cdef inline double _leaf_err(const double* v, int K) noexcept nogil:
     return s if s > 0 else 0.0
 
 
+cdef inline double _loss(const double* q, int K, bint squared) noexcept nogil:
+    """Loss of a leaf from its K class weights, or from its statistics
+    ``(w, w y, w y^2)`` when ``squared``."""
+    cdef double v
+    if not squared:
+        return _leaf_err(q, K)
+    if q[0] <= 0.0:
+        return 0.0
+    v = q[2] - q[1] * q[1] / q[0]
+    return v if v > 0.0 else 0.0
+
+
+cdef inline void _add_pairs(double* Pm, const int32_t* lst, int L, int nf,
+                            double wr) noexcept nogil:
+    """Add ``wr`` to ``Pm[a, b]`` for the pairs a < b of the row's features
+    ``lst`` (ascending local indices; ``Pm`` is nf x nf, row-major)."""
+    cdef int a, b
+    cdef double* Pab
+    for a in range(L):
+        Pab = Pm + <Py_ssize_t>lst[a] * nf
+        for b in range(a + 1, L):
+            Pab[lst[b]] += wr
+
+
 cdef class WeightedCore:
     """Row weights and weighted kernels for one DL8.5 search.
 
@@ -402,12 +426,9 @@ cdef class WeightedCore:
         cdef uint64_t x, y
         cdef uint64_t* rb
         cdef double wr
-        cdef double* Pab
         cdef int32_t* Pcr
         cdef int32_t* lst = self.lst
-        cdef int s, ns
-        cdef int slot[3]
-        cdef double val[3]
+        cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
         memset(tot, 0, K * sizeof(double))
         memset(F, 0, nf * K * sizeof(double))
         memset(Fc, 0, nf * sizeof(int32_t))
@@ -423,17 +444,6 @@ cdef class WeightedCore:
             while x:
                 row = base + odt_w_ctz(x)
                 x &= x - 1
-                # the row's (slot, value) contributions: its weight to its
-                # class, or its three statistics (squared error)
-                if self.squared:
-                    ns = 3
-                    for t in range(3):
-                        slot[t] = t
-                        val[t] = self.stat[3 * row + t]
-                else:
-                    ns = 1
-                    slot[0] = self.ycls[row]
-                    val[0] = self.w[row]
                 rb = self.rowbits + <Py_ssize_t>row * MW
                 L = 0
                 for t in range(MW):
@@ -444,34 +454,28 @@ cdef class WeightedCore:
                         y &= y - 1
                 for a in range(L):
                     Fc[lst[a]] += 1
-                for s in range(ns):
-                    c = slot[s]
-                    wr = val[s]
+                if not self.squared:
+                    c = self.ycls[row]
+                    wr = self.w[row]
                     tot[c] += wr
                     for a in range(L):
                         F[lst[a] * K + c] += wr
                     if r >= 2:
+                        _add_pairs(P + <Py_ssize_t>c * nn, lst, L, nf, wr)
+                else:
+                    # squared error: the row's three statistics in slots 0-2
+                    for c in range(3):
+                        wr = self.stat[3 * row + c]
+                        tot[c] += wr
                         for a in range(L):
-                            # slot-major layout: row lst[a] of slot c's matrix
-                            Pab = P + (<Py_ssize_t>c * nf + lst[a]) * nf
-                            for b in range(a + 1, L):
-                                Pab[lst[b]] += wr
+                            F[lst[a] * 3 + c] += wr
+                        if r >= 2:
+                            _add_pairs(P + <Py_ssize_t>c * nn, lst, L, nf, wr)
                 if r >= 2 and ms > 1:
                     for a in range(L):
                         Pcr = Pc + <Py_ssize_t>lst[a] * nf
                         for b in range(a + 1, L):
                             Pcr[lst[b]] += 1
-
-    cdef inline double _loss(self, const double* q) noexcept nogil:
-        """Loss of a leaf from its K class weights, or from its statistics
-        ``(w, w y, w y^2)`` (squared error)."""
-        cdef double v
-        if not self.squared:
-            return _leaf_err(q, self.K)
-        if q[0] <= 0.0:
-            return 0.0
-        v = q[2] - q[1] * q[1] / q[0]
-        return v if v > 0.0 else 0.0
 
     cdef double _best_root(self, int nf, int N, const int32_t* fid,
                            const int32_t* Fc, double leaf, int* out_f) noexcept nogil:
@@ -509,6 +513,7 @@ cdef class WeightedCore:
         cdef double best = leaf, e, e11, e10, e01, e00, wr
         cdef int32_t s11, s10, s01, s00
         cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
+        cdef bint sq = self.squared
         if K == 2 and ms <= 1 and r >= 2 and not self.squared:
             for a in range(nf):
                 self.f0[a] = F[2 * a]
@@ -528,8 +533,8 @@ cdef class WeightedCore:
             Fa = F + a * K
             for c in range(K):
                 q[c] = tot[c] - Fa[c]
-            self.bl[a] = self._loss(q)
-            self.br[a] = self._loss(Fa)
+            self.bl[a] = _loss(q, K, sq)
+            self.br[a] = _loss(Fa, K, sq)
         if r >= 2:
             for a in range(nf):
                 Fa = F + a * K
@@ -542,10 +547,10 @@ cdef class WeightedCore:
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
                         q[3 * K + c] = tot[c] - Fa[c] - Fb[c] + wr
-                    e11 = self._loss(q)
-                    e10 = self._loss(q + K)
-                    e01 = self._loss(q + 2 * K)
-                    e00 = self._loss(q + 3 * K)
+                    e11 = _loss(q, K, sq)
+                    e10 = _loss(q + K, K, sq)
+                    e01 = _loss(q + 2 * K, K, sq)
+                    e00 = _loss(q + 3 * K, K, sq)
                     if ms > 1:
                         s11 = Pc[a * nf + b]
                         s10 = Fc[a] - s11
