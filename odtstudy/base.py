@@ -90,6 +90,30 @@ def _validate_X(estimator, X, reset):
         raise _explain_validation_error(exc) from exc
 
 
+#: Total sample weight above which sums of weights (and of weighted squares)
+#: come too close to the float64 range; the optimal tree is unchanged when
+#: all weights are multiplied by one constant.
+MAX_TOTAL_WEIGHT = 1e100
+
+
+def _validate_sample_weight(sample_weight, X):
+    """Checked float64 weights (or None): finite, non-negative, not all zero,
+    one per row of ``X``, and of a total the float64 sums can hold."""
+    if sample_weight is None:
+        return None
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be non-negative")
+    total = float(np.sum(sample_weight))
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"sample_weight sums to {total:.3g}; at most {MAX_TOTAL_WEIGHT:g} "
+            "keeps float64 sums of weights (and weighted squares) in range: "
+            "divide all weights by one constant (the optimal tree does not change)"
+        )
+    return sample_weight
+
+
 def _validate_classification_data(estimator, X, y, binary=False):
     """Validate ``(X, y)`` for a classifier; set ``classes_`` on ``estimator``.
 
@@ -170,11 +194,7 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
         X, y_encoded = _validate_classification_data(
             self, X, y, binary=self._requires_binary
         )
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            if np.any(sample_weight < 0):
-                raise ValueError("sample_weight must be non-negative")
-        return X, y_encoded, sample_weight
+        return X, y_encoded, _validate_sample_weight(sample_weight, X)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the tree on ``X`` and ``y``.

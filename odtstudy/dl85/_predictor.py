@@ -16,12 +16,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from odtstudy.base import (
     FitResult,
     _explain_validation_error,
     _FittedTreeMixin,
+    _validate_sample_weight,
     _validate_X,
     check_binary_features,
 )
@@ -336,10 +337,7 @@ class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
         y = np.asarray(y, dtype=np.float64)
         if self._requires_binary:
             check_binary_features(X, type(self).__name__)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            if np.any(sample_weight < 0):
-                raise ValueError("sample_weight must be non-negative")
+        sample_weight = _validate_sample_weight(sample_weight, X)
         start = time.perf_counter()
         result = self._fit(X, y, sample_weight)
         self.fit_time_ = time.perf_counter() - start
@@ -628,8 +626,7 @@ class DL85Predictor(_FittedTreeMixin, BaseEstimator):
         except ValueError as exc:
             raise _explain_validation_error(exc) from exc
         check_binary_features(X, type(self).__name__)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = _validate_sample_weight(sample_weight, X)
         start = time.perf_counter()
         if self.fast_error_function is not None:
             if y is None:

@@ -381,3 +381,41 @@ def test_squared_error_depth2_solver_agrees_with_recursion(rng, depth, min_sup, 
     assert fast.stats_["depth2_calls"] > 0 and plain.stats_["depth2_calls"] == 0
     pred = fast.predict(X)
     assert np.sum(w * (y - pred) ** 2) == pytest.approx(fast.objective_, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "make, target",
+    [
+        (lambda: DL85Classifier(max_depth=2), "classes"),
+        (lambda: DL85Regressor(max_depth=2), "values"),
+        (
+            lambda: DL85Predictor(max_depth=2, error_function=lambda r: float(len(r))),
+            None,
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "weights, message",
+    [
+        (np.full(30, -1.0), "non-negative"),
+        (np.full(30, np.nan), "NaN"),
+        (np.full(30, 1e300), "divide all weights by one constant"),
+        (np.ones(10), "shape"),
+    ],
+)
+def test_bad_sample_weight_is_a_clear_error(rng, make, target, weights, message):
+    X, y = _data(rng, n=30, m=4)
+    y = {"classes": y, "values": rng.normal(size=30), None: None}[target]
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, y, sample_weight=weights)
+
+
+def test_large_integer_weights_use_the_weighted_core(rng):
+    # repeating rows would need 10^12 of them: the weighted core gives the
+    # optimum of the same weighted problem
+    X, y = _data(rng, n=40, m=5)
+    w = rng.integers(1, 4, size=40)
+    small = DL85Classifier(max_depth=2).fit(X, y, sample_weight=w)
+    big = DL85Classifier(max_depth=2).fit(X, y, sample_weight=w * 10**10)
+    assert big.optimal_
+    assert big.objective_ == pytest.approx(small.objective_ * 10**10, rel=1e-12)
