@@ -501,9 +501,8 @@ cdef class WeightedCore:
         For each pair (a, b) the four quadrant class weights give a candidate
         split for both branches of a (child b) and of b (child a); ``bl`` /
         ``br`` keep the best loss of the left / right branch of each root.
-        The pair weights are ``P`` minus ``M`` when ``M`` is given (two
-        classes and min_sup = 1 only). Features constant on the cover are
-        never roots.
+        The pair weights are ``P`` minus ``M`` when ``M`` is given (a
+        sibling's weights). Features constant on the cover are never roots.
         """
         cdef int K = self.K, ms = self.min_sup, a, b, c
         cdef const double* Fa
@@ -542,7 +541,9 @@ cdef class WeightedCore:
                     Fb = F + b * K
                     Pab = P + <Py_ssize_t>a * nf + b
                     for c in range(K):
-                        wr = Pab[<Py_ssize_t>c * nf * nf]
+                        wr = Pab[c * nn]
+                        if M != NULL:
+                            wr -= M[c * nn + <Py_ssize_t>a * nf + b]
                         q[c] = wr                                       # a, b
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
@@ -611,7 +612,7 @@ cdef class WeightedCore:
         difference (MurTree's incremental counting, for siblings).
         """
         cdef int K = self.K, ms = self.min_sup, nf, N, a, b, c, j, PN
-        cdef Py_ssize_t nn, o
+        cdef Py_ssize_t o
         cdef uint64_t fl
         cdef bint same
         out_f[0] = -1
@@ -656,22 +657,13 @@ cdef class WeightedCore:
             self.F[j] = self.pF[j] - self.sF[j]
         for j in range(nf):
             self.Fc[j] = self.pFc[j] - self.sFc[j]
-        if K == 2 and ms <= 1:
-            return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc,
-                                  self.pP, self.sP, NULL, 2, leaf, out_f)
-        nn = <Py_ssize_t>nf * nf
-        for c in range(K):
-            for a in range(nf):
-                o = c * nn + <Py_ssize_t>a * nf
-                for b in range(a + 1, nf):
-                    self.P[o + b] = self.pP[o + b] - self.sP[o + b]
         if ms > 1:
             for a in range(nf):
                 o = <Py_ssize_t>a * nf
                 for b in range(a + 1, nf):
                     self.Pc[o + b] = self.pPc[o + b] - self.sPc[o + b]
-        return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc, self.P,
-                              NULL, self.Pc, 2, leaf, out_f)
+        return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc,
+                              self.pP, self.sP, self.Pc, 2, leaf, out_f)
 
     def enable_sibling_counts(self):
         """Allocate the parent / sibling buffers of :meth:`depth2_child`."""
