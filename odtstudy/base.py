@@ -114,6 +114,30 @@ def _validate_sample_weight(sample_weight, X):
     return sample_weight
 
 
+def _validate_supervised_data(estimator, X, y, y_numeric):
+    """``validate_data`` for ``(X, y)``, with clear errors for a missing ``y``
+    and bad ``X``."""
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, "
+            "but the target y is None"
+        )
+    try:
+        return validate_data(estimator, X, y, dtype="numeric", y_numeric=y_numeric)
+    except ValueError as exc:
+        raise _explain_validation_error(exc) from exc
+
+
+def _validate_regression_data(estimator, X, y, binary=False):
+    """Validate ``(X, y)`` for a regressor: ``X`` and ``y`` as float64, clear
+    errors for a missing ``y``, bad ``X`` and, with ``binary=True``, non-0/1
+    features."""
+    X, y = _validate_supervised_data(estimator, X, y, y_numeric=True)
+    if binary:
+        check_binary_features(X, type(estimator).__name__)
+    return X, np.asarray(y, dtype=np.float64)
+
+
 def _validate_classification_data(estimator, X, y, binary=False):
     """Validate ``(X, y)`` for a classifier; set ``classes_`` on ``estimator``.
 
@@ -121,15 +145,7 @@ def _validate_classification_data(estimator, X, y, binary=False):
     ``ValueError`` s for a missing ``y``, bad ``X``, a single class and, with
     ``binary=True``, non-0/1 features.
     """
-    if y is None:
-        raise ValueError(
-            f"{type(estimator).__name__} requires y to be passed, "
-            "but the target y is None"
-        )
-    try:
-        X, y = validate_data(estimator, X, y, dtype="numeric", y_numeric=False)
-    except ValueError as exc:
-        raise _explain_validation_error(exc) from exc
+    X, y = _validate_supervised_data(estimator, X, y, y_numeric=False)
     check_classification_targets(y)
     estimator.classes_, y_encoded = np.unique(y, return_inverse=True)
     if len(estimator.classes_) < 2:

@@ -22,6 +22,7 @@ from odtstudy.base import (
     FitResult,
     _explain_validation_error,
     _FittedTreeMixin,
+    _validate_regression_data,
     _validate_sample_weight,
     _validate_X,
     check_binary_features,
@@ -322,21 +323,8 @@ class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
-        from sklearn.utils.validation import validate_data
-
         self._validate_params()
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, "
-                "but the target y is None"
-            )
-        try:
-            X, y = validate_data(self, X, y, dtype="numeric", y_numeric=True)
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
-        y = np.asarray(y, dtype=np.float64)
-        if self._requires_binary:
-            check_binary_features(X, type(self).__name__)
+        X, y = _validate_regression_data(self, X, y, binary=self._requires_binary)
         sample_weight = _validate_sample_weight(sample_weight, X)
         start = time.perf_counter()
         result = self._fit(X, y, sample_weight)
