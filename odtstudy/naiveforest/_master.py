@@ -66,6 +66,23 @@ class MasterSolution:
     rho: float
 
 
+def _run_highs(h, highspy, time_limit, what):
+    """Solve the HiGHS model ``h`` within ``time_limit`` seconds (None: no
+    limit); returns its solution, or raises unless it is optimal."""
+    if time_limit is not None:
+        # HiGHS compares its time_limit with the run time summed over all
+        # solves of this model, so the budget is added to what is spent
+        h.setOptionValue("time_limit", h.getRunTime() + max(float(time_limit), 0.01))
+    h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(
+            f"the {what} was not solved to optimality "
+            f"(HiGHS status {h.modelStatusToString(status)})"
+        )
+    return h.getSolution()
+
+
 class _Master:
     def __init__(self, n_samples: int, reg: float):
         self.n_samples = int(n_samples)
@@ -240,21 +257,7 @@ class HighsLPBoostMaster(_Master):
     def solve(self, time_limit=None) -> MasterSolution:
         if not self.columns:
             raise ValueError("the master has no column yet")
-        h = self._h
-        if time_limit is not None:
-            # HiGHS compares its time_limit with the run time summed over all
-            # solves of this model, so the budget is added to what is spent
-            h.setOptionValue(
-                "time_limit", h.getRunTime() + max(float(time_limit), 0.01)
-            )
-        h.run()
-        status = h.getModelStatus()
-        if status != self._highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(
-                "the LPBoost master LP was not solved to optimality "
-                f"(HiGHS status {h.modelStatusToString(status)})"
-            )
-        sol = h.getSolution()
+        sol = _run_highs(self._h, self._highspy, time_limit, "LPBoost master LP")
         x = np.asarray(sol.col_value)
         M = self.n_samples
         w = np.clip(x[1 + M :], 0.0, None)
@@ -262,7 +265,7 @@ class HighsLPBoostMaster(_Master):
         A = self.column_matrix()
         beta = float((u @ A).max())
         return MasterSolution(
-            objective=-float(h.getInfo().objective_function_value),
+            objective=-float(self._h.getInfo().objective_function_value),
             weights=w,
             sample_weights=u,
             beta=beta,
@@ -356,21 +359,8 @@ class MDBoostMaster(_Master):
         if not self.columns:
             raise ValueError("the master has no column yet")
         self._pass_hessian()
-        h = self._h
-        if time_limit is not None:
-            # HiGHS compares its time_limit with the run time summed over all
-            # solves of this model, so the budget is added to what is spent
-            h.setOptionValue(
-                "time_limit", h.getRunTime() + max(float(time_limit), 0.01)
-            )
-        h.run()
-        status = h.getModelStatus()
-        if status != self._highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(
-                "the MDBoost master QP was not solved to optimality "
-                f"(HiGHS status {h.modelStatusToString(status)})"
-            )
-        x = np.asarray(h.getSolution().col_value)
+        sol = _run_highs(self._h, self._highspy, time_limit, "MDBoost master QP")
+        x = np.asarray(sol.col_value)
         w = np.clip(x[self._n_free :], 0.0, None)
         A = self.column_matrix()
         rho = A @ w
