@@ -8,7 +8,15 @@ import time
 
 
 def _study(args) -> int:
-    from odtstudy.study import list_studies, load_config, make_report, run_study
+    from odtstudy.study import (
+        StudyInterrupted,
+        expand_runs,
+        list_studies,
+        load_config,
+        make_report,
+        run_study,
+        study_folder,
+    )
 
     if args.name == "list":
         for name in list_studies():
@@ -16,16 +24,26 @@ def _study(args) -> int:
         return 0
     overrides = {"folds": args.folds, "time_limit": args.time_limit}
     config = load_config(args.name, scale=args.scale, **overrides)
+    folder = study_folder(args.output, config.name, config.scale)
+    if args.dry_run:
+        return _dry_run(config, expand_runs(config), folder)
     start = time.perf_counter()
-    store = run_study(
-        config,
-        output_dir=args.output,
-        workers=args.workers,
-        retry_failed=args.retry_failed,
-        quiet=args.quiet,
-        scheduler=args.scheduler,
-    )
-    path = make_report(config.name, output_dir=args.output)
+    try:
+        store = run_study(
+            config,
+            output_dir=args.output,
+            workers=args.workers,
+            retry_failed=args.retry_failed,
+            quiet=args.quiet,
+            scheduler=args.scheduler,
+        )
+    except StudyInterrupted as stop:
+        if stop.recorded or (folder / "results.jsonl").exists():
+            make_report(config.name, output_dir=args.output, scale=config.scale)
+        resume = " ".join(["odtstudy", "study", *args.argv])
+        print(f"\nodtstudy: {stop}; resume with: {resume}", file=sys.stderr)
+        return 128 + stop.signum
+    path = make_report(config.name, output_dir=args.output, scale=config.scale)
     print(
         f"study {config.name!r}: {len(store.load())} runs recorded in {store.path} "
         f"({time.perf_counter() - start:.1f} s); report: {path}"
@@ -33,10 +51,31 @@ def _study(args) -> int:
     return 0
 
 
+def _dry_run(config, runs, folder) -> int:
+    from odtstudy.study import ResultsStore
+
+    done = (
+        ResultsStore(folder).run_ids() if (folder / "results.jsonl").exists() else set()
+    )
+    todo = [run for run in runs if run["run_id"] not in done]
+    print(
+        f"study {config.name!r} ({config.scale} scale) -> {folder}: {len(runs)} runs "
+        f"in the grid, {len(runs) - len(todo)} already recorded, {len(todo)} to run; "
+        f"protocol {runs[0]['protocol_id'] if runs else '-'}"
+    )
+    for run in todo:
+        print(
+            f"{run['dataset']}\t{run['method']}\tdepth={run['depth']}\t"
+            f"fold={run['fold']}/{run['n_folds']}\tseed={run['seed']}\t"
+            f"time_limit={run['time_limit']:g}"
+        )
+    return 0
+
+
 def _report(args) -> int:
     from odtstudy.study import make_report
 
-    print(make_report(args.name, output_dir=args.output))
+    print(make_report(args.name, output_dir=args.output, scale=args.scale))
     return 0
 
 
@@ -81,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     study.add_argument("--quiet", action="store_true", help="no progress lines")
     study.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the config, print the runs it would execute, and exit",
+    )
+    study.add_argument(
         "--scheduler",
         default=None,
         help="run on a Dask distributed cluster (tcp://HOST:PORT)",
@@ -89,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild a study's report from its records")
     report.add_argument("name")
     report.add_argument("--output", default="reports")
+    report.add_argument(
+        "--scale", default="default", choices=["smoke", "default", "paper"]
+    )
     report.set_defaults(func=_report)
     datasets = sub.add_parser("datasets", help="list the available datasets")
     datasets.set_defaults(func=_datasets)
@@ -96,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv[1:]
     try:
         return args.func(args)
     except (KeyError, ValueError) as exc:

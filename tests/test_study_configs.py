@@ -26,6 +26,6 @@ def test_exact_binary_smoke(tmp_path):
     # every DL8.5 ablation proves the same optimum as DL8.5 itself
     dl85 = frame[frame["method"].str.startswith("dl8")]
     assert (dl85.groupby(["dataset", "depth"])["objective"].nunique() == 1).all()
-    text = make_report("exact-binary", output_dir=tmp_path).read_text()
+    text = make_report("exact-binary", output_dir=tmp_path, scale="smoke").read_text()
     assert "OK: every pair" in text
-    assert (tmp_path / "exact-binary" / "cactus.png").exists()
+    assert (tmp_path / "exact-binary-smoke" / "cactus.png").exists()

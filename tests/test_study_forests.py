@@ -9,5 +9,5 @@ def test_forests_smoke(tmp_path):
     assert len(frame) == len(config.datasets) * len(config.methods) * config.folds
     assert (frame["status"] == "ok").all(), frame[frame["status"] != "ok"]["error"]
     assert frame["test_acc"].between(0, 1).all()
-    text = make_report("forests", output_dir=tmp_path).read_text()
+    text = make_report("forests", output_dir=tmp_path, scale="smoke").read_text()
     assert "| trees |" in text

@@ -4,12 +4,11 @@ import time
 
 import pandas as pd
 import pytest
+from study_doubles import unit_config
 
 from odtstudy.cart import CARTClassifier
 from odtstudy.cli import main
 from odtstudy.study import (
-    MethodSpec,
-    StudyConfig,
     expand_runs,
     list_studies,
     load_config,
@@ -44,19 +43,7 @@ register_method("test-overrun", OverrunningClassifier, replace=True)
 register_method("test-raise", RaisingClassifier, replace=True)
 
 
-def _config(methods, **kw):
-    base = dict(
-        name="unit",
-        datasets=["zoo-1", "uci/iris"],
-        methods=[MethodSpec(m, m) for m in methods],
-        depths=[1, 2],
-        folds=2,
-        seeds=[0],
-        time_limit=0.5,
-        grace_s=1.5,
-    )
-    base.update(kw)
-    return StudyConfig(**base)
+_config = unit_config
 
 
 def test_crash_and_overrun_are_recorded_and_the_study_goes_on(tmp_path):
@@ -216,5 +203,6 @@ def test_quick_config_and_cli_smoke(tmp_path, capsys):
     assert (tmp_path / "tiny" / "report.md").exists()
     frame = pd.read_csv(tmp_path / "tiny" / "results.csv")
     assert list(frame.columns) == COLUMNS and len(frame) == 2
+    assert (frame["fit_mem_mb"] >= 0).all() and frame["protocol_id"].nunique() == 1
     assert main(["study", "no-such-study"]) == 2
     assert "unknown study" in capsys.readouterr().err

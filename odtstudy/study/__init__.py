@@ -8,18 +8,29 @@ from odtstudy.study.registry import (
     register_method,
 )
 from odtstudy.study.report import make_report
-from odtstudy.study.runner import expand_runs, run_study
+from odtstudy.study.results import ResultsStore
+from odtstudy.study.runner import (
+    StudyInterrupted,
+    expand_runs,
+    protocol_of,
+    run_study,
+    study_folder,
+)
 
 __all__ = [
     "Method",
     "MethodSpec",
+    "ResultsStore",
     "StudyConfig",
+    "StudyInterrupted",
     "expand_runs",
     "get_method",
     "list_methods",
     "list_studies",
     "load_config",
     "make_report",
+    "protocol_of",
     "register_method",
     "run_study",
+    "study_folder",
 ]

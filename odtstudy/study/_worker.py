@@ -1,4 +1,10 @@
-"""One run of a study (one method, dataset, depth, fold, seed), in a worker process."""
+"""One run of a study (one method, dataset, depth, fold, seed), in a worker process.
+
+The worker talks to the runner over a pipe in frames (:func:`send_frame`):
+``("fit_start", {...})`` when ``fit`` begins, ``("incumbent", {...})`` each
+time the learner reports a better tree, and ``("outcome", {...})`` at the end.
+A run killed at its hard deadline is recorded from the last incumbent.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,9 @@ import faulthandler
 import os
 import pickle
 import resource
+import signal
+import struct
+import tempfile
 import time
 import traceback
 
@@ -13,14 +22,47 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from odtstudy._incumbent import listening
 from odtstudy.datasets import Binarizer, load_dataset
+from odtstudy.study import _memory
 from odtstudy.study.registry import get_method
 
-__all__ = ["execute_run", "fold_indices", "prepare_data"]
+__all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]
+
+_FRAME = struct.Struct("!I")
 
 
-def _maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def allowed_fit_time(time_limit: float) -> float:
+    """Wall-clock seconds a learner may take on ``time_limit``: T × 1.1 + 1 s.
+
+    A learner's claim of optimality counts only when its fit returned within
+    this time.
+    """
+    return float(time_limit) * 1.1 + 1.0
+
+
+def send_frame(fd: int, kind: str, payload: dict) -> None:
+    """Write one length-prefixed pickled ``(kind, payload)`` frame to ``fd``."""
+    data = pickle.dumps((kind, payload))
+    view = memoryview(_FRAME.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_frames(buffer: bytearray) -> list:
+    """Remove and return the complete frames at the start of ``buffer``."""
+    frames = []
+    while len(buffer) >= _FRAME.size:
+        (size,) = _FRAME.unpack_from(buffer)
+        if len(buffer) < _FRAME.size + size:
+            break
+        data = bytes(buffer[_FRAME.size : _FRAME.size + size])
+        del buffer[: _FRAME.size + size]
+        try:
+            frames.append(pickle.loads(data))
+        except Exception:  # a frame cut by a kill: nothing to use
+            continue
+    return frames
 
 
 def fold_indices(y, n_folds, fold, seed):
@@ -61,8 +103,32 @@ def prepare_data(dataset, method, train, test, max_thresholds):
     return X[train], X[test], list(dataset.feature_names)
 
 
-def execute_run(run: dict) -> dict:
-    """Load, split, fit and evaluate one run; return the outcome fields."""
+class _TreeScorer:
+    """Accuracy of a tree given as class indices into the sorted training labels."""
+
+    def __init__(self, X_train, y_train, X_test, y_test):
+        self.data = (X_train, y_train, X_test, y_test)
+        self.classes = np.unique(y_train)
+
+    def __call__(self, tree, objective, lower_bound) -> dict:
+        X_train, y_train, X_test, y_test = self.data
+        labels = self.classes
+        return {
+            "train_acc": float(np.mean(labels[tree.predict(X_train)] == y_train)),
+            "test_acc": float(np.mean(labels[tree.predict(X_test)] == y_test)),
+            "objective": None if objective is None else float(objective),
+            "lower_bound": None if lower_bound is None else float(lower_bound),
+            "n_leaves": int(tree.n_leaves),
+            "tree_depth": int(tree.depth),
+        }
+
+
+def execute_run(run: dict, fd: int | None = None) -> dict:
+    """Load, split, fit and evaluate one run; return the outcome fields.
+
+    With ``fd``, the fit's start and the learner's incumbents are sent as
+    frames on it while the fit runs.
+    """
     started = time.perf_counter()
     dataset = load_dataset(run["dataset"])
     train, test = fold_indices(dataset.y, run["n_folds"], run["fold"], run["seed"])
@@ -77,11 +143,24 @@ def execute_run(run: dict) -> dict:
         random_state=run["seed"],
         **run["params"],
     )
-    rss_before = _maxrss_mb()
+    scorer = _TreeScorer(X_train, y_train, X_test, y_test)
+    rss_before = _memory.current_rss_mb()
+    peak_before = _memory.peak_rss_mb()
+    exact_peak = _memory.reset_peak_rss()
+    if fd is not None:
+        send_frame(fd, "fit_start", {"rss_mb": rss_before})
     t0 = time.perf_counter()
-    estimator.fit(X_train, y_train)
+
+    def on_incumbent(tree, objective, lower_bound):
+        if fd is not None:
+            fields = scorer(tree, objective, lower_bound)
+            send_frame(fd, "incumbent", dict(fields, time_s=time.perf_counter() - t0))
+
+    with _memory.ChildrenSampler() as children, listening(estimator, on_incumbent):
+        estimator.fit(X_train, y_train)
     fit_time = time.perf_counter() - t0
-    rss_after = _maxrss_mb()
+    own_peak = _memory.peak_rss_mb() if exact_peak else _memory.current_rss_mb()
+    children_peak = max(children.peak_mb, _memory.reaped_children_peak_mb())
     t0 = time.perf_counter()
     train_pred = estimator.predict(X_train)
     test_pred = estimator.predict(X_test)
@@ -93,21 +172,24 @@ def execute_run(run: dict) -> dict:
         stats["n_trees"] = len(forest)
     objective = getattr(estimator, "objective_", None)
     lower_bound = getattr(estimator, "lower_bound_", None)
+    claimed = bool(getattr(estimator, "optimal_", False))
     return {
         "status": "ok",
         "learner_status": getattr(estimator, "status_", None),
+        "has_tree": True,
         "train_acc": float(np.mean(train_pred == y_train)),
         "test_acc": float(np.mean(test_pred == y_test)),
         "objective": None if objective is None else float(objective),
         "lower_bound": None if lower_bound is None else float(lower_bound),
-        "optimal": bool(getattr(estimator, "optimal_", False)),
+        "claimed_optimal": claimed,
+        "optimal": claimed and fit_time <= allowed_fit_time(run["time_limit"]),
         "n_leaves": None if tree is None else int(tree.n_leaves),
         "tree_depth": None if tree is None else int(tree.depth),
         "fit_time_s": fit_time,
         "predict_time_s": predict_time,
         "wall_time_s": time.perf_counter() - started,
-        "peak_rss_mb": rss_after,
-        "fit_rss_mb": max(0.0, rss_after - rss_before),
+        "fit_mem_mb": max(0.0, own_peak - rss_before) + children_peak,
+        "peak_rss_mb": max(peak_before, own_peak) + children_peak,
         "n_train": len(train),
         "n_test": len(test),
         "n_features": X_train.shape[1],
@@ -120,20 +202,47 @@ def _is_plain(value) -> bool:
     return isinstance(value, (int, float, str, bool, type(None), list, tuple, dict))
 
 
-def child_main(fd: int, run: dict) -> None:
-    """Entry point of a worker process: run, send the outcome, exit."""
+def _limit_memory(limit_mb) -> str | None:
+    """Apply ``RLIMIT_AS``; return an error message if the limit cannot hold."""
+    mapped = _memory.mapped_mb()
+    if float(limit_mb) <= mapped:
+        return (
+            f"memory_limit_mb = {limit_mb} is below the {mapped:.0f} MB of address "
+            f"space a worker maps before loading data; raise memory_limit_mb to "
+            f"at least {mapped + 512:.0f} or remove it"
+        )
+    nbytes = int(float(limit_mb) * 2**20)
+    resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+    return None
+
+
+def child_main(fd: int, run: dict, tmpdir: str | None = None) -> None:
+    """Entry point of a worker process: run, send the outcome, exit.
+
+    The worker leads its own session, so the runner can kill it together with
+    every solver process it started; solvers' temporary files go to
+    ``tmpdir``, which the runner removes.
+    """
+    os.setsid()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
     faulthandler.disable()  # a crash is recorded from the exit signal instead
-    limit = run.get("memory_limit_mb")
-    if limit:
-        nbytes = int(float(limit) * 1024 * 1024)
-        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
-    try:
-        outcome = execute_run(run)
-    except MemoryError:
-        outcome = {"status": "memout", "error": "MemoryError: memory limit reached"}
-    except BaseException as exc:  # the run's failure is the record, not a crash
-        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        outcome = {"status": "error", "error": last[:2000]}
-    payload = pickle.dumps(outcome)
-    with os.fdopen(fd, "wb") as pipe:
-        pipe.write(payload)
+    if tmpdir is not None:
+        for key in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[key] = tmpdir
+        tempfile.tempdir = tmpdir
+    problem = (
+        _limit_memory(run["memory_limit_mb"]) if run.get("memory_limit_mb") else None
+    )
+    if problem:
+        outcome = {"status": "error", "error": problem}
+    else:
+        try:
+            outcome = execute_run(run, fd)
+        except MemoryError:
+            outcome = {"status": "memout", "error": "MemoryError: memory limit reached"}
+        except BaseException as exc:  # the run's failure is the record, not a crash
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            outcome = {"status": "error", "error": last[:2000]}
+    send_frame(fd, "outcome", outcome)
+    os.close(fd)

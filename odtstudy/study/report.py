@@ -172,39 +172,94 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     return others[[*keys, "method", "objective", "optimum", "gap"]]
 
 
-def _summary(frame: pd.DataFrame) -> pd.DataFrame:
-    ok = frame[frame["status"] == "ok"]
-    ok = ok.assign(n_trees=ok["stats"].map(_n_trees))
-    grouped = ok.groupby(["dataset", "depth", "method"])
-    table = pd.DataFrame(
-        {
-            "runs ok": grouped.size(),
-            "test acc": grouped["test_acc"].mean(),
-            "± std": grouped["test_acc"].std(),
-            "train acc": grouped["train_acc"].mean(),
-            "objective": grouped["objective"].mean(),
-            "proven optimal": grouped["optimal"].sum().astype(int),
-            "fit time (s)": grouped["fit_time_s"].mean(),
-            "peak RSS (MB)": grouped["peak_rss_mb"].max(),
-        }
+#: How a cell (dataset x method x depth) is summarised; printed in the report.
+CELL_RULE = (
+    "Each cell (dataset × method × depth) expects one run per fold and seed. "
+    "`runs ok` counts the runs whose fit returned (`k/n ok`); a run killed at "
+    "its hard deadline counts as a tree only if the learner had reported its "
+    "best tree before. Means are over the runs with a tree; a cell where some "
+    "run has no tree (killed without a tree, out of memory, error) is "
+    "**incomplete**: its values are shown in brackets, it is marked "
+    "`incomplete` and it is never compared with complete cells. `proven` "
+    "counts runs whose learner proved optimality within its allowed time "
+    "(time limit × 1.1 + 1 s)."
+)
+
+
+def _expected_runs(frame: pd.DataFrame) -> int:
+    """Runs per cell under the frame's protocol (folds × seeds)."""
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    return int(protocol["folds"]) * len(protocol["seeds"])
+
+
+def _bracket(values: pd.Series, complete: pd.Series) -> pd.Series:
+    return pd.Series(
+        [
+            v if ok or pd.isna(v) else f"({_cell(float(v))})"
+            for v, ok in zip(values, complete)
+        ],
+        index=values.index,
+        dtype=object,
     )
-    if ok["n_trees"].notna().any():
-        table["trees"] = grouped["n_trees"].mean()
+
+
+def _summary(frame: pd.DataFrame, expected: int) -> pd.DataFrame:
+    keys = ["dataset", "depth", "method"]
+    trees = frame[frame["has_tree"]]
+    trees = trees.assign(n_trees=trees["stats"].map(_n_trees))
+    grouped = trees.groupby(keys)
+    everything = frame.groupby(keys)
+    n_ok = frame[frame["status"] == "ok"].groupby(keys).size()
+    n_trees = grouped.size().reindex(everything.size().index, fill_value=0)
+    table = pd.DataFrame(index=everything.size().index)
+    table["runs ok"] = [f"{int(n_ok.get(key, 0))}/{expected}" for key in table.index]
+    complete = n_trees >= expected
+    table["complete"] = complete.map({True: "yes", False: "incomplete"})
+    columns = {
+        "test acc": grouped["test_acc"].mean(),
+        "± std": grouped["test_acc"].std(),
+        "train acc": grouped["train_acc"].mean(),
+        "objective": grouped["objective"].mean(),
+        "proven": grouped["optimal"].sum(),
+        "fit time (s)": grouped["fit_time_s"].mean(),
+        "fit memory (MB)": grouped["fit_mem_mb"].max(),
+    }
+    for name, values in columns.items():
+        values = values.reindex(table.index)
+        if name in ("test acc", "± std", "train acc", "objective"):
+            values = _bracket(values, complete)
+        table[name] = values
+    table["proven"] = table["proven"].fillna(0).astype(int)
+    if trees["n_trees"].notna().any():
+        table["trees"] = grouped["n_trees"].mean().reindex(table.index)
     return table.reset_index()
 
 
-def _proven_table(frame: pd.DataFrame) -> pd.DataFrame:
+def complete_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs with a tree, restricted to cells where every expected run has one."""
+    keys = ["dataset", "depth", "method"]
+    expected = _expected_runs(frame)
+    trees = frame[frame["has_tree"]]
+    size = trees.groupby(keys)["run_id"].transform("size")
+    return trees[size >= expected]
+
+
+def _proven_table(frame: pd.DataFrame, expected: int) -> pd.DataFrame:
     """Per method: runs proven optimal / runs, and median fit time, per depth."""
     ok = frame[frame["status"] == "ok"]
+    n_datasets = frame["dataset"].nunique()
     rows = []
     for method, group in frame.groupby("method"):
         row = {"method": method}
         for depth, runs in group.groupby("depth"):
             times = ok[(ok["method"] == method) & (ok["depth"] == depth)]
             median = times["fit_time_s"].median()
+            total = expected * n_datasets
             row[f"depth {int(depth)}"] = (
-                f"{int(runs['optimal'].sum())}/{len(runs)}, {median:.3g}s"
+                f"{int(runs['optimal'].sum())}/{total}, {median:.3g}s"
             )
+        memory = group["fit_mem_mb"].median()
+        row["median fit memory (MB)"] = memory
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -221,8 +276,12 @@ def _status_counts(frame: pd.DataFrame) -> pd.DataFrame:
         if status not in counts.columns:
             counts[status] = 0
     counts = counts[["ok", "timeout", "error", "memout"]]
+    killed = frame[(frame["status"] == "timeout") & frame["has_tree"]]
+    counts["killed, tree kept"] = killed.groupby("method").size()
     proven = frame[frame["optimal"] & (frame["status"] == "ok")]
     counts["proven optimal"] = proven.groupby("method").size()
+    claimed = frame[frame["claimed_optimal"] & ~frame["optimal"]]
+    counts["optimal after the limit"] = claimed.groupby("method").size()
     return counts.fillna(0).astype(int).reset_index()
 
 
@@ -243,7 +302,7 @@ def _save(fig, folder: Path, name: str) -> str:
     return f"{name}.png"
 
 
-def _accuracy_figure(ok, folder):
+def _accuracy_figure(ok, folder, prefix=""):
     plt, sns = _plotting()
     grid = sns.relplot(
         data=ok,
@@ -259,12 +318,12 @@ def _accuracy_figure(ok, folder):
         facet_kws={"sharey": False},
     )
     grid.set_axis_labels("max depth", "test accuracy")
-    name = _save(grid.figure, folder, "test_accuracy_vs_depth")
+    name = _save(grid.figure, folder, prefix + "test_accuracy_vs_depth")
     plt.close(grid.figure)
     return name
 
 
-def _cactus_figure(frame, folder):
+def _cactus_figure(frame, folder, prefix=""):
     """Instances solved to proven optimality within t seconds (paper Fig. 4)."""
     proven = frame[(frame["status"] == "ok") & frame["optimal"]]
     if proven.empty:
@@ -283,22 +342,22 @@ def _cactus_figure(frame, folder):
         ax.set_xlabel("time (s)")
     axes[0][0].set_ylabel("instances proven optimal")
     axes[0][-1].legend(fontsize=7)
-    name = _save(fig, folder, "cactus")
+    name = _save(fig, folder, prefix + "cactus")
     plt.close(fig)
     return name
 
 
-def _cost_figure(ok, folder):
+def _cost_figure(ok, folder, prefix=""):
     plt, sns = _plotting()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3))
     sns.boxplot(data=ok, x="method", y="fit_time_s", ax=axes[0])
     axes[0].set_yscale("log")
     axes[0].set_ylabel("fit time (s)")
-    sns.boxplot(data=ok, x="method", y="peak_rss_mb", ax=axes[1])
-    axes[1].set_ylabel("peak RSS (MB)")
+    sns.boxplot(data=ok, x="method", y="fit_mem_mb", ax=axes[1])
+    axes[1].set_ylabel("fit memory (MB)")
     for ax in axes:
         ax.tick_params(axis="x", rotation=45)
-    name = _save(fig, folder, "runtime_memory")
+    name = _save(fig, folder, prefix + "runtime_memory")
     plt.close(fig)
     return name
 
@@ -326,7 +385,7 @@ def _anytime_curves(ok) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _anytime_figure(ok, folder):
+def _anytime_figure(ok, folder, prefix=""):
     curves = _anytime_curves(ok)
     if curves.empty:
         return None
@@ -347,51 +406,55 @@ def _anytime_figure(ok, folder):
     )
     grid.set(xscale="symlog")
     grid.set_axis_labels("time (s)", "training objective")
-    name = _save(grid.figure, folder, "anytime")
+    name = _save(grid.figure, folder, prefix + "anytime")
     plt.close(grid.figure)
     return name
 
 
-def make_report(study: str, output_dir="reports") -> Path:
-    """Write ``report.md`` and ``report.html`` for a study from its records.
-
-    Contents: the consistency check of exact methods (any pair that proves
-    optimality with different objectives is listed first, in red), run status
-    and proven-optimal counts per method, the per dataset / depth / method
-    table (mean ± std test accuracy, train accuracy, objective, proven optimal
-    runs, fit time, peak RSS), the training-objective gap of non-proven runs
-    to the proven optimum, failed runs with their errors, figures (test
-    accuracy vs depth, cactus plot, runtime and memory per method, anytime
-    curves where recorded) and the environment.
-
-    Returns
-    -------
-    Path
-        The Markdown report.
-    """
-    folder = Path(output_dir) / study
-    frame = ResultsStore(folder).load()
-    if frame.empty:
-        raise ValueError(f"no results recorded for study {study!r} in {folder}")
-    doc = _Document(f"Study {study}")
-    folds = int(frame["n_folds"].max())
-    protocol = (
+def _protocol_text(frame: pd.DataFrame) -> str:
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    folds = protocol["folds"]
+    split = (
         f"{folds}-fold stratified CV"
         if folds > 1
         else "fitted on all rows (test accuracy = training accuracy)"
     )
-    doc.text(
-        f"{len(frame)} runs recorded; {frame['dataset'].nunique()} datasets, "
-        f"{frame['method'].nunique()} methods, depths "
-        f"{sorted(int(d) for d in frame['depth'].unique())}, {protocol}. "
-        f"Config hash(es): "
-        f"{', '.join(sorted(frame['config_hash'].dropna().unique()))}."
+    memory = protocol["memory_limit_mb"]
+    limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
+    versions = protocol["versions"]
+    return (
+        f"Protocol `{frame['protocol_id'].iloc[0]}`: {protocol['scale']} scale, "
+        f"{split}, seeds {protocol['seeds']}, time limit "
+        f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
+        f"{protocol['grace_s']:g} s before the hard kill), memory limit "
+        f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised with "
+        f"at most {protocol['max_thresholds']} thresholds per feature for 0/1 "
+        f"learners; odtstudy {versions.get('odtstudy')}, Python "
+        f"{versions.get('python')}. {len(frame)} runs recorded; "
+        f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
+        f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}."
     )
-    doc.heading("Proven optimal / median fit time (s) per method and depth")
-    doc.table(_proven_table(frame))
+
+
+def _method_parameters(frame: pd.DataFrame) -> pd.DataFrame:
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    rows = [
+        {
+            "method": label,
+            "learner": spec["method"],
+            "time limit (s)": spec["time_limit"],
+            "parameters": ", ".join(f"{k}={v!r}" for k, v in spec["params"].items())
+            or "defaults",
+        }
+        for label, spec in protocol["methods"].items()
+        if label in set(frame["method"])
+    ]
+    return pd.DataFrame(rows)
+
+
+def _consistency(doc: _Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> None:
     doc.heading("Consistency of exact methods")
     violations = consistency_violations(frame)
-    gaps = heuristic_gaps(frame)
     below = gaps[gaps["gap"] < -1e-6]
     if violations.empty and below.empty:
         doc.text(
@@ -412,10 +475,22 @@ def make_report(study: str, output_dir="reports") -> Path:
             alert=True,
         )
         doc.table(below)
+
+
+def _protocol_section(doc, frame, folder, prefix="") -> None:
+    """The whole report of one protocol's records."""
+    expected = _expected_runs(frame)
+    doc.text(_protocol_text(frame))
+    doc.table(_method_parameters(frame))
+    doc.heading("Proven optimal / median fit time (s) per method and depth")
+    doc.table(_proven_table(frame, expected))
+    gaps = heuristic_gaps(frame)
+    _consistency(doc, frame, gaps)
     doc.heading("Run status")
     doc.table(_status_counts(frame))
     doc.heading("Results (mean over folds and seeds)")
-    doc.table(_summary(frame))
+    doc.text(CELL_RULE)
+    doc.table(_summary(frame, expected))
     if not gaps.empty:
         doc.heading("Gap to the proven optimum (training objective)")
         doc.text(
@@ -429,21 +504,85 @@ def make_report(study: str, output_dir="reports") -> Path:
         doc.heading("Failed runs")
         shown = failed[["dataset", "method", "depth", "fold", "status", "error"]]
         doc.table(shown.head(50))
+    trees = complete_cells(frame)
     ok = frame[frame["status"] == "ok"]
     if not ok.empty:
         doc.heading("Figures")
         figures = [
-            (_accuracy_figure(ok, folder), "Test accuracy vs depth (mean ± sd)"),
             (
-                _cactus_figure(frame, folder),
+                _accuracy_figure(trees, folder, prefix) if not trees.empty else None,
+                "Test accuracy vs depth (mean ± sd; complete cells only)",
+            ),
+            (
+                _cactus_figure(frame, folder, prefix),
                 "Cactus plot: instances proven optimal within a time",
             ),
-            (_cost_figure(ok, folder), "Fit time and peak RSS per method"),
-            (_anytime_figure(ok, folder), "Anytime curves (first fold)"),
+            (_cost_figure(ok, folder, prefix), "Fit time and fit memory per method"),
+            (_anytime_figure(ok, folder, prefix), "Anytime curves (first fold)"),
         ]
         for name, caption in figures:
             if name:
                 doc.figure(name, caption)
+
+
+def _protocols_newest_first(frame: pd.DataFrame) -> list:
+    newest = frame.groupby("protocol_id")["utc"].max().sort_values(ascending=False)
+    return list(newest.index)
+
+
+def make_report(study: str, output_dir="reports", scale: str = "default") -> Path:
+    """Write ``report.md`` and ``report.html`` for a study from its records.
+
+    Runs of different protocols (see :func:`odtstudy.study.protocol_of`) are
+    never pooled: each protocol gets its own section, newest first, and the
+    top of the report says how many there are. Per protocol: the protocol and
+    each method's parameters; proven-optimal counts, median fit time and fit
+    memory per method and depth; the consistency check of exact methods (any
+    pair that proves optimality with different objectives is listed first, in
+    red); run status counts; the per dataset / depth / method table (``k/n
+    ok``, mean ± std test accuracy, train accuracy, objective, proven runs,
+    fit time, fit memory; incomplete cells in brackets); the training-objective
+    gap of non-proven runs to the proven optimum; failed runs with their
+    errors; figures (test accuracy vs depth, cactus plot, fit time and fit
+    memory per method, anytime curves where recorded) and the environment.
+    ``results.csv`` (every record, flat) is written beside it.
+
+    Returns
+    -------
+    Path
+        The Markdown report.
+    """
+    from odtstudy.study.runner import study_folder
+
+    folder = study_folder(output_dir, study, scale)
+    store = ResultsStore(folder)
+    frame = store.load()
+    if frame.empty:
+        raise ValueError(f"no results recorded for study {study!r} in {folder}")
+    store.export_csv()
+    doc = _Document(f"Study {study}" + ("" if scale == "default" else f" ({scale})"))
+    if store.damaged_lines:
+        doc.text(
+            f"{len(store.damaged_lines)} damaged record(s) in {store.path.name} "
+            f"(lines {store.damaged_lines[:10]}) were skipped; running the study "
+            "again re-runs them.",
+            alert=True,
+        )
+    protocols = _protocols_newest_first(frame)
+    if len(protocols) > 1:
+        doc.text(
+            f"This folder holds runs of {len(protocols)} different protocols "
+            f"({', '.join(protocols)}). Their numbers are never pooled: each "
+            "protocol is reported in its own section below, newest first.",
+            alert=True,
+        )
+    for protocol_id in protocols:
+        part = frame[frame["protocol_id"] == protocol_id]
+        if len(protocols) > 1:
+            doc.heading(f"Protocol {protocol_id}")
+        _protocol_section(
+            doc, part, folder, f"{protocol_id}-" if len(protocols) > 1 else ""
+        )
     versions = frame["versions"].dropna()
     if not versions.empty:
         doc.heading("Environment")

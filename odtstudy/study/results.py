@@ -1,109 +1,215 @@
-"""Append-only, resumable results table (CSV, one flat row per run)."""
+"""Append-only, resumable results of a study: one JSON line per run.
+
+``<folder>/results.jsonl`` starts with a header line naming the format, then
+holds one JSON object per finished run. A record is written with a single
+``write`` on a file opened in append mode and flushed to disk. JSON escapes
+newlines inside strings, so a record is exactly one line: a write torn by a
+kill leaves one line that does not parse (or lacks its newline), which is
+detected whatever the record contained, skipped, and its run re-run. A
+damaged header is an error, never a silent re-run of everything.
+
+One runner at a time: :class:`StudyLock` holds an exclusive lock on the study
+folder while a study runs.
+"""
 
 from __future__ import annotations
 
 import csv
-import io
+import fcntl
 import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "ResultsStore"]
+__all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError"]
 
 #: Columns copied from the run's definition (its identity and limit).
 IDENTITY_COLUMNS = [
-    "run_id", "study", "dataset", "method", "params", "depth", "fold",
-    "n_folds", "seed", "time_limit",
+    "run_id", "protocol_id", "study", "scale", "dataset", "method", "params",
+    "depth", "fold", "n_folds", "seed", "time_limit",
 ]  # fmt: skip
 #: Numeric outcome columns (parsed as numbers when the table is read).
 NUMERIC_COLUMNS = [
     "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
-    "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "peak_rss_mb",
-    "fit_rss_mb", "n_train", "n_test", "n_features",
+    "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "fit_mem_mb",
+    "peak_rss_mb", "n_train", "n_test", "n_features",
 ]  # fmt: skip
 COLUMNS = [
-    *IDENTITY_COLUMNS, "status", "learner_status", "optimal", *NUMERIC_COLUMNS,
-    "stats", "error", "versions", "host", "utc", "config_hash",
+    *IDENTITY_COLUMNS, "status", "learner_status", "optimal", "claimed_optimal",
+    "has_tree", *NUMERIC_COLUMNS, "stats", "error", "protocol", "versions",
+    "host", "utc",
 ]  # fmt: skip
-_JSON_COLUMNS = ("params", "stats", "versions")
+_JSON_COLUMNS = ("params", "stats", "protocol", "versions")
+_BOOL_COLUMNS = ("optimal", "claimed_optimal", "has_tree")
+_HEADER = {"format": "odtstudy-results", "version": 2}
+_HEADER_LINE = json.dumps(_HEADER, sort_keys=True) + "\n"
 
 
-class ResultsStore:
-    """Records of a study in ``<folder>/results.csv``.
+class StudyLockedError(ValueError):
+    """Another runner holds the study folder."""
 
-    Each record is written with a single ``write`` on a file opened in append
-    mode and flushed to disk, so a study killed at any point leaves a valid
-    table (a torn last line, if any, is ignored when reading).
+
+class StudyLock:
+    """Exclusive lock on a study folder (``<folder>/.lock``), held by one runner.
+
+    A second runner on the same folder gets a :class:`StudyLockedError` at
+    once naming the process that holds it. The lock is released when the
+    holder exits, however it ends.
     """
 
     def __init__(self, folder):
         self.folder = Path(folder)
-        self.path = self.folder / "results.csv"
+        self.path = self.folder / ".lock"
+        self._fd = None
 
-    def _encode(self, record: dict) -> bytes:
-        row = []
-        for column in COLUMNS:
-            value = record.get(column)
-            if column in _JSON_COLUMNS and value is not None:
-                value = json.dumps(value, sort_keys=True, default=str)
-            row.append("" if value is None else value)
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerow(row)
-        return buffer.getvalue().encode()
+    def acquire(self) -> StudyLock:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise StudyLockedError(
+                f"study folder {self.folder} is in use by another runner "
+                f"(process {holder}); wait for it to finish, or pass another "
+                "--output folder"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return self
 
-    def _drop_torn_tail(self) -> None:
-        """Cut an incomplete last record left by a kill in the middle of a write."""
-        if not self.path.exists():
-            return
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class ResultsStore:
+    """Records of a study in ``<folder>/results.jsonl``.
+
+    Attributes
+    ----------
+    damaged_lines : list of int
+        Line numbers of torn records found by the last read (their runs are
+        missing, so a resumed study runs them again).
+    """
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.path = self.folder / "results.jsonl"
+        self.damaged_lines: list[int] = []
+
+    def _check_header(self, first: bytes) -> None:
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = None
+        if header != _HEADER:
+            raise ValueError(
+                f"{self.path} does not start with the odtstudy results header "
+                f"({_HEADER_LINE.strip()}); its first line is "
+                f"{first[:80].decode(errors='replace')!r}. The file is damaged "
+                "or not a results file: restore it, or move it aside to start "
+                "the study afresh"
+            )
+
+    def _repair_tail(self) -> None:
+        """Cut an incomplete last line left by a kill in the middle of a write."""
         with open(self.path, "rb+") as fh:
             data = fh.read()
             if data and not data.endswith(b"\n"):
                 fh.truncate(data.rfind(b"\n") + 1)
 
     def append(self, record: dict) -> None:
+        """Write one record (one line, one ``write``, flushed to disk)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._drop_torn_tail()
-        new = not self.path.exists() or self.path.stat().st_size == 0
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb") as fh:
+                self._check_header(fh.readline())
+            self._repair_tail()
+        line = json.dumps(record, sort_keys=True, default=_plain) + "\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            if new:
-                header = io.StringIO()
-                csv.writer(header, lineterminator="\n").writerow(COLUMNS)
-                os.write(fd, header.getvalue().encode())
-            os.write(fd, self._encode(record))
+            if os.fstat(fd).st_size == 0:
+                os.write(fd, _HEADER_LINE.encode())
+            os.write(fd, line.encode())
             os.fsync(fd)
         finally:
             os.close(fd)
 
-    def _rows(self):
-        if not self.path.exists():
+    def records(self) -> list[dict]:
+        """Every intact record, in the order written."""
+        self.damaged_lines = []
+        if not self.path.exists() or self.path.stat().st_size == 0:
             return []
-        with open(self.path, newline="") as fh:
-            text = fh.read()
-        if text and not text.endswith("\n"):
-            text = text[: text.rfind("\n") + 1]  # drop a torn last record
-        reader = csv.reader(io.StringIO(text))
-        header = next(reader, None)
-        if header is None:
-            return []
-        return [dict(zip(header, row)) for row in reader if len(row) == len(header)]
+        with open(self.path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+        self._check_header(lines[0])
+        torn_tail = lines[-1] != b""
+        rows = []
+        for number, line in enumerate(lines[1:-1], start=2):
+            record = _parse(line)
+            if record is None:
+                self.damaged_lines.append(number)
+            else:
+                rows.append(record)
+        if torn_tail:
+            self.damaged_lines.append(len(lines))
+        return rows
 
     def run_ids(self) -> set:
         """Ids of the runs already recorded."""
-        return {row["run_id"] for row in self._rows()}
+        return {row["run_id"] for row in self.records()}
 
     def load(self) -> pd.DataFrame:
-        """All records as a DataFrame (latest record per run id)."""
-        rows = self._rows()
+        """All records as a DataFrame (the latest record per run id)."""
+        rows = self.records()
         if not rows:
             return pd.DataFrame(columns=COLUMNS)
-        frame = pd.DataFrame(rows).replace("", None)
+        frame = pd.DataFrame(rows).reindex(columns=COLUMNS)
         frame = frame.drop_duplicates("run_id", keep="last").reset_index(drop=True)
         numeric = ["depth", "fold", "n_folds", "seed", "time_limit", *NUMERIC_COLUMNS]
         for column in numeric:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
-        frame["optimal"] = frame["optimal"].map({"True": True, "False": False})
-        frame["optimal"] = frame["optimal"].fillna(False).astype(bool)
+        for column in _BOOL_COLUMNS:
+            frame[column] = [value is True for value in frame[column]]
+        for column in _JSON_COLUMNS:
+            frame[column] = frame[column].map(_to_json, na_action="ignore")
         return frame
+
+    def export_csv(self, path=None) -> Path:
+        """Write the records as a flat CSV (JSON-encoded nested fields)."""
+        path = Path(path or self.folder / "results.csv")
+        self.load().to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+        return path
+
+
+def _parse(line: bytes) -> dict | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or "run_id" not in record:
+        return None
+    return record
+
+
+def _to_json(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _plain(value):
+    """JSON encoding of NumPy scalars and other stragglers."""
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

@@ -1,10 +1,14 @@
 """Run a study: every (dataset, method, depth, fold, seed) in its own process.
 
-Each run gets a hard wall-clock deadline (the learner's time limit plus a
-grace period) and its peak RSS measured; a crash, a kill or a memory-out is
-recorded as such and the study goes on. Records are appended to
-``<output>/<study>/results.csv`` keyed by a hash of the run's identity, so
-running the same study again only runs what is missing.
+Each run is a forked worker leading its own session, with a hard wall-clock
+deadline (the learner's allowed time plus a grace period); the runner kills
+the worker's whole process group (solver children included) at the deadline
+and removes the solvers' temporary files. A killed run keeps the best tree
+the learner reported before. Records go to ``<folder>/results.jsonl`` keyed
+by a hash of the run's identity and its protocol, so running the same study
+again only runs what is missing, and runs of another protocol never count as
+done. SIGINT / SIGTERM stop the study cleanly: running groups are killed,
+finished records are kept, and :class:`StudyInterrupted` says how to resume.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import platform
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from importlib import metadata
@@ -25,11 +31,19 @@ from pathlib import Path
 
 import psutil
 
-from odtstudy.study._worker import child_main
+from odtstudy.study import _memory
+from odtstudy.study._worker import allowed_fit_time, child_main, read_frames
 from odtstudy.study.config import StudyConfig
-from odtstudy.study.results import IDENTITY_COLUMNS, ResultsStore
+from odtstudy.study.registry import get_method
+from odtstudy.study.results import IDENTITY_COLUMNS, ResultsStore, StudyLock
 
-__all__ = ["expand_runs", "run_study"]
+__all__ = [
+    "StudyInterrupted",
+    "expand_runs",
+    "protocol_of",
+    "run_study",
+    "study_folder",
+]
 
 _VERSIONED = (
     "odtstudy",
@@ -41,6 +55,20 @@ _VERSIONED = (
     "ortools",
     "deap",
 )
+#: Seconds to wait for a Dask scheduler to have at least one worker.
+DASK_WORKER_TIMEOUT_S = 30.0
+
+
+class StudyInterrupted(RuntimeError):
+    """The study was stopped by a signal; finished records are kept."""
+
+    def __init__(self, signum, recorded, pending):
+        self.signum, self.recorded, self.pending = signum, recorded, pending
+        name = signal.Signals(signum).name
+        super().__init__(
+            f"interrupted by {name}: {recorded} runs recorded this time, "
+            f"{pending} not run"
+        )
 
 
 def package_versions() -> dict:
@@ -53,37 +81,65 @@ def package_versions() -> dict:
     return versions
 
 
-def _run_id(run: dict) -> str:
-    identity = {
-        k: run[k]
-        for k in (
-            "study",
-            "dataset",
-            "method",
-            "base_method",
-            "params",
-            "depth",
-            "fold",
-            "n_folds",
-            "seed",
-            "time_limit",
-            "max_thresholds",
-        )
+def study_folder(output_dir, name: str, scale: str = "default") -> Path:
+    """Folder of a study's records and report: ``<output>/<name>[-<scale>]``.
+
+    The default scale uses the plain name; other scales get their own folder,
+    so a smoke run never lands beside the full study.
+    """
+    return Path(output_dir) / (name if scale == "default" else f"{name}-{scale}")
+
+
+def protocol_of(config: StudyConfig) -> dict:
+    """Everything that changes the meaning of a recorded number.
+
+    The scale, folds, seeds, time limits, grace, memory limit, the
+    binarisation of numeric data, every method with its full parameters, and
+    the versions of the learners' packages. Datasets and depths are not part
+    of it: adding one extends the same comparison.
+    """
+    methods = {}
+    for spec in config.methods:
+        method = get_method(spec.method)
+        methods[spec.label] = {
+            "method": spec.method,
+            "params": {**method.defaults, **spec.params},
+            "time_limit": float(spec.time_limit or config.time_limit),
+        }
+    return {
+        "scale": config.scale,
+        "folds": int(config.folds),
+        "seeds": [int(s) for s in config.seeds],
+        "time_limit": float(config.time_limit),
+        "grace_s": float(config.grace_s),
+        "memory_limit_mb": config.memory_limit_mb,
+        "max_thresholds": config.max_thresholds,
+        "methods": methods,
+        "versions": package_versions(),
     }
-    text = json.dumps(identity, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _digest(data, length) -> str:
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
 def expand_runs(config: StudyConfig) -> list:
-    """The study's grid as a list of run dicts (each with its ``run_id``)."""
+    """The study's grid as a list of run dicts (each with ``run_id`` and
+    ``protocol_id``)."""
+    protocol = protocol_of(config)
+    protocol_id = _digest(protocol, 12)
     runs = []
     for dataset in config.datasets:
         for spec in config.methods:
+            method = protocol["methods"][spec.label]
             for depth in config.depths:
                 for seed in config.seeds:
                     for fold in range(config.folds):
                         run = {
+                            "protocol_id": protocol_id,
                             "study": config.name,
+                            "scale": config.scale,
                             "dataset": dataset,
                             "method": spec.label,
                             "base_method": spec.method,
@@ -92,33 +148,51 @@ def expand_runs(config: StudyConfig) -> list:
                             "fold": fold,
                             "n_folds": config.folds,
                             "seed": int(seed),
-                            "time_limit": float(spec.time_limit or config.time_limit),
+                            "time_limit": method["time_limit"],
                             "max_thresholds": config.max_thresholds,
                             "memory_limit_mb": config.memory_limit_mb,
+                            "grace_s": float(config.grace_s),
+                            "protocol": protocol,
                         }
-                        run["run_id"] = _run_id(run)
+                        identity = {
+                            k: run[k]
+                            for k in ("protocol_id", "dataset", "method", "depth")
+                        }
+                        identity.update(fold=fold, seed=int(seed))
+                        run["run_id"] = _digest(identity, 16)
                         runs.append(run)
     return runs
 
 
+def _kill_group(pid: int) -> None:
+    """SIGKILL the worker's session (its solver children included)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 class _Active:
-    """A run in flight in a forked process: pipe, deadline, observed peak RSS.
+    """A run in flight in a forked worker: pipe, deadline, memory, incumbent.
 
     Plain ``os.fork`` (not ``multiprocessing``) so that runs can also be
     started from daemonic processes such as Dask workers.
     """
 
-    def __init__(self, run, grace):
+    def __init__(self, run):
         self.run = run
+        self.tmpdir = tempfile.mkdtemp(prefix="odtstudy-run-")
         read_fd, write_fd = os.pipe()
         worker_run = dict(run, method=run["base_method"])
+        worker_run.pop("protocol", None)
         self.started = time.perf_counter()
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the caller's code
             code = 1
             try:
                 os.close(read_fd)
-                child_main(write_fd, worker_run)
+                child_main(write_fd, worker_run, self.tmpdir)
                 code = 0
             finally:
                 os._exit(code)
@@ -127,8 +201,16 @@ class _Active:
         self.fd = read_fd
         self.buffer = bytearray()
         self.exit_status = None
-        self.deadline = self.started + run["time_limit"] + grace
+        self.allowed = allowed_fit_time(run["time_limit"])
+        self.grace = run["grace_s"]
+        # loading and binarising the data get a grace period of their own
+        self.deadline = self.started + self.allowed + 2 * self.grace
+        self.fit_started = None
+        self.rss_before_fit = None
         self.peak_rss_mb = 0.0
+        self.peak_fit_rss_mb = 0.0
+        self.incumbent = None
+        self.outcome = None
         try:
             self._ps = psutil.Process(pid)
         except psutil.Error:
@@ -138,19 +220,35 @@ class _Active:
         if self._ps is None:
             return
         try:
-            rss = self._ps.memory_info().rss / 2**20
+            rss = _memory.tree_rss_mb(self._ps)
         except psutil.Error:
             return
         self.peak_rss_mb = max(self.peak_rss_mb, rss)
+        if self.fit_started is not None:
+            self.peak_fit_rss_mb = max(self.peak_fit_rss_mb, rss)
+
+    def _handle(self, kind, payload):
+        if kind == "fit_start":
+            self.fit_started = time.perf_counter()
+            self.rss_before_fit = payload["rss_mb"]
+            self.deadline = self.fit_started + self.allowed + self.grace
+        elif kind == "incumbent":
+            self.incumbent = payload
+        elif kind == "outcome":
+            self.outcome = payload
 
     def _drain(self) -> bool:
         """Read what the worker wrote; True once its end of the pipe closed."""
+        closed = False
         while select.select([self.fd], [], [], 0)[0]:
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
-                return True
+                closed = True
+                break
             self.buffer += chunk
-        return False
+        for kind, payload in read_frames(self.buffer):
+            self._handle(kind, payload)
+        return closed
 
     def _reap(self, block=False) -> bool:
         if self.exit_status is None:
@@ -159,36 +257,64 @@ class _Active:
                 self.exit_status = status
         return self.exit_status is not None
 
+    def _cleanup(self):
+        """Reap the worker, kill what is left of its group, drop its temp files."""
+        self._reap(block=True)
+        _kill_group(self.pid)
+        os.close(self.fd)
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def kill(self):
+        """Stop the run now, recording nothing (an interrupted study)."""
+        _kill_group(self.pid)
+        self._cleanup()
+
     def poll(self):
         """Return the outcome dict when the run is over, else ``None``."""
         closed = self._drain()
-        if closed or self._reap():
-            if not closed:
+        if closed or self.outcome is not None or self._reap():
+            if not closed and self.outcome is None:
                 self._drain()
-            self._reap(block=True)
-            os.close(self.fd)
+            self._cleanup()
             return self._finish()
         if time.perf_counter() > self.deadline:
-            os.kill(self.pid, signal.SIGKILL)
-            self._reap(block=True)
-            os.close(self.fd)
-            return {
-                "status": "timeout",
-                "error": (
-                    f"killed after {time.perf_counter() - self.started:.1f} s "
-                    f"(time limit {self.run['time_limit']} s + grace)"
-                ),
-                "wall_time_s": time.perf_counter() - self.started,
-                "peak_rss_mb": self.peak_rss_mb or None,
-            }
+            _kill_group(self.pid)
+            self._cleanup()
+            return self._killed()
         return None
+
+    def _fit_mem_mb(self):
+        if self.rss_before_fit is None or not self.peak_fit_rss_mb:
+            return None
+        return max(0.0, self.peak_fit_rss_mb - self.rss_before_fit)
+
+    def _killed(self):
+        wall = time.perf_counter() - self.started
+        where = "in fit" if self.fit_started is not None else "before fit"
+        outcome = {
+            "status": "timeout",
+            "has_tree": self.incumbent is not None,
+            "wall_time_s": wall,
+            "peak_rss_mb": self.peak_rss_mb or None,
+            "fit_mem_mb": self._fit_mem_mb(),
+        }
+        if self.fit_started is not None:
+            outcome["fit_time_s"] = time.perf_counter() - self.fit_started
+        message = (
+            f"killed {where} after {wall:.1f} s (time limit "
+            f"{self.run['time_limit']:g} s, allowed {self.allowed:g} s + grace "
+            f"{self.grace:g} s)"
+        )
+        if self.incumbent is not None:
+            incumbent = dict(self.incumbent)
+            message += f"; best tree reported at {incumbent.pop('time_s'):.1f} s kept"
+            outcome.update(incumbent)
+        outcome["error"] = message
+        return outcome
 
     def _finish(self):
         wall = time.perf_counter() - self.started
-        try:
-            outcome = pickle.loads(bytes(self.buffer)) if self.buffer else None
-        except Exception:
-            outcome = None
+        outcome = self.outcome
         if outcome is None:
             status = self.exit_status
             if os.WIFSIGNALED(status):
@@ -203,20 +329,22 @@ class _Active:
                 "error": f"worker process died ({cause}) before reporting",
                 "wall_time_s": wall,
                 "peak_rss_mb": self.peak_rss_mb or None,
+                "fit_mem_mb": self._fit_mem_mb(),
             }
         outcome.setdefault("wall_time_s", wall)
-        if outcome.get("peak_rss_mb") is None:
-            outcome["peak_rss_mb"] = self.peak_rss_mb or None
+        outcome["peak_rss_mb"] = max(self.peak_rss_mb, outcome.get("peak_rss_mb") or 0)
+        if outcome.get("fit_mem_mb") is None:
+            outcome["fit_mem_mb"] = self._fit_mem_mb()
         return outcome
 
 
-def run_isolated(run: dict, grace: float, poll_interval: float = 0.02) -> dict:
+def run_isolated(run: dict, poll_interval: float = 0.02) -> dict:
     """Execute one run in its own process and wait for its outcome.
 
     This is the task a Dask worker executes: the same isolation, hard
     deadline and memory measurement as the local runner.
     """
-    active = _Active(run, grace)
+    active = _Active(run)
     while True:
         active.sample_memory()
         outcome = active.poll()
@@ -228,21 +356,35 @@ def run_isolated(run: dict, grace: float, poll_interval: float = 0.02) -> dict:
 class _Progress:
     """Runs done / total, ETA and the runs in flight, on stderr.
 
-    On a terminal the line is redrawn in place; otherwise (CI, logs) one line
-    is printed per finished run.
+    The ETA adds up, for every run not finished, the mean time observed for
+    its method so far (its allowed time until one finished), over the number
+    of runs executed at once. On a terminal the line is redrawn in place;
+    otherwise (CI, logs) one line is printed per finished run.
     """
 
-    def __init__(self, total, quiet):
-        self.total, self.done, self.quiet = total, 0, quiet
-        self.start = time.perf_counter()
+    def __init__(self, runs, workers, quiet):
+        self.total, self.done, self.quiet = len(runs), 0, quiet
+        self.workers = max(1, workers)
+        self.remaining = {run["run_id"]: run for run in runs}
+        self.observed: dict[str, list] = {}
         self.tty = sys.stderr.isatty()
+
+    def _expected(self, run) -> float:
+        seen = self.observed.get(run["method"])
+        if seen:
+            return sum(seen) / len(seen)
+        return allowed_fit_time(run["time_limit"])
+
+    def eta(self) -> float:
+        work = sum(self._expected(run) for run in self.remaining.values())
+        return work / self.workers
 
     def update(self, run, status, seconds, running=()):
         self.done += 1
+        self.remaining.pop(run["run_id"], None)
+        self.observed.setdefault(run["method"], []).append(seconds)
         if self.quiet:
             return
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
         width = 20
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "." * (width - filled)
@@ -251,7 +393,7 @@ class _Progress:
             f"{status} ({seconds:.1f}s)"
         )
         now = ", ".join(f"{r['dataset']} {r['method']} d={r['depth']}" for r in running)
-        line = f"[{bar}] {self.done}/{self.total} ETA {eta:4.0f}s | {last}"
+        line = f"[{bar}] {self.done}/{self.total} ETA {self.eta():4.0f}s | {last}"
         if now:
             line += f" | running: {now}"
         if self.tty:
@@ -259,6 +401,41 @@ class _Progress:
             print(f"\r\x1b[K{line}", end=end, file=sys.stderr, flush=True)
         else:
             print(line, file=sys.stderr, flush=True)
+
+
+class _StopSignals:
+    """SIGINT / SIGTERM set a flag instead of raising in the middle of a write."""
+
+    def __init__(self):
+        self.signum = None
+        self._previous = {}
+
+    def _handler(self, signum, frame):
+        self.signum = signum
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _check_memory_limit(config: StudyConfig) -> None:
+    limit = config.memory_limit_mb
+    if not limit:
+        return
+    mapped = _memory.mapped_mb()
+    if float(limit) <= mapped + 256:
+        raise ValueError(
+            f"study {config.name!r}: memory_limit_mb = {limit} leaves no room: a "
+            f"worker starts with the {mapped:.0f} MB of address space this "
+            f"process maps; set memory_limit_mb to at least {mapped + 1024:.0f} "
+            "or remove it"
+        )
 
 
 def run_study(
@@ -276,7 +453,7 @@ def run_study(
     ----------
     config : StudyConfig
     output_dir : path, default="reports"
-        Results go to ``<output_dir>/<config.name>/results.csv``.
+        Results go to ``study_folder(output_dir, config.name, config.scale)``.
     workers : int, default=None
         Runs executed at the same time (one process each); ``None`` takes the
         config's ``workers``. Timings are only comparable between runs made
@@ -290,47 +467,72 @@ def run_study(
         ``distributed.Client``: runs are then executed on its workers (each
         still in its own process with the same deadline), records are written
         here. Needs the ``dask`` extra on this machine and the workers.
+
+    Raises
+    ------
+    StudyInterrupted
+        On SIGINT / SIGTERM, after killing the runs in flight; every finished
+        record is kept and the next call resumes.
+    StudyLockedError
+        When another runner holds the study folder.
     """
     config.validate()
+    _check_memory_limit(config)
     workers = config.workers if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     client = _dask_client(scheduler) if scheduler is not None else None
-    store = ResultsStore(Path(output_dir) / config.name)
+    folder = study_folder(output_dir, config.name, config.scale)
+    store = ResultsStore(folder)
     runs = expand_runs(config)
-    if retry_failed and store.path.exists():
-        done = set(store.load().query("status == 'ok'")["run_id"])
-    else:
-        done = store.run_ids()
-    pending = [run for run in runs if run["run_id"] not in done]
-    common = {
-        "versions": package_versions(),
-        "host": socket.gethostname(),
-        "config_hash": config.config_hash(),
-    }
-    progress = _Progress(len(pending), quiet)
+    with StudyLock(folder), _StopSignals() as stop:
+        records = store.records()
+        if retry_failed:
+            done = {r["run_id"] for r in records if r.get("status") == "ok"}
+        else:
+            done = {r["run_id"] for r in records}
+        pending = [run for run in runs if run["run_id"] not in done]
+        common = {"versions": package_versions(), "host": socket.gethostname()}
+        progress = _Progress(pending, workers, quiet)
+        recorded = 0
 
-    def record(run, outcome, running=()):
-        row = _record(run, outcome, common)
-        store.append(row)
-        progress.update(run, row["status"], row["wall_time_s"] or 0, running)
+        def record(run, outcome, running=()):
+            nonlocal recorded
+            row = _record(run, outcome, common)
+            store.append(row)
+            recorded += 1
+            progress.update(run, row["status"], row.get("wall_time_s") or 0, running)
 
-    if client is not None:
-        _run_on_dask(client, pending, config.grace_s, record)
-        return store
+        if client is not None:
+            try:
+                _run_on_dask(client, pending, record, stop)
+            finally:
+                if client is not scheduler:
+                    client.close()
+        else:
+            _run_local(pending, workers, poll_interval, record, stop)
+        if stop.signum is not None:
+            raise StudyInterrupted(stop.signum, recorded, len(pending) - recorded)
+    return store
+
+
+def _run_local(pending, workers, poll_interval, record, stop):
     active: list[_Active] = []
     queue = list(pending)
-    while queue or active:
-        while queue and len(active) < workers:
-            active.append(_Active(queue.pop(0), config.grace_s))
-        time.sleep(poll_interval)
-        for item in list(active):
-            item.sample_memory()
-            outcome = item.poll()
-            if outcome is not None:
-                active.remove(item)
-                record(item.run, outcome, [a.run for a in active])
-    return store
+    try:
+        while (queue or active) and stop.signum is None:
+            while queue and len(active) < workers and stop.signum is None:
+                active.append(_Active(queue.pop(0)))
+            time.sleep(poll_interval)
+            for item in list(active):
+                item.sample_memory()
+                outcome = item.poll()
+                if outcome is not None:
+                    active.remove(item)
+                    record(item.run, outcome, [a.run for a in active])
+    finally:
+        for item in active:
+            item.kill()
 
 
 def _dask_client(scheduler):
@@ -341,35 +543,53 @@ def _dask_client(scheduler):
             "--scheduler needs Dask distributed: pip install 'odtstudy[dask]'"
         ) from None
     if isinstance(scheduler, Client):
-        return scheduler
+        client = scheduler
+    else:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(
+                f"cannot reach the Dask scheduler at {scheduler!r}: {exc}"
+            ) from None
     try:
-        return Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
+        client.wait_for_workers(1, timeout=DASK_WORKER_TIMEOUT_S)
+    except (TimeoutError, OSError):
+        address = client.scheduler.address
+        if client is not scheduler:
+            client.close()
         raise ValueError(
-            f"cannot reach the Dask scheduler at {scheduler!r}: {exc}"
+            f"the Dask scheduler at {address} has no workers after "
+            f"{DASK_WORKER_TIMEOUT_S:g} s; start some with `dask worker {address}` "
+            "and run again"
         ) from None
+    return client
 
 
-def _run_on_dask(client, runs, grace, record):
+def _run_on_dask(client, runs, record, stop):
     from distributed import as_completed
 
     futures = {
-        client.submit(
-            run_isolated, run, grace, pure=False, key=f"run-{run['run_id']}"
-        ): run
+        client.submit(run_isolated, run, pure=False, key=f"run-{run['run_id']}"): run
         for run in runs
     }
-    for future in as_completed(futures):
-        run = futures[future]
-        try:
-            outcome = future.result()
-        except Exception as exc:  # the Dask worker itself failed
-            outcome = {"status": "error", "error": f"Dask task failed: {exc!r}"}
-        record(run, outcome)
+    completed = as_completed(futures)
+    try:
+        for future in completed:
+            if stop.signum is not None:
+                break
+            run = futures[future]
+            try:
+                outcome = future.result()
+            except Exception as exc:  # the Dask worker itself failed
+                outcome = {"status": "error", "error": f"Dask task failed: {exc!r}"}
+            record(run, outcome)
+    finally:
+        client.cancel(list(futures))
 
 
 def _record(run: dict, outcome: dict, common: dict) -> dict:
-    record = {key: run[key] for key in IDENTITY_COLUMNS}
+    record = {key: run[key] for key in IDENTITY_COLUMNS if key in run}
+    record["protocol"] = run["protocol"]
     record.update(outcome)
     record.update(common)
     record["utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
