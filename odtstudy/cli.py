@@ -152,6 +152,9 @@ def main(argv=None) -> int:
         message = exc.args[0] if exc.args else str(exc)
         print(f"odtstudy: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("odtstudy: interrupted before any run started", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
