@@ -17,7 +17,6 @@ from study_doubles import unit_config
 from odtstudy.study import (
     ResultsStore,
     expand_runs,
-    load_config,
     make_report,
     run_study,
     study_folder,
@@ -36,7 +35,6 @@ def _sections(text):
 
 
 def test_two_scales_go_to_two_folders_and_never_pool(tmp_path):
-    smoke = load_config("quick", scale="smoke")
     assert study_folder(tmp_path, "quick", "smoke") == tmp_path / "quick-smoke"
     assert study_folder(tmp_path, "quick", "default") == tmp_path / "quick"
     default = _config(["cart"], name="quick", folds=3)

@@ -3,18 +3,45 @@
 Built-in methods are declared by import path, so a study only imports the
 learners it runs, and a learner whose dependencies are missing is reported
 as "not installed" before any run starts.
+
+:meth:`Method.make` builds a learner and refuses a parameter its constructor
+does not take (the runner's own ``max_depth``, ``time_limit`` and
+``random_state`` are passed only to learners that take them).
+:meth:`Method.preflight` fits a learner once on a tiny synthetic dataset, so
+that a study can reject a bad parameter value, or a depth the learner does not
+support, before any run.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Method", "get_method", "list_methods", "register_method"]
+import numpy as np
+
+__all__ = ["RUNNER_PARAMS", "Method", "get_method", "list_methods", "register_method"]
 
 DATA_KINDS = ("binary", "numeric")
+RUNNER_PARAMS = ("max_depth", "time_limit", "random_state")
+"""Constructor parameters the study runner sets itself (from the study's
+depths, time limit and seeds), never taken from a method's parameters."""
+
+
+def _preflight_data(kind: str):
+    """24 rows x 3 non-constant 0/1 features, 2 balanced classes (y = first
+    feature, so exact learners prove optimality at once)."""
+    X = np.array([[(i >> b) & 1 for b in range(3)] for i in range(8)] * 3)
+    y = X[:, 0].astype(np.int64)
+    return (X.astype(np.uint8) if kind == "binary" else X.astype(float)), y
+
+
+def _close(name: str, choices) -> str:
+    match = difflib.get_close_matches(name, list(choices), n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +73,13 @@ class Method:
     description: str = ""
 
     def estimator_class(self):
+        """Import and return the estimator class (or factory).
+
+        Raises
+        ------
+        KeyError
+            When the learner cannot be imported (not installed).
+        """
         if callable(self.target):
             return self.target
         module_name, _, attr = self.target.partition(":")
@@ -59,16 +93,78 @@ class Method:
             ) from exc
 
     def available(self) -> bool:
+        """True when the learner imports."""
         try:
             self.estimator_class()
         except KeyError:
             return False
         return True
 
+    def parameters(self):
+        """Names of the learner's constructor parameters.
+
+        Returns
+        -------
+        frozenset of str or None
+            ``None`` when any keyword is accepted (``**kwargs``) or the
+            signature cannot be inspected.
+        """
+        try:
+            signature = inspect.signature(self.estimator_class())
+        except (TypeError, ValueError):
+            return None
+        kinds = {p.kind for p in signature.parameters.values()}
+        if inspect.Parameter.VAR_KEYWORD in kinds:
+            return None
+        return frozenset(
+            name
+            for name, p in signature.parameters.items()
+            if p.kind is not inspect.Parameter.VAR_POSITIONAL
+        )
+
+    def _unknown_parameter(self, params):
+        """``(name, message)`` for the first of ``params`` the constructor
+        does not take (the message lists those it takes), else ``None``."""
+        accepted = self.parameters()
+        if accepted is None:
+            return None
+        for name in params:
+            if name not in accepted:
+                own = sorted(accepted - set(RUNNER_PARAMS))
+                cls = self.estimator_class()
+                learner = getattr(cls, "__name__", repr(cls))
+                return name, (
+                    f"{learner} (method {self.name!r}) takes no parameter "
+                    f"{name!r}{_close(name, own)}; its parameters are "
+                    f"{', '.join(own) or 'none'}"
+                )
+        return None
+
     def make(self, max_depth, time_limit=None, random_state=None, **params):
-        """Build the estimator, passing only the arguments it accepts."""
+        """Build the estimator.
+
+        Parameters
+        ----------
+        max_depth, time_limit, random_state
+            Set by the runner; passed only when the constructor takes them.
+        **params
+            Constructor parameters (on top of the method's ``defaults``).
+
+        Returns
+        -------
+        estimator
+
+        Raises
+        ------
+        TypeError
+            When a parameter is not one the constructor takes (the message
+            names it and lists the accepted ones).
+        """
         cls = self.estimator_class()
         kwargs = {**self.defaults, **params}
+        unknown = self._unknown_parameter(kwargs)
+        if unknown:
+            raise TypeError(unknown[1])
         try:
             accepted = set(inspect.signature(cls).parameters)
         except (TypeError, ValueError):
@@ -81,6 +177,34 @@ class Method:
             if accepted is None or key in accepted:
                 kwargs.setdefault(key, value)
         return cls(**kwargs)
+
+    def preflight(self, max_depth, params=None, time_limit=1.0, random_state=0):
+        """Build the learner and fit it once on a tiny synthetic dataset.
+
+        A cheap check, before a study runs, that the parameters and the depth
+        are accepted: the learner raises (``ValueError``, ``TypeError``, ...)
+        as it would in every run. The fit runs in this process (the study
+        config checks run it in a forked one); warnings are silenced.
+
+        Parameters
+        ----------
+        max_depth : int
+        params : dict, default=None
+            Constructor parameters (on top of the method's ``defaults``).
+        time_limit : float, default=1.0
+            Given to the learner (when it takes one).
+        random_state : int, default=0
+
+        Returns
+        -------
+        estimator
+            The fitted estimator.
+        """
+        X, y = _preflight_data(self.data)
+        estimator = self.make(max_depth, time_limit, random_state, **(params or {}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return estimator.fit(X, y)
 
 
 _REGISTRY: dict[str, Method] = {}

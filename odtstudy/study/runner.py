@@ -32,6 +32,7 @@ from pathlib import Path
 import psutil
 
 from odtstudy.study import _memory
+from odtstudy.study._process import kill_group
 from odtstudy.study._worker import allowed_fit_time, child_main, read_frames
 from odtstudy.study.config import StudyConfig
 from odtstudy.study.registry import get_method
@@ -164,15 +165,6 @@ def expand_runs(config: StudyConfig) -> list:
     return runs
 
 
-def _kill_group(pid: int) -> None:
-    """SIGKILL the worker's session (its solver children included)."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 class _Active:
     """A run in flight in a forked worker: pipe, deadline, memory, incumbent.
 
@@ -260,13 +252,13 @@ class _Active:
     def _cleanup(self):
         """Reap the worker, kill what is left of its group, drop its temp files."""
         self._reap(block=True)
-        _kill_group(self.pid)
+        kill_group(self.pid)
         os.close(self.fd)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def kill(self):
         """Stop the run now, recording nothing (an interrupted study)."""
-        _kill_group(self.pid)
+        kill_group(self.pid)
         self._cleanup()
 
     def poll(self):
@@ -278,7 +270,7 @@ class _Active:
             self._cleanup()
             return self._finish()
         if time.perf_counter() > self.deadline:
-            _kill_group(self.pid)
+            kill_group(self.pid)
             self._cleanup()
             return self._killed()
         return None

@@ -1,0 +1,149 @@
+"""Preflight: fit each method of a study once on tiny data before any run.
+
+A learner's ``ValueError`` / ``TypeError`` there (a bad parameter value, a
+depth it cannot take) becomes a config error naming the key. Each fit runs in
+a forked child with its own temp folder, killed with its process group after
+a short deadline, so a learner that crashes or hangs cannot take the caller
+down (its failure is then left to the runs, which record it).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import re
+import select
+import shutil
+import tempfile
+import time
+
+from odtstudy.study._process import kill_group
+from odtstudy.study.registry import get_method
+
+_PREFLIGHT_TIME_LIMIT = 1.0
+_PREFLIGHT_GRACE_S = 2.0
+_PREFLIGHT_DATA = "a synthetic 24-row, 3-feature 0/1 dataset"
+
+_preflight_outcomes: dict = {}
+
+
+def _fit_outcome(method, params, depth, time_limit, seed) -> str | None:
+    """``"<Error>: <message>"`` for a ValueError/TypeError of the preflight
+    fit, else None (other failures are left to the runs, which record them)."""
+    try:
+        method.preflight(depth, params, time_limit, seed)
+    except (ValueError, TypeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return None
+    return None
+
+
+def _in_child(task, timeout):
+    """``task()`` in a forked process: its result, or None when it crashes or
+    outlives ``timeout`` seconds, so that a learner that segfaults or ignores
+    its time limit cannot take the caller down. The child's output is
+    silenced, and it and its own children (solvers) are killed and their
+    temporary files removed when it ends."""
+    if not hasattr(os, "fork"):  # pragma: no cover
+        return task()
+    tmpdir = tempfile.mkdtemp(prefix="odtstudy-preflight-")
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)
+            faulthandler.disable()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.environ.update(TMPDIR=tmpdir, TEMP=tmpdir, TMP=tmpdir)
+            tempfile.tempdir = tmpdir
+            payload = json.dumps(task()).encode()
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    payload, deadline = bytearray(), time.monotonic() + timeout
+    try:
+        while (remaining := deadline - time.monotonic()) > 0:
+            if select.select([read_fd], [], [], remaining)[0]:
+                chunk = os.read(read_fd, 1 << 16)
+                if not chunk:
+                    break
+                payload += chunk
+    finally:
+        os.close(read_fd)
+        kill_group(pid)
+        os.waitpid(pid, 0)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    try:
+        return json.loads(payload.decode()) if payload else None
+    except ValueError:
+        return None
+
+
+def _preflight_error(method, spec, depth, config) -> str | None:
+    """The learner's ValueError/TypeError on the preflight fit, else None."""
+    time_limit = min(spec.time_limit or config.time_limit, _PREFLIGHT_TIME_LIMIT)
+    seed = config.seeds[0]
+    key = (
+        method.name,
+        method.target,
+        method.data,
+        json.dumps(method.defaults, sort_keys=True, default=repr),
+        json.dumps(spec.params, sort_keys=True, default=repr),
+        depth,
+        time_limit,
+        seed,
+    )
+    if key not in _preflight_outcomes:
+        _preflight_outcomes[key] = _in_child(
+            lambda: _fit_outcome(method, spec.params, depth, time_limit, seed),
+            time_limit + _PREFLIGHT_GRACE_S,
+        )
+    return _preflight_outcomes[key]
+
+
+def _param_named(params, message) -> str | None:
+    """The parameter a learner's message is about: quoted (``'reg'``) or
+    assigned (``reg=``) first, else named as a word; None if none is."""
+    for pattern in (r"'{}'|\b{}=", r"\b{}\b"):
+        for key in params:
+            escaped = re.escape(key)
+            if re.search(pattern.format(escaped, escaped), message):
+                return key
+    return None
+
+
+def preflight_check(config, where):
+    """Fit each method once at the largest depth; name what it rejects."""
+    depths = sorted(set(config.depths))
+    for spec in config.methods:
+        method = get_method(spec.method)
+        failure = _preflight_error(method, spec, depths[-1], config)
+        if failure is None:
+            continue
+        failed_at = depths[-1]
+        for depth in reversed(depths[:-1]):
+            error = _preflight_error(method, spec, depth, config)
+            if error is None:
+                fix = f"use depths <= {depth}"
+                if spec.params:
+                    fix += f", change the parameters of {where.method(spec.label)}"
+                raise where.error(
+                    where.key("depths"),
+                    f"method {spec.label!r} does not run at max_depth={failed_at}: "
+                    f"{failure} (preflight fit on {_PREFLIGHT_DATA}); it runs at "
+                    f"max_depth={depth}: {fix}, or run it in another study",
+                )
+            failure, failed_at = error, depth
+        raise where.error(
+            where.method(spec.label, _param_named(spec.params, failure)),
+            f"the learner rejects this configuration: {failure} (preflight fit "
+            f"on {_PREFLIGHT_DATA} at max_depth={failed_at}, parameters "
+            f"{spec.params})",
+        )
