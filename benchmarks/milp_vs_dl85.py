@@ -16,9 +16,9 @@ Usage::
 
 A cell reads ``objective[*] time [gap]``: ``*`` = proven optimal; time is
 wall-clock seconds of the whole fit (model building included); the gap is the
-solver's relative MIP gap when not proven. CBC's limit counts its CPU seconds
-(see ``odtstudy.milp._solvers``), so on a loaded machine its wall time can
-exceed the limit; the last column shows BinOCT-CBC's CPU seconds. DL8.5
+solver's relative MIP gap when not proven. CBC's own limit counts its CPU
+seconds, but the learner stops it at the wall-clock limit (see
+``odtstudy.milp._solvers``); the last column shows BinOCT-CBC's CPU seconds. DL8.5
 speed factors at the end are geometric means of ``t_MILP / t_DL8.5`` over
 the instances both ran (a timed-out MILP makes the factor a lower bound,
 marked ``>=``).

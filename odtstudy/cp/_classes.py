@@ -12,6 +12,7 @@ from ortools.sat.python import cp_model
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from odtstudy._deadline import Deadline
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cp._model import (
     BuildTimeout,
@@ -26,6 +27,9 @@ from odtstudy.cp._model import (
 from odtstudy.tree import TreeBuilder
 
 __all__ = ["CPSATClassifier"]
+
+#: Seconds left below which CP-SAT is not started (the hint is returned).
+_MIN_SOLVE_SECONDS = 0.02
 
 _STATUS = {
     cp_model.OPTIMAL: "optimal",
@@ -180,7 +184,7 @@ class CPSATClassifier(BaseTreeClassifier):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ hint
-    def _hint_tree(self, X, y, sample_weight, seed, start):
+    def _hint_tree(self, X, y, sample_weight, seed, deadline):
         if self.hint == "cart":
             from odtstudy.cart import CARTClassifier
 
@@ -198,8 +202,8 @@ class CPSATClassifier(BaseTreeClassifier):
                 f"imported ({exc}); use hint='cart' or hint=None"
             ) from exc
         limit = None
-        if self.time_limit is not None:
-            limit = max(0.5 * self.time_limit - (time.perf_counter() - start), 0.01)
+        if deadline.limited:
+            limit = max(0.5 * deadline.time_limit - deadline.elapsed(), 0.01)
         dl85 = DL85Classifier(
             max_depth=self.max_depth, min_sup=self.min_sup, time_limit=limit
         ).fit(X, y, sample_weight=sample_weight)
@@ -207,8 +211,7 @@ class CPSATClassifier(BaseTreeClassifier):
 
     # ------------------------------------------------------------------- fit
     def _fit(self, X, y, sample_weight):
-        start = time.perf_counter()
-        deadline = None if self.time_limit is None else start + self.time_limit
+        deadline = Deadline(self.time_limit)
         n_classes = len(self.classes_)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         if isinstance(self.random_state, Integral):
@@ -259,7 +262,7 @@ class CPSATClassifier(BaseTreeClassifier):
         hint_feat = hint_vals = None
         hint_time = None
         if self.hint is not None:
-            tree = self._hint_tree(X, y, sample_weight, seed, start)
+            tree = self._hint_tree(X, y, sample_weight, seed, deadline)
             hint_feat = None if tree is None else complete_hint(tree, inst, depth)
             if hint_feat is not None:
                 hint_vals = hint_values(hint_feat, inst, depth, self.min_sup)
@@ -267,7 +270,7 @@ class CPSATClassifier(BaseTreeClassifier):
                 hint_feat = None
             else:
                 stats["hint_objective"] = hint_vals["objective"] / scale
-                hint_time = time.perf_counter() - start
+                hint_time = deadline.elapsed()
 
         code = cp_model.UNKNOWN
         feat, bound = hint_feat, 0.0
@@ -280,13 +283,14 @@ class CPSATClassifier(BaseTreeClassifier):
             stats["n_constraints"] = tm.n_constraints
             if hint_feat is not None:
                 add_hint(tm, hint_feat, hint_vals)
+        if tm is not None and not deadline.expired(reserve=_MIN_SOLVE_SECONDS):
             solver = cp_model.CpSolver()
             params = solver.parameters
             params.num_workers = int(self.num_workers)
             params.random_seed = seed
-            if deadline is not None:
-                params.max_time_in_seconds = max(deadline - time.perf_counter(), 0.0)
-            recorder = _AnytimeRecorder(start, scale)
+            if deadline.limited:
+                params.max_time_in_seconds = deadline.remaining()
+            recorder = _AnytimeRecorder(deadline.start, scale)
             code = solver.solve(tm.model, recorder)
             if code not in _STATUS:
                 raise RuntimeError(

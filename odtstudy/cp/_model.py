@@ -11,12 +11,12 @@ positions ``1 .. 2**d - 1``, leaf positions ``2**d .. 2**(d+1) - 1``, children
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from odtstudy._deadline import Deadline, DeadlineReached
 from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = [
@@ -193,12 +193,16 @@ def _descendant_branches(t, n_branch):
     return out
 
 
-class BuildTimeout(TimeoutError):
+class BuildTimeout(DeadlineReached, TimeoutError):
     """The deadline passed while the model was being built."""
 
 
-def _check_deadline(deadline):
-    if deadline is not None and time.perf_counter() > deadline:
+#: Groups handled between two looks at the clock while building.
+_GROUPS_PER_CHECK = 256
+
+
+def _check_deadline(deadline: Deadline | None):
+    if deadline is not None and deadline.expired():
         raise BuildTimeout("time limit reached while building the CP-SAT model")
 
 
@@ -207,7 +211,7 @@ def build_model(
     depth: int,
     min_sup: int = 1,
     formulation: str = "errors",
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> TreeModel:
     """Build the model of methods.md §3 for ``inst`` at ``depth``.
 
@@ -229,9 +233,8 @@ def build_model(
         ``r[g, l] => z[l, k] or e[g, k]``, and minimises
         ``sum w[g, k] e[g, k]``. Both have the same optimum; the clausal one
         lets CP-SAT learn much stronger conflicts.
-    deadline : float, default=None
-        ``time.perf_counter()`` value after which building stops with
-        :class:`BuildTimeout`.
+    deadline : Deadline, default=None
+        Building stops with :class:`BuildTimeout` once it has passed.
 
     Returns
     -------
@@ -256,6 +259,8 @@ def build_model(
     # reach of every group at every position
     r = []
     for g in range(n_groups):
+        if g % _GROUPS_PER_CHECK == 0:
+            _check_deadline(deadline)
         rg = [None] + [model.new_bool_var(f"r[{g},{t}]") for t in range(1, n_nodes + 1)]
         r.append(rg)
         n_bool += n_nodes
@@ -269,6 +274,8 @@ def build_model(
         left, right = 2 * t, 2 * t + 1
         xt = x[t]
         for g in range(n_groups):
+            if g % _GROUPS_PER_CHECK == 0:
+                _check_deadline(deadline)
             rg = r[g]
             # r[t] = r[left] + r[right]
             model.add_implication(rg[left], rg[t])
@@ -336,6 +343,7 @@ def build_model(
     if min_sup > 1:
         u_vars = []
         for leaf in leaves:
+            _check_deadline(deadline)
             ul = model.new_bool_var(f"u[{leaf}]")
             n_bool += 1
             size = cp_model.LinearExpr.weighted_sum(
@@ -350,6 +358,7 @@ def build_model(
 
     # symmetry breaking (i): an unreachable branch position uses the dummy
     for t in range(2, n_branch + 1):
+        _check_deadline(deadline)
         model.add_bool_or([x[t][0]] + [r[g][t] for g in range(n_groups)])
     # symmetry breaking (ii): no real feature twice on a root-to-leaf path
     for t in range(1, n_branch + 1):
@@ -362,6 +371,8 @@ def build_model(
     for t in range(1, n_branch + 1):
         _check_deadline(deadline)
         for f in range(1, n_feat):
+            if f % 16 == 0:
+                _check_deadline(deadline)
             col = inst.Xg[:, f - 1]
             ones_f = np.flatnonzero(col == 1)
             zeros_f = np.flatnonzero(col == 0)

@@ -400,9 +400,21 @@ cdef class Cache:
             "solved": bool(ent.flags & ENTRY_SOLVED),
         }
 
+    def nbytes(self):
+        """Bytes held by the cache's arrays (they never shrink: the peak)."""
+        cdef Py_ssize_t n = self.capacity * sizeof(Entry)
+        n += (self.max_len + 2) * sizeof(int32_t)
+        if self.score != NULL:
+            n += self.capacity * sizeof(uint32_t)
+        if self.depth != NULL:
+            n += self.capacity * sizeof(uint8_t)
+        return int(n)
+
     def stats(self):
-        """Entry counters: created, live, peak live, wipes, entries wiped."""
+        """Entry counters: created, live, peak live, wipes, entries wiped;
+        ``cache_bytes`` (:meth:`nbytes`)."""
         return {
+            "cache_bytes": int(self.nbytes()),
             "cache_entries_created": int(self.n_created),
             "cache_live_entries": int(self.n_live),
             "cache_peak_entries": int(self.peak_live),
@@ -434,6 +446,15 @@ cdef class TrieCache(Cache):
         free(self.edge_child)
         free(self.parent)
         free(self.item)
+
+    def nbytes(self):
+        """Bytes held by the entry arrays and the edge table."""
+        cdef Py_ssize_t n = (self.edge_mask + 1) * (sizeof(uint64_t) + sizeof(int32_t))
+        if self.parent != NULL:
+            n += self.capacity * sizeof(int32_t)
+        if self.item != NULL:
+            n += self.capacity * sizeof(int32_t)
+        return Cache.nbytes(self) + int(n)
 
     def min_size(self):
         # the paths under evaluation (itemsets of 0..L-1 items) with their
@@ -668,6 +689,15 @@ cdef class HashCache(Cache):
         free(self.lengths)
         free(self.hashes)
         free(self.slots)
+
+    def nbytes(self):
+        """Bytes held by the entry arrays, the keys and the slot table."""
+        cdef int width = self.max_len if self.max_len > 0 else 1
+        cdef Py_ssize_t n = self.capacity * (
+            width * sizeof(int32_t) + sizeof(int32_t) + sizeof(uint64_t)
+        )
+        n += (self.slot_mask + 1) * sizeof(int32_t)
+        return Cache.nbytes(self) + int(n)
 
     def itemset(self, Py_ssize_t e):
         """The sorted itemset of entry ``e`` (for tests and debugging)."""

@@ -663,6 +663,7 @@ cdef class GeneralSearcher:
         """Search counters."""
         return {
             "cache_entries": int(self.cache.n_entries),
+            "cache_bytes": int(self.cache.nbytes()),
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
             "leaf_evaluations": int(self.n_leaf_evals),

@@ -6,7 +6,6 @@ so TMO can run it on a bootstrap sample given as multiplicities.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -14,6 +13,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from odtstudy._deadline import Deadline
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic._heap import LEAF, MISSING, UNSET, HeapTree, level_positions
@@ -265,8 +265,8 @@ def tao_refine(
     tol : float, default=0.0
         Stop when an iteration lowers the objective by at most ``tol`` (with
         ``tol=0`` this is: when an iteration changes nothing).
-    deadline : float, default=None
-        A :func:`time.monotonic` value; checked before every depth level.
+    deadline : Deadline, default=None
+        Checked before every depth level (:class:`odtstudy._deadline.Deadline`).
     prune : bool, default=True
         Remove dead branches at the end (:func:`prune_dead_branches`).
     collapse : bool, default=False
@@ -295,7 +295,7 @@ def tao_refine(
     for _ in range(max_iter):
         n_changed = 0
         for level in range(heap.depth, -1, -1):
-            if deadline is not None and time.monotonic() >= deadline:
+            if deadline is not None and deadline.expired():
                 result.timed_out = True
                 break
             n_changed += _update_level(heap, X, y, w, n_classes, level, eps)
@@ -456,8 +456,7 @@ class TAOClassifier(BaseTreeClassifier):
         return HeapTree.from_tree(tree)
 
     def _fit(self, X, y, sample_weight):
-        start = time.monotonic()
-        deadline = None if self.time_limit is None else start + self.time_limit
+        deadline = Deadline(self.time_limit)
         heap = self._initial_tree(X, y, sample_weight)
         result = tao_refine(
             heap,

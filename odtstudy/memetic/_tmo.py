@@ -8,7 +8,6 @@ search, parent-vs-offspring replacement (methods.md §5).
 from __future__ import annotations
 
 import random
-import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,6 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._deadline import Deadline
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic._encoding import (
@@ -32,6 +32,9 @@ from odtstudy.memetic._heap import HeapTree
 from odtstudy.memetic._tao import collapse_pure_branches, tao_refine
 
 __all__ = ["TMOClassifier"]
+
+#: Trees of the initial random forest grown between two looks at the clock.
+_FOREST_CHUNK = 10
 
 # DEAP classes are created once, at import (style.md). ``labels`` is a
 # class-valued attribute: DEAP instantiates a fresh dict per individual.
@@ -99,6 +102,31 @@ def _refine_initial(heap, X, y, n_classes, w, deadline):
     return result.tree, result.timed_out
 
 
+def _grow_population(toolbox, X, y, sample_weight, size, depth, seed, n_jobs, deadline):
+    """The individuals of a random forest of ``size`` trees, grown while time is left.
+
+    The forest grows by warm start in chunks, each turned into individuals
+    before the clock is read again, so its trees are those of one fit with
+    the same seed; when the deadline passes it stops with at least two
+    trees. Returns the individuals and whether the deadline cut them short.
+    """
+    forest = RandomForestClassifier(
+        n_estimators=0,
+        max_depth=depth,
+        random_state=seed,
+        n_jobs=n_jobs,
+        warm_start=True,
+    )
+    population = []
+    while len(population) < size:
+        if len(population) >= 2 and deadline.expired():
+            return population, True
+        forest.n_estimators = min(size, max(len(population) + _FOREST_CHUNK, 2))
+        forest.fit(X, y, sample_weight=sample_weight)
+        population += toolbox.population(forest.estimators_[len(population) :])
+    return population, False
+
+
 # --------------------------------------------------------------------------
 # Estimator
 # --------------------------------------------------------------------------
@@ -124,8 +152,9 @@ class TMOClassifier(BaseTreeClassifier):
     crossover_rate : float, default=0.75
         Probability of taking the second parent's node at each position.
     time_limit : float, default=600
-        Seconds; checked before every offspring (and every initial TAO run).
-        ``None`` means no limit.
+        Seconds for the whole fit; checked while the initial forest grows,
+        before every initial TAO run and before every offspring. ``None``
+        means no limit.
     random_state : int, RandomState instance or None, default=None
         Seeds the random forest, the bootstrap samples, the pairing and the
         crossover.
@@ -175,9 +204,12 @@ class TMOClassifier(BaseTreeClassifier):
     weights are multiplicities times ``sample_weight``. TAO prunes dead
     branches with respect to the bootstrap sample it ran on.
 
-    The time limit is checked before every TAO run of the initial population
-    and before every offspring (and inside TAO, before every depth level);
-    fitting the random forest itself is not interruptible.
+    The time limit is checked between chunks of 10 trees of the initial
+    random forest (the forest grows by warm start, so its trees do not depend
+    on the limit; a forest cut short by the limit keeps at least two trees
+    and is the whole population), before every TAO run of the initial
+    population and before every offspring (and inside TAO, before every
+    depth level).
 
     References
     ----------
@@ -237,7 +269,7 @@ class TMOClassifier(BaseTreeClassifier):
         )
         toolbox.register(
             "population",
-            lambda forest: [toolbox.individual(est) for est in forest.estimators_],
+            lambda estimators: [toolbox.individual(est) for est in estimators],
         )
         toolbox.register("evaluate", _evaluate, X=X, y=y, w=w)
         toolbox.register(
@@ -251,29 +283,31 @@ class TMOClassifier(BaseTreeClassifier):
         return toolbox
 
     def _fit(self, X, y, sample_weight):
-        start = time.monotonic()
-        deadline = None if self.time_limit is None else start + self.time_limit
+        deadline = Deadline(self.time_limit)
         n, n_classes = X.shape[0], len(self.classes_)
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         rng = random.Random(seed)
         np_rng = np.random.default_rng(seed)
         toolbox = self._toolbox(X, y, w, rng)
-        timed_out = False
 
         # -- initial population: a random forest, each tree refined by TAO on D
-        forest = RandomForestClassifier(
-            n_estimators=self.population_size,
-            max_depth=self.max_depth,
-            random_state=seed,
-            n_jobs=self.n_jobs,
-        ).fit(X, y, sample_weight=sample_weight)
-        population = toolbox.population(forest)
+        population, timed_out = _grow_population(
+            toolbox,
+            X,
+            y,
+            sample_weight,
+            self.population_size,
+            self.max_depth,
+            seed,
+            self.n_jobs,
+            deadline,
+        )
         heaps = [heap_from_individual(ind) for ind in population]
         if self.n_jobs in (None, 1):
             refined = []
             for heap in heaps:
-                if deadline is not None and time.monotonic() >= deadline:
+                if deadline.expired():
                     refined.append((heap, True))
                     continue
                 refined.append(_refine_initial(heap, X, y, n_classes, w, deadline))
@@ -283,7 +317,7 @@ class TMOClassifier(BaseTreeClassifier):
                 for heap in heaps
             )
         population = [individual_from_heap(heap) for heap, _ in refined]
-        timed_out = any(flag for _, flag in refined)
+        timed_out = timed_out or any(flag for _, flag in refined)
         for ind in population:
             ind.fitness.values = toolbox.evaluate(ind)
 
@@ -302,18 +336,18 @@ class TMOClassifier(BaseTreeClassifier):
                 nevals=nevals,
                 n_replaced=n_replaced,
                 best=float(hof[0].fitness.values[0]),
-                time=time.monotonic() - start,
+                time=deadline.elapsed(),
                 **stats.compile(population),
             )
 
         record(0, len(population), 0)
         n_evaluations = len(population)
         completed = 0
-        k = self.population_size
+        k = len(population)
 
         # -- generations
         for gen in range(1, self.n_generations + 1):
-            if timed_out or (deadline is not None and time.monotonic() >= deadline):
+            if timed_out or deadline.expired():
                 timed_out = True
                 break
             counts = np.bincount(np_rng.integers(0, n, size=n), minlength=n)
@@ -321,7 +355,7 @@ class TMOClassifier(BaseTreeClassifier):
             boot_weights = counts[rows] * w[rows]
             nevals = n_replaced = 0
             for i in range(k):
-                if deadline is not None and time.monotonic() >= deadline:
+                if deadline.expired():
                     timed_out = True
                     break
                 j = rng.randrange(k - 1)

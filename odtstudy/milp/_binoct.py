@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pulp
 
+from odtstudy._deadline import Deadline
 from odtstudy.milp._common import (
     ModelSize,
     add_constraint,
@@ -31,6 +32,8 @@ __all__ = [
     "routing_rules",
     "threshold_candidates",
 ]
+
+_ROWS_PER_CHECK = 256  # rows between two looks at the clock while building
 
 
 # ---------------------------------------------------------------- thresholds
@@ -156,9 +159,12 @@ class BinOCTModel(ModelSize):
     depth : int
     min_samples_leaf : int
         ``N_min``: a leaf reached by any row holds at least that many rows.
+    deadline : Deadline or None
+        Building raises :class:`~odtstudy._deadline.DeadlineReached` once it
+        passes.
     """
 
-    def __init__(self, X, y, n_classes, depth, min_samples_leaf=1):
+    def __init__(self, X, y, n_classes, depth, min_samples_leaf=1, deadline=None):
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=np.int64)
         self.n_classes = int(n_classes)
@@ -173,6 +179,7 @@ class BinOCTModel(ModelSize):
         self.cut_pos = {
             j: np.searchsorted(self.cuts[j], self.X[:, j]) for j in self.usable
         }
+        self._deadline = Deadline.of(deadline)
         self._build()
 
     # ------------------------------------------------------------ building
@@ -200,6 +207,8 @@ class BinOCTModel(ModelSize):
         for t in self.branches:  # (1)
             add_constraint(prob, {f[t][j]: 1 for j in self.usable}, "==", 1)
         for i in rows:  # (2)
+            if i % _ROWS_PER_CHECK == 0:
+                self._deadline.check("while building the BinOCT model")
             add_constraint(prob, {z[i][leaf]: 1 for leaf in self.leaves}, "==", 1)
         for leaf in self.leaves:  # (3)
             add_constraint(prob, {self.p[leaf][c]: 1 for c in classes}, "==", 1)
@@ -211,6 +220,7 @@ class BinOCTModel(ModelSize):
                 "right": leaves_under(2 * t + 1, self.depth),
             }
             for j in self.usable:
+                self._deadline.check("while building the BinOCT model")
                 pos = self.cut_pos[j]
                 for rule in rules[j]:
                     members = np.flatnonzero((pos >= rule.lo + 1) & (pos <= rule.hi))
@@ -231,6 +241,7 @@ class BinOCTModel(ModelSize):
 
         n_c = np.bincount(self.y, minlength=self.n_classes)
         for leaf in self.leaves:  # (7)
+            self._deadline.check("while building the BinOCT model")
             for c in classes:
                 terms = {z[int(i)][leaf]: 1.0 for i in np.flatnonzero(self.y == c)}
                 terms[self.p[leaf][c]] = -float(n_c[c])
@@ -242,6 +253,8 @@ class BinOCTModel(ModelSize):
             self.a = prob.add_variable_dicts("a", self.leaves, cat="Binary")
             for leaf in self.leaves:
                 for i in rows:
+                    if i % _ROWS_PER_CHECK == 0:
+                        self._deadline.check("while building the BinOCT model")
                     add_constraint(prob, {z[i][leaf]: 1, self.a[leaf]: -1}, "<=", 0)
                 terms = {z[i][leaf]: 1.0 for i in rows}
                 terms[self.a[leaf]] = -float(self.min_samples_leaf)

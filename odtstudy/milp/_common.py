@@ -11,6 +11,7 @@ import numpy as np
 import pulp
 from sklearn.tree import DecisionTreeClassifier
 
+from odtstudy.milp._export import constraint_list
 from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = [
@@ -35,6 +36,11 @@ class ModelSize:
     @property
     def n_constraints(self) -> int:
         return self.prob.numConstraints()
+
+    @property
+    def n_nonzeros(self) -> int:
+        """Non-zero coefficients of the constraint matrix."""
+        return sum(len(con.expr) for con in constraint_list(self.prob))
 
 
 def branch_nodes(depth: int) -> list[int]:

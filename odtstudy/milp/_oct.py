@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pulp
 
+from odtstudy._deadline import Deadline
 from odtstudy.milp._common import (
     ModelSize,
     add_constraint,
@@ -19,6 +20,8 @@ from odtstudy.milp._common import (
 )
 
 __all__ = ["OCTModel", "scale_features"]
+
+_ROWS_PER_CHECK = 256  # rows between two looks at the clock while building
 
 
 def scale_features(X, how="minmax"):
@@ -62,10 +65,21 @@ class OCTModel(ModelSize):
     min_samples_leaf : int
         ``N_min``.
     scaling : {"minmax", "rank"}
+    deadline : Deadline or None
+        Building raises :class:`~odtstudy._deadline.DeadlineReached` once it
+        passes.
     """
 
     def __init__(
-        self, X, y, n_classes, depth, alpha=0.0, min_samples_leaf=1, scaling="minmax"
+        self,
+        X,
+        y,
+        n_classes,
+        depth,
+        alpha=0.0,
+        min_samples_leaf=1,
+        scaling="minmax",
+        deadline=None,
     ):
         self.X = np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=np.int64)
@@ -83,6 +97,7 @@ class OCTModel(ModelSize):
         self.baseline = float(len(self.y) - n_c.max())  # L-hat
         self.branches = branch_nodes(self.depth)
         self.leaves = leaf_nodes(self.depth)
+        self._deadline = Deadline.of(deadline)
         self._build()
 
     def _ancestors(self, leaf):
@@ -129,17 +144,23 @@ class OCTModel(ModelSize):
 
         for t in self.leaves:  # (2)
             for i in rows:
+                if i % _ROWS_PER_CHECK == 0:
+                    self._deadline.check("while building the OCT model")
                 add_constraint(prob, {z[i][t]: 1, self.l[t]: -1}, "<=", 0)
             terms = {z[i][t]: 1 for i in rows}
             terms[self.l[t]] = -float(self.min_samples_leaf)
             add_constraint(prob, terms, ">=", 0)
         for i in rows:
+            if i % _ROWS_PER_CHECK == 0:
+                self._deadline.check("while building the OCT model")
             add_constraint(prob, {z[i][t]: 1 for t in self.leaves}, "==", 1)
 
         big = 1.0 + self.eps_max
         for t in self.leaves:  # (3), (4)
             anc_left, anc_right = self._ancestors(t)
             for i in rows:
+                if i % _ROWS_PER_CHECK == 0:
+                    self._deadline.check("while building the OCT model")
                 x = self.Xs[i]
                 for m in anc_right:
                     terms = {a[m][j]: float(x[j]) for j in feats if x[j] != 0}
@@ -164,6 +185,7 @@ class OCTModel(ModelSize):
                         add_constraint(prob, terms, "<=", 0)
 
         for t in self.leaves:  # (5), (6)
+            self._deadline.check("while building the OCT model")
             for k in classes:
                 terms = {z[int(i)][t]: 1 for i in np.flatnonzero(self.y == k)}
                 terms[self.Nk[k][t]] = -1

@@ -10,13 +10,13 @@ ends with a forest that is optimal over *all* trees of the given depth
 
 from __future__ import annotations
 
-import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from odtstudy._deadline import Deadline
 from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.naiveforest._master import make_master
 from odtstudy.naiveforest._pricing import (
@@ -284,8 +284,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 stacklevel=2,
             )
             self._pricing = "exhaustive"
-        start = time.perf_counter()
-        deadline = None if self.time_limit is None else start + self.time_limit
+        deadline = Deadline(self.time_limit)
         rs = self.random_state
         self._rng_seed = (
             rs
@@ -297,9 +296,8 @@ class OptimalBoostClassifier(BaseForestClassifier):
         master = make_master(self.objective, M, self.reg, self.lp_solver)
 
         def remaining():
-            return (
-                None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-            )
+            left = deadline.remaining()
+            return None if left is None else max(left, 1e-3)
 
         # first tree: uniform weights (a plain optimal / CART tree)
         u0 = np.full(M, 1.0 / M if self.objective == "lpboost" else 1.0)
@@ -327,15 +325,17 @@ class OptimalBoostClassifier(BaseForestClassifier):
         while True:
             iteration += 1
             try:
-                # the first master (one tree) is trivial: never time-limited
-                sol = master.solve(time_limit=None if sol is None else remaining())
+                sol = master.solve(time_limit=remaining())
             except RuntimeError:
-                if deadline is None or time.perf_counter() < deadline:
+                if not deadline.expired():
                     raise
                 # the time limit stopped the master: keep the previous forest
-                # (its weights cover the trees before the last column)
+                # (its weights cover the trees before the last column), or
+                # the first tree alone
                 status, reason = "timeout", "time_limit"
                 iteration -= 1
+                if sol is None:
+                    sol = master.single_tree_solution()
                 break
             votes = weighted_vote(np.array(preds), sol.weights, k)
             train_acc = float(np.mean(np.argmax(votes, axis=1) == y))
@@ -346,14 +346,14 @@ class OptimalBoostClassifier(BaseForestClassifier):
             margin = sol.rho
             if positive_at is None and margin > 1e-9:
                 positive_at = len(trees)
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline.expired():
                 status, reason = "timeout", "time_limit"
                 history["reduced_cost"].append(np.nan)
-                history["time"].append(time.perf_counter() - start)
+                history["time"].append(deadline.elapsed())
                 break
             if iteration >= self.max_iterations:
                 history["reduced_cost"].append(np.nan)
-                history["time"].append(time.perf_counter() - start)
+                history["time"].append(deadline.elapsed())
                 break
             if (
                 self.stop_after_positive_margin is not None
@@ -361,13 +361,13 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 and len(trees) - positive_at >= self.stop_after_positive_margin
             ):
                 history["reduced_cost"].append(np.nan)
-                history["time"].append(time.perf_counter() - start)
+                history["time"].append(deadline.elapsed())
                 reason = "stop_after_positive_margin"
                 break
             priced = self._price(X, y, sol.sample_weights, remaining())
             reduced = priced.score - sol.beta
             history["reduced_cost"].append(reduced)
-            history["time"].append(time.perf_counter() - start)
+            history["time"].append(deadline.elapsed())
             if priced.exact:
                 upper_bound = master.dual_objective(
                     sol.sample_weights, max(priced.score, sol.beta)
@@ -375,7 +375,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
             if reduced <= TOL:
                 if priced.exact:
                     status, optimal, reason = "optimal", True, "no_violated_constraint"
-                elif deadline is not None and time.perf_counter() >= deadline:
+                elif deadline.expired():
                     status, reason = "timeout", "time_limit"
                 else:
                     reason = "pricing_found_no_violating_tree"
@@ -409,7 +409,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
         self.lower_bound_ = None
         self.optimal_ = bool(optimal)
         self.status_ = status
-        self.fit_time_ = time.perf_counter() - start
+        self.fit_time_ = deadline.elapsed()
         self.stats_ = {
             **history,
             "pricing": self._pricing,

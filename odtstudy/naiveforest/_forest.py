@@ -10,6 +10,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from odtstudy._deadline import Deadline
 from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.tree import Tree, TreeBuilder
 
@@ -23,10 +24,21 @@ def _leaf_tree(y, n_classes) -> Tree:
     return builder.build()
 
 
-def _fit_one(X, y, rows, columns, n_classes, max_depth, min_sup, time_limit):
-    """DL8.5 tree on ``X[rows][:, columns]``, features mapped back to ``X``'s."""
+def _fit_one(
+    X, y, rows, columns, n_classes, max_depth, min_sup, time_limit, deadline=None
+):
+    """DL8.5 tree on ``X[rows][:, columns]``, features mapped back to ``X``'s.
+
+    With ``deadline``, the tree gets at most the time it leaves, and ``None``
+    is returned instead of a tree once it has passed.
+    """
     from odtstudy.dl85 import DL85Classifier
 
+    if deadline is not None:
+        if deadline.expired():
+            return None
+        if deadline.limited:
+            time_limit = max(min(time_limit, deadline.remaining()), 1e-3)
     ys = y[rows]
     start = time.perf_counter()
     if len(np.unique(ys)) < 2 or len(columns) == 0:
@@ -90,7 +102,9 @@ class DL8ForestClassifier(BaseForestClassifier):
     time_limit : float, default=None
         Seconds for the whole forest, shared evenly by the trees still to
         build; a tree stopped by its limit is DL8.5's best so far
-        (``status_ = "timeout"``). ``None``: no limit.
+        (``status_ = "timeout"``), and no tree after the first is started
+        once the limit has passed (the forest then has fewer trees).
+        ``None``: no limit.
     random_state : int, RandomState instance or None, default=None
     n_jobs : int, default=None
         Trees fitted in parallel (threads) when no progressive selection
@@ -119,7 +133,8 @@ class DL8ForestClassifier(BaseForestClassifier):
         trees that test it at the root / anywhere (fig. 3.3).
     stats_ : dict
         ``tree_fit_time``, ``tree_optimal``, ``removed_features``,
-        ``n_trees``.
+        ``n_trees``, ``trees_skipped`` (not started: the time limit had
+        passed).
     n_features_in_ : int
 
     References
@@ -228,7 +243,7 @@ class DL8ForestClassifier(BaseForestClassifier):
         self._validate_params()
         X, y = self._validate_training_data(X, y)
         X = np.ascontiguousarray(X, dtype=np.uint8)
-        start = time.perf_counter()
+        deadline = Deadline(self.time_limit)
         n, p = X.shape
         k = len(self.classes_)
         rng = np.random.default_rng(
@@ -244,16 +259,16 @@ class DL8ForestClassifier(BaseForestClassifier):
             else float(self.time_limit) / self.n_estimators
         )
         trees, optimal, times, removed = [], [], [], []
+        skipped = 0
         if sequential:
             allowed = np.ones(p, dtype=bool)
             wrong = np.zeros(n)
             for t in range(self.n_estimators):
                 budget = None
-                if self.time_limit is not None:
-                    left = self.time_limit - (time.perf_counter() - start)
-                    if left <= 0 and trees:
+                if deadline.limited:
+                    if deadline.expired() and trees:
                         break
-                    budget = max(left / (self.n_estimators - t), 1e-3)
+                    budget = max(deadline.remaining() / (self.n_estimators - t), 1e-3)
                 rows = self._rows(rng, n, wrong)
                 cols = self._columns(rng, p, allowed)
                 tree, opt, secs = _fit_one(
@@ -276,13 +291,26 @@ class DL8ForestClassifier(BaseForestClassifier):
                 (self._rows(rng, n, None), self._columns(rng, p, np.ones(p, bool)))
                 for _ in range(self.n_estimators)
             ]
+            # the first tree is always built; the others only while time is left
             results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(_fit_one)(
-                    X, y, rows, cols, k, self.max_depth, self.min_sup, per_tree
+                    X,
+                    y,
+                    rows,
+                    cols,
+                    k,
+                    self.max_depth,
+                    self.min_sup,
+                    per_tree,
+                    None if t == 0 else deadline,
                 )
-                for rows, cols in plans
+                for t, (rows, cols) in enumerate(plans)
             )
-            for tree, opt, secs in results:
+            for result in results:
+                if result is None:
+                    skipped += 1
+                    continue
+                tree, opt, secs = result
                 trees.append(tree)
                 optimal.append(opt)
                 times.append(secs)
@@ -303,7 +331,7 @@ class DL8ForestClassifier(BaseForestClassifier):
         self.objective_ = float(np.sum(forest != y))
         self.lower_bound_ = None
         self.optimal_ = False
-        self.status_ = "feasible" if all(optimal) else "timeout"
+        self.status_ = "feasible" if all(optimal) and not skipped else "timeout"
         self.agreement_ = self._agreement(preds, forest)
         self.unanimity_ = float(np.mean(np.all(preds == preds[0], axis=0)))
         root = np.zeros(p)
@@ -317,9 +345,10 @@ class DL8ForestClassifier(BaseForestClassifier):
             "root": root / len(trees),
             "overall": overall / len(trees),
         }
-        self.fit_time_ = time.perf_counter() - start
+        self.fit_time_ = deadline.elapsed()
         self.stats_ = {
             "n_trees": len(trees),
+            "trees_skipped": skipped,
             "tree_fit_time": times,
             "tree_optimal": optimal,
             "removed_features": removed,

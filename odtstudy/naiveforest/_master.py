@@ -102,6 +102,10 @@ class _Master:
     def solve(self, time_limit=None) -> MasterSolution:  # pragma: no cover
         raise NotImplementedError
 
+    def single_tree_solution(self) -> MasterSolution:  # pragma: no cover
+        """The master's solution restricted to the first tree (all weight on it)."""
+        raise NotImplementedError
+
 
 class LPBoostMaster(_Master):
     """LPBoost's soft-margin LP over the current trees (PuLP + HiGHS).
@@ -198,6 +202,33 @@ class LPBoostMaster(_Master):
         """LPBoost dual objective of a feasible ``(u, beta)``: ``beta``."""
         return float(beta)
 
+    def single_tree_solution(self) -> MasterSolution:
+        return _lpboost_single_tree(self)
+
+
+def _lpboost_single_tree(master) -> MasterSolution:
+    """LPBoost's solution with the first tree alone (``w = (1,)``).
+
+    The best ``rho`` lies at a breakpoint of the concave piecewise-linear
+    objective (a margin value); the sample weights are uniform (a fallback
+    when the time limit stops the first master: no tree is priced after it).
+    """
+    a = master.columns[0]
+    candidates = np.unique(a)
+    values = [r - master.reg * np.maximum(r - a, 0.0).sum() for r in candidates]
+    best = int(np.argmax(values))
+    u = np.full(master.n_samples, 1.0 / master.n_samples)
+    beta = float(u @ a)
+    return MasterSolution(
+        objective=float(values[best]),
+        weights=np.array([1.0]),
+        sample_weights=u,
+        beta=beta,
+        dual_objective=beta,
+        margins=a.copy(),
+        rho=float(candidates[best]),
+    )
+
 
 def _check_lpboost_reg(reg, n_samples):
     if reg * n_samples < 1 - 1e-12:
@@ -277,6 +308,9 @@ class HighsLPBoostMaster(_Master):
     def dual_objective(self, u, beta) -> float:
         """LPBoost dual objective of a feasible ``(u, beta)``: ``beta``."""
         return float(beta)
+
+    def single_tree_solution(self) -> MasterSolution:
+        return _lpboost_single_tree(self)
 
 
 class MDBoostMaster(_Master):
@@ -358,11 +392,20 @@ class MDBoostMaster(_Master):
     def solve(self, time_limit=None) -> MasterSolution:
         if not self.columns:
             raise ValueError("the master has no column yet")
+        if self.n_columns == 1:
+            # w = (D,) is the only feasible point: no QP to solve (HiGHS can
+            # take longer than any time limit on it with many rows)
+            return self.single_tree_solution()
         self._pass_hessian()
         sol = _run_highs(self._h, self._highspy, time_limit, "MDBoost master QP")
         x = np.asarray(sol.col_value)
-        w = np.clip(x[self._n_free :], 0.0, None)
-        A = self.column_matrix()
+        return self._solution(np.clip(x[self._n_free :], 0.0, None))
+
+    def single_tree_solution(self) -> MasterSolution:
+        return self._solution(np.array([self.reg]))
+
+    def _solution(self, w) -> MasterSolution:
+        A = self.column_matrix()[:, : len(w)]
         rho = A @ w
         M = self.n_samples
         centred = rho - rho.mean()

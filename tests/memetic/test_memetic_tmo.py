@@ -100,9 +100,35 @@ def test_tmo_time_limit():
         random_state=0,
     ).fit(X, y)
     assert tmo.status_ == "timeout"
-    assert tmo.fit_time_ < 4  # the forest itself is not interruptible
+    assert tmo.fit_time_ <= 0.5 * 1.1 + 1.0
     assert tmo.stats_["n_generations"] < 50
     assert tmo.objective_ == tmo.training_error(X, y)
+
+
+def test_tmo_time_limit_covers_the_initial_forest():
+    """A population whose forest alone takes far longer than the limit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 20))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    tmo = TMOClassifier(
+        max_depth=6, population_size=1000, time_limit=1.0, random_state=0
+    ).fit(X, y)
+    assert tmo.fit_time_ <= 1.0 * 1.1 + 1.0
+    assert tmo.status_ == "timeout" and tmo.stats_["n_generations"] == 0
+    assert 2 <= tmo.stats_["population_size"] < 1000
+    assert tmo.objective_ == tmo.training_error(X, y)
+
+
+def test_tmo_forest_grown_in_chunks_is_the_forest_of_one_fit():
+    X, y = load_breast_cancer(return_X_y=True)
+    kwargs = dict(max_depth=3, population_size=25, n_generations=0, random_state=3)
+    limited = TMOClassifier(time_limit=600, **kwargs).fit(X, y)
+    unlimited = TMOClassifier(time_limit=None, **kwargs).fit(X, y)
+    assert limited.stats_["population_size"] == 25
+    assert (
+        limited.stats_["logbook"][0]["mean"] == unlimited.stats_["logbook"][0]["mean"]
+    )
+    np.testing.assert_array_equal(limited.predict(X), unlimited.predict(X))
 
 
 def test_tmo_sample_weight(heart):

@@ -1,0 +1,91 @@
+"""HiGHS in a child process: ``python _highs_child.py DIR``.
+
+Run by :func:`odtstudy.milp._highs.solve_highs` as a script (it imports only
+NumPy and highspy, so it starts in a fraction of a second). Reads
+``DIR/model.npz`` and ``DIR/options.json``, writes every improving solution
+to ``DIR/incumbent.npz`` (so a kill at the deadline still leaves the best
+one) and the final outcome to ``DIR/result.npz``. Files appear by atomic
+rename: a reader never sees a partial one.
+"""
+
+import json
+import os
+import sys
+
+import highspy
+import numpy as np
+
+
+def _save(directory, name, **arrays):
+    tmp = os.path.join(directory, f".{name}.tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, os.path.join(directory, f"{name}.npz"))
+
+
+def _build(h, data):
+    lp = highspy.HighsLp()
+    n_cols, n_rows = len(data["cost"]), len(data["row_lower"])
+    lp.num_col_, lp.num_row_ = n_cols, n_rows
+    lp.col_cost_ = data["cost"]
+    lp.col_lower_, lp.col_upper_ = data["col_lower"], data["col_upper"]
+    lp.row_lower_, lp.row_upper_ = data["row_lower"], data["row_upper"]
+    lp.offset_ = float(data["offset"])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n_cols, n_rows
+    lp.a_matrix_.start_ = data["indptr"]
+    lp.a_matrix_.index_ = data["indices"]
+    lp.a_matrix_.value_ = data["values"]
+    kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+    lp.integrality_ = [kinds[int(flag)] for flag in data["integer"]]
+    h.passModel(lp)
+
+
+def main(directory):
+    with open(os.path.join(directory, "options.json")) as fh:
+        options = json.load(fh)
+    data = np.load(os.path.join(directory, "model.npz"))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    _build(h, data)
+    for key, value in options["highs"].items():
+        h.setOptionValue(key, value)
+    accepted = None
+    if "start" in data.files:
+        solution = highspy.HighsSolution()
+        solution.col_value = data["start"]
+        solution.value_valid = True
+        accepted = h.setSolution(solution) == highspy.HighsStatus.kOk
+
+    def on_improving(event):
+        out = event.data_out
+        _save(
+            directory,
+            "incumbent",
+            x=np.asarray(out.mip_solution, dtype=float),
+            objective=float(out.objective_function_value),
+            bound=float(out.mip_dual_bound),
+        )
+
+    h.cbMipImprovingSolution.subscribe(on_improving)
+    h.run()
+    info = h.getInfo()
+    status = h.getModelStatus()
+    feasible = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=float) if feasible else None
+    _save(
+        directory,
+        "result",
+        x=np.empty(0) if x is None else x,
+        feasible=feasible,
+        optimal=status == highspy.HighsModelStatus.kOptimal,
+        status=h.modelStatusToString(status),
+        objective=float(info.objective_function_value),
+        bound=float(info.mip_dual_bound),
+        gap=float(info.mip_gap),
+        accepted=-1 if accepted is None else int(accepted),
+        run_time=float(h.getRunTime()),
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
