@@ -255,3 +255,21 @@ def test_dask_scheduler_without_workers_is_a_clear_error(tmp_path, monkeypatch):
                 scheduler=cluster.scheduler_address,
             )
     assert not (tmp_path / "unit").exists()
+
+
+def test_milp_and_cpsat_report_their_warm_start_as_incumbent():
+    from odtstudy._incumbent import listening
+    from odtstudy.cp import CPSATClassifier
+    from odtstudy.datasets import load_dataset
+    from odtstudy.milp import BinOCTClassifier
+
+    data = load_dataset("vote")
+    for clf in (
+        BinOCTClassifier(max_depth=2, time_limit=10),
+        CPSATClassifier(max_depth=2, time_limit=10),
+    ):
+        seen = []
+        with listening(clf, lambda tree, objective, bound: seen.append(objective)):
+            clf.fit(data.X, data.y)
+        assert seen, type(clf).__name__
+        assert seen[0] >= clf.objective_ - 1e-9

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
+from odtstudy._incumbent import report_incumbent
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cp._model import (
     BuildTimeout,
@@ -271,6 +272,7 @@ class CPSATClassifier(BaseTreeClassifier):
             else:
                 stats["hint_objective"] = hint_vals["objective"] / scale
                 hint_time = deadline.elapsed()
+                report_incumbent(self, tree, stats["hint_objective"])
 
         code = cp_model.UNKNOWN
         feat, bound = hint_feat, 0.0

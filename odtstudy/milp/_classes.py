@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline, DeadlineReached
+from odtstudy._incumbent import report_incumbent
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.milp._binoct import BinOCTModel
@@ -68,6 +69,7 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         cart_tree = tree_from_sklearn(cart.tree_, X, y, n_classes)
         cart_err = int(np.sum(cart_tree.predict(X) != y))
         cart_obj = self._errors_to_obj(cart_err, cart_tree, X, y)
+        report_incumbent(self, cart_tree, float(cart_err))
 
         stats = {
             "solver": self.solver,
