@@ -1,4 +1,5 @@
-"""Command line: ``odtstudy study``, ``odtstudy report``, ``odtstudy datasets``."""
+"""Command line: ``odtstudy study``, ``odtstudy report``, ``odtstudy datasets``,
+``odtstudy methods``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def _study(args) -> int:
         return 0
     overrides = {"folds": args.folds, "time_limit": args.time_limit}
     config = load_config(args.name, scale=args.scale, **overrides)
+    if args.scheduler is not None:
+        _refuse_user_inputs_on_dask(config)
     folder = study_folder(args.output, config.name, config.scale)
     if args.dry_run:
         return _dry_run(config, expand_runs(config), folder)
@@ -74,18 +77,65 @@ def _dry_run(config, runs, folder) -> int:
 
 def _report(args) -> int:
     from odtstudy.study import make_report
+    from odtstudy.study.report import compare_studies
 
+    if args.other:
+        path = compare_studies(
+            args.name, args.other, output_dir=args.output, scale=args.scale
+        )
+        print(path)
+        return 0
     print(make_report(args.name, output_dir=args.output, scale=args.scale))
     return 0
+
+
+def _refuse_user_inputs_on_dask(config) -> None:
+    from odtstudy.datasets import dataset_info
+    from odtstudy.study import get_method
+
+    user = [
+        name for name in config.datasets if dataset_info(name)["collection"] == "user"
+    ] + [spec.label for spec in config.methods if get_method(spec.method).user]
+    if user:
+        raise ValueError(
+            f"study {config.name!r}: {', '.join(map(repr, user))} come from the "
+            "study file and are known to this process only, not to Dask "
+            "workers; run this study without --scheduler"
+        )
+
+
+def _load_study_inputs(study) -> None:
+    """Register a study file's own datasets and learners (``--study``)."""
+    if study is not None:
+        from odtstudy.study import load_config
+
+        load_config(study)
 
 
 def _datasets(args) -> int:
     from odtstudy.datasets import dataset_info, list_datasets
 
+    _load_study_inputs(args.study)
     for name in list_datasets():
         info = dataset_info(name)
         shape = f"{info.get('rows', '?')} x {info.get('features', '?')}"
-        print(f"{name:32s} {info['kind']:12s} {shape}")
+        print(f"{name:32s} {info['kind']:12s} {shape:12s} {info.get('source', '')}")
+    return 0
+
+
+def _methods(args) -> int:
+    from odtstudy.study import get_method, list_methods
+
+    _load_study_inputs(args.study)
+    for name in list_methods(available_only=False):
+        method = get_method(name)
+        installed = "installed" if method.available() else "not-installed"
+        exact = "exact" if method.exact else "heuristic"
+        print(
+            f"{name:18s} {method.data:8s} {exact:10s}"
+            f"{method.objective_family():34s}{installed:14s}{method.tool():14s}"
+            f"{method.description}"
+        )
     return 0
 
 
@@ -132,13 +182,29 @@ def build_parser() -> argparse.ArgumentParser:
     study.set_defaults(func=_study)
     report = sub.add_parser("report", help="rebuild a study's report from its records")
     report.add_argument("name")
+    report.add_argument(
+        "other",
+        nargs="?",
+        help="a second study name or results folder: compare the two side by side",
+    )
     report.add_argument("--output", default="reports")
     report.add_argument(
         "--scale", default="default", choices=["smoke", "default", "paper"]
     )
     report.set_defaults(func=_report)
-    datasets = sub.add_parser("datasets", help="list the available datasets")
+    study_help = "also the datasets and learners a study file defines"
+    datasets = sub.add_parser(
+        "datasets", help="list the datasets: name, kind, shape, provenance"
+    )
+    datasets.add_argument("--study", default=None, help=study_help)
     datasets.set_defaults(func=_datasets)
+    methods = sub.add_parser(
+        "methods",
+        help="list the methods: name, data kind, exactness, objective family, "
+        "installed, tool",
+    )
+    methods.add_argument("--study", default=None, help=study_help)
+    methods.set_defaults(func=_methods)
     return parser
 
 

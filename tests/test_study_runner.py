@@ -118,14 +118,14 @@ def test_report_lists_tables_and_figures(tmp_path):
     run_study(config, output_dir=tmp_path, quiet=True)
     path = make_report("unit", output_dir=tmp_path)
     text = path.read_text()
-    assert "## Results" in text and "| zoo-1 | 2 | cart |" in text
+    assert "## Summary" in text and "| zoo-1 | 2 | cart |" in text
     assert "Consistency of exact methods" in text and "OK:" in text
     assert "boom in fit" in text
     folder = tmp_path / "unit"
-    for name in ("test_accuracy_vs_depth", "runtime_memory"):
+    for name in ("test_accuracy", "cost_vs_depth"):
         assert (folder / f"{name}.png").exists() and (folder / f"{name}.svg").exists()
     page = (folder / "report.html").read_text()
-    assert page.startswith("<!DOCTYPE html>") and "<table>" in page
+    assert page.startswith("<!DOCTYPE html>") and "<table class='sortable'>" in page
 
 
 def _frame(rows):

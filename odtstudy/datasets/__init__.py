@@ -7,5 +7,13 @@ from odtstudy.datasets._loaders import (
     list_datasets,
     load_dataset,
 )
+from odtstudy.datasets._user import register_dataset
 
-__all__ = ["Binarizer", "Dataset", "dataset_info", "list_datasets", "load_dataset"]
+__all__ = [
+    "Binarizer",
+    "Dataset",
+    "dataset_info",
+    "list_datasets",
+    "load_dataset",
+    "register_dataset",
+]

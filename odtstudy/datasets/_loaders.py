@@ -11,6 +11,14 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from odtstudy.datasets._user import (
+    load_user,
+    user_dataset,
+    user_datasets,
+    user_info,
+    user_source,
+)
+
 __all__ = ["Dataset", "dataset_info", "list_datasets", "load_dataset"]
 
 # Unqualified names shared by several collections resolve in this order.
@@ -40,6 +48,9 @@ class Dataset:
         Where the data comes from (repository, commit and path, or library).
     name : str
         The qualified name (``collection/name``).
+    categorical : tuple of str
+        For a user table: its categorical columns (one-hot encoded for the
+        learners).
     """
 
     X: np.ndarray
@@ -48,6 +59,7 @@ class Dataset:
     kind: str
     source: str
     name: str = ""
+    categorical: tuple = ()
 
     @property
     def shape(self):
@@ -81,15 +93,23 @@ def list_datasets(collection: str | None = None, kind: str | None = None) -> lis
 
     Parameters
     ----------
-    collection : {"cp4im", "uci", "sklearn", "other"}, default=None
+    collection : {"cp4im", "uci", "sklearn", "other", "user"}, default=None
+        ``"user"``: the tables registered by a study file in this process.
     kind : {"binary", "numeric", "categorical"}, default=None
     """
-    return sorted(
+    names = [
         key
         for key, entry in _catalog().items()
         if (collection is None or entry["collection"] == collection)
         and (kind is None or entry["kind"] == kind)
-    )
+    ]
+    if collection in (None, "user"):
+        names += [
+            spec.key
+            for spec in user_datasets()
+            if kind is None or user_info(spec)["kind"] == kind
+        ]
+    return sorted(names)
 
 
 def _resolve(name: str) -> str:
@@ -98,6 +118,9 @@ def _resolve(name: str) -> str:
         raise TypeError(f"dataset name must be a string, got {type(name).__name__}")
     if name in catalog:
         return name
+    user = user_dataset(name)
+    if user is not None:
+        return user.key
     for collection in _PREFERENCE:
         key = f"{collection}/{name}"
         if key in catalog:
@@ -110,7 +133,11 @@ def _resolve(name: str) -> str:
 
 def dataset_info(name: str) -> dict:
     """The provenance entry (rows, features, classes, source, ...) of a dataset."""
-    return dict(_catalog()[_resolve(name)])
+    key = _resolve(name)
+    user = user_dataset(key)
+    if key not in _catalog() and user is not None:
+        return user_info(user)
+    return dict(_catalog()[key])
 
 
 def _read_vendored(entry):
@@ -173,6 +200,10 @@ def load_dataset(name: str) -> Dataset:
     ((812, 93), 'binary')
     """
     key = _resolve(name)
+    user = user_dataset(key)
+    if key not in _catalog() and user is not None:
+        X, y, names, kind, categorical = load_user(user)
+        return Dataset(X, y, names, kind, user_source(user), key, categorical)
     entry = _catalog()[key]
     reader = _read_sklearn if entry["collection"] == "sklearn" else _read_vendored
     X, y, names = reader(entry)

@@ -13,12 +13,10 @@ import faulthandler
 import json
 import os
 import re
-import select
 import shutil
 import tempfile
-import time
 
-from odtstudy.study._process import kill_group
+from odtstudy.external._child import call_with_deadline
 from odtstudy.study.registry import get_method
 
 _PREFLIGHT_TIME_LIMIT = 1.0
@@ -49,41 +47,22 @@ def _in_child(task, timeout):
     if not hasattr(os, "fork"):  # pragma: no cover
         return task()
     tmpdir = tempfile.mkdtemp(prefix="odtstudy-preflight-")
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller's code
-        try:
-            os.close(read_fd)
-            os.setpgid(0, 0)
-            faulthandler.disable()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            os.environ.update(TMPDIR=tmpdir, TEMP=tmpdir, TMP=tmpdir)
-            tempfile.tempdir = tmpdir
-            payload = json.dumps(task()).encode()
-            with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(payload)
-        finally:
-            os._exit(0)
-    os.close(write_fd)
-    payload, deadline = bytearray(), time.monotonic() + timeout
+
+    def silenced():
+        faulthandler.disable()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.environ.update(TMPDIR=tmpdir, TEMP=tmpdir, TMP=tmpdir)
+        tempfile.tempdir = tmpdir
+
     try:
-        while (remaining := deadline - time.monotonic()) > 0:
-            if select.select([read_fd], [], [], remaining)[0]:
-                chunk = os.read(read_fd, 1 << 16)
-                if not chunk:
-                    break
-                payload += chunk
-    finally:
-        os.close(read_fd)
-        kill_group(pid)
-        os.waitpid(pid, 0)
-        shutil.rmtree(tmpdir, ignore_errors=True)
-    try:
-        return json.loads(payload.decode()) if payload else None
-    except ValueError:
+        finished, value = call_with_deadline(task, timeout, setup=silenced)
+    except Exception:  # the child died: its failure is left to the runs
         return None
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return value if finished else None
 
 
 def _preflight_error(method, spec, depth, config) -> str | None:

@@ -26,6 +26,7 @@ from odtstudy._incumbent import listening
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
 from odtstudy.study.registry import get_method
+from odtstudy.tree import Tree
 
 __all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]
 
@@ -90,6 +91,8 @@ def prepare_data(dataset, method, train, test, max_thresholds):
     fold only); other methods get numeric data, with categorical columns
     one-hot encoded.
     """
+    if dataset.categorical:
+        return _prepare_user_table(dataset, method, train, test, max_thresholds)
     X = dataset.X
     needs_binary = method.data == "binary" and dataset.kind != "binary"
     if needs_binary or dataset.kind == "categorical":
@@ -103,12 +106,48 @@ def prepare_data(dataset, method, train, test, max_thresholds):
     return X[train], X[test], list(dataset.feature_names)
 
 
+def _prepare_user_table(dataset, method, train, test, max_thresholds):
+    """:func:`prepare_data` for a user table with named categorical columns:
+    those are one-hot encoded; numeric columns are binarised for 0/1-only
+    methods and kept as they are for the others."""
+    frame = pd.DataFrame(dataset.X, columns=dataset.feature_names)
+    categorical = list(dataset.categorical)
+    numeric = [c for c in frame.columns if c not in categorical]
+    frame[numeric] = frame[numeric].astype(float)
+    frame[categorical] = frame[categorical].astype(str)
+    binary = method.data == "binary"
+    columns = list(frame.columns) if binary else categorical
+    binarizer = Binarizer(
+        max_thresholds=max_thresholds, categorical_features=categorical
+    ).fit(frame.iloc[train][columns])
+    X = np.asarray(binarizer.transform(frame[columns]), dtype=np.uint8)
+    names = list(binarizer.get_feature_names_out())
+    if not binary:
+        X = np.hstack([frame[numeric].to_numpy(dtype=np.float64), X])
+        names = numeric + names
+    return X[train], X[test], names
+
+
+def _tree_shape(estimator):
+    """``(n_leaves, depth)`` of the fitted model (an odtstudy ``Tree`` or a
+    scikit-learn tree), ``(None, None)`` for other models."""
+    tree = getattr(estimator, "tree_", None)
+    if isinstance(tree, Tree):
+        return int(tree.n_leaves), int(tree.depth)
+    leaves = getattr(estimator, "get_n_leaves", None)
+    depth = getattr(estimator, "get_depth", None)
+    if callable(leaves) and callable(depth):
+        return int(leaves()), int(depth())
+    return None, None
+
+
 class _TreeScorer:
     """Accuracy of a tree given as class indices into the sorted training labels."""
 
-    def __init__(self, X_train, y_train, X_test, y_test):
+    def __init__(self, X_train, y_train, X_test, y_test, labels):
         self.data = (X_train, y_train, X_test, y_test)
         self.classes = np.unique(y_train)
+        self.labels = labels  # the run's tool and objective family
 
     def __call__(self, tree, objective, lower_bound) -> dict:
         X_train, y_train, X_test, y_test = self.data
@@ -120,6 +159,7 @@ class _TreeScorer:
             "lower_bound": None if lower_bound is None else float(lower_bound),
             "n_leaves": int(tree.n_leaves),
             "tree_depth": int(tree.depth),
+            **self.labels,
         }
 
 
@@ -143,7 +183,11 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         random_state=run["seed"],
         **run["params"],
     )
-    scorer = _TreeScorer(X_train, y_train, X_test, y_test)
+    labels = {
+        "tool": method.tool(),
+        "objective_family": method.objective_family(run["params"]),
+    }
+    scorer = _TreeScorer(X_train, y_train, X_test, y_test, labels)
     rss_before = _memory.current_rss_mb()
     peak_before = _memory.peak_rss_mb()
     exact_peak = _memory.reset_peak_rss()
@@ -165,16 +209,22 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     train_pred = estimator.predict(X_train)
     test_pred = estimator.predict(X_test)
     predict_time = time.perf_counter() - t0
-    tree = getattr(estimator, "tree_", None)
+    n_leaves, tree_depth = _tree_shape(estimator)
     stats = dict(getattr(estimator, "stats_", {}) or {})
     forest = getattr(estimator, "estimators_", None)
     if forest is not None:
         stats["n_trees"] = len(forest)
     objective = getattr(estimator, "objective_", None)
+    if objective is None and not hasattr(estimator, "objective_"):
+        # a plain scikit-learn classifier: its training misclassifications
+        objective = float(np.sum(train_pred != y_train))
+    family = getattr(estimator, "objective_family_", labels["objective_family"])
     lower_bound = getattr(estimator, "lower_bound_", None)
     claimed = bool(getattr(estimator, "optimal_", False))
     return {
         "status": "ok",
+        "tool": labels["tool"],
+        "objective_family": family,
         "learner_status": getattr(estimator, "status_", None),
         "has_tree": True,
         "train_acc": float(np.mean(train_pred == y_train)),
@@ -183,8 +233,8 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "lower_bound": None if lower_bound is None else float(lower_bound),
         "claimed_optimal": claimed,
         "optimal": claimed and fit_time <= allowed_fit_time(run["time_limit"]),
-        "n_leaves": None if tree is None else int(tree.n_leaves),
-        "tree_depth": None if tree is None else int(tree.depth),
+        "n_leaves": n_leaves,
+        "tree_depth": tree_depth,
         "fit_time_s": fit_time,
         "predict_time_s": predict_time,
         "wall_time_s": time.perf_counter() - started,

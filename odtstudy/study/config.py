@@ -18,6 +18,17 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     method = "dl85"
     branching = "asc"
 
+    [datasets.mydata]            # the user's table: datasets = ["mydata", ...]
+    path = "data/my.csv"         # CSV or Parquet, relative to this file
+    target = "label"
+    categorical = ["colour"]     # optional (non-numeric columns always are)
+
+    [methods.mine]               # the user's learner: methods = ["mine", ...]
+    target = "mypkg.trees:MyTree"  # any scikit-learn classifier
+    data = "numeric"             # or "binary": the runner binarises for it
+    exact = false                # true: it proves optimality
+    objective_family = "misclassification"  # what its objective_ measures
+
     [scales.smoke]               # overrides selected by --scale smoke
     depths = [2]
 
@@ -28,9 +39,10 @@ Checks
 ``[scales.smoke] depths``, ``[methods.dl85-asc] branching``, ``folds
 (override)``) and the fix:
 
-* layout: the only tables are ``[study]``, ``[methods.<label>]`` and
-  ``[scales.<scale>]`` with the scales ``smoke``, ``default`` and ``paper``;
-  an unknown key in ``[study]`` or in a scale is an error;
+* layout: the only tables are ``[study]``, ``[methods.<label>]``,
+  ``[datasets.<name>]`` and ``[scales.<scale>]`` with the scales ``smoke``,
+  ``default`` and ``paper``; an unknown key in ``[study]`` or in a scale is
+  an error;
 * types, in ``[study]``, in every scale (used or not) and in the keyword
   overrides of :func:`load_config`:
 
@@ -45,7 +57,8 @@ Checks
   ``seeds``           a non-empty list of integers >= 0
   ``folds``           an integer >= 1 (1: fit and score on all the rows)
   ``workers``         an integer >= 1
-  ``max_thresholds``  an integer >= 1 (absent: 8)
+  ``max_thresholds``  an integer >= 1, or ``"all"`` (every midpoint);
+                      absent: 8
   ``time_limit``      seconds, a number > 0
   ``grace_s``         seconds, a number >= 0
   ``memory_limit_mb`` a number > 0 (absent: no limit)
@@ -59,6 +72,20 @@ Checks
   runner from ``depths`` and ``seeds``. A table whose label is in no
   ``methods`` list (of ``[study]`` or of a scale) is an error, unless the
   study runs ``"all"`` methods;
+* ``[datasets.<name>]`` (the user's data): ``path`` (CSV or Parquet,
+  relative to the study file) exists and reads, ``target`` is one of its
+  columns, ``categorical`` lists columns of it, no value is missing, there
+  are two classes or more, and the name is not a built-in dataset's; the
+  table is registered as ``user/<name>`` for this process and its workers
+  (forked from it). A table in no ``datasets`` list is an error;
+* ``[methods.<label>] target = "module:Class"`` (the user's learner,
+  imported with the study file's folder on ``sys.path``): it imports and
+  has ``fit``; ``data`` is ``"numeric"`` or ``"binary"`` (the runner
+  binarises for it), ``exact`` a boolean, ``objective_family`` a string
+  (default ``"misclassification"``); the learner is registered under its
+  import path, which the protocol id then names. Such a learner runs with
+  the local runner (``--scheduler`` is refused: Dask workers would not know
+  it, nor a user table);
 * ``folds`` fits every dataset: at most its number of rows, and at most the
   size of its smallest class (stratified folds);
 * preflight: every method is built and fitted once on a tiny synthetic 0/1
@@ -99,6 +126,11 @@ else:  # pragma: no cover
 
 from odtstudy.datasets._loaders import _resolve, load_dataset
 from odtstudy.study._preflight import preflight_check
+from odtstudy.study._user_inputs import (
+    USER_METHOD_KEYS,
+    register_user_datasets,
+    register_user_methods,
+)
 from odtstudy.study.registry import RUNNER_PARAMS, get_method, list_methods
 
 __all__ = ["MethodSpec", "StudyConfig", "list_studies", "load_config"]
@@ -118,7 +150,7 @@ _STUDY_KEYS = {
     "grace_s",
     "workers",
 }
-_TABLES = ("study", "methods", "scales")
+_TABLES = ("study", "methods", "scales", "datasets")
 
 
 @dataclass(frozen=True)
@@ -160,6 +192,10 @@ class StudyConfig:
     workers: int = 1
     description: str = ""
     scale: str = "default"
+
+    def __post_init__(self):
+        if self.max_thresholds == "all":
+            self.max_thresholds = None
 
     def validate(self, preflight: bool = False):
         """Raise one clear error for anything that would fail a run later.
@@ -295,9 +331,9 @@ _SCALARS = {
     ),
     "workers": ("an integer >= 1", "workers = 2", lambda v: _is_int(v) and v >= 1),
     "max_thresholds": (
-        "an integer >= 1 (or no max_thresholds key: 8)",
+        'an integer >= 1, or "all" for every midpoint (no max_thresholds key: 8)',
         "max_thresholds = 8",
-        lambda v: v is None or (_is_int(v) and v >= 1),
+        lambda v: v is None or v == "all" or (_is_int(v) and v >= 1),
     ),
     "time_limit": (
         "a number of seconds > 0",
@@ -376,7 +412,8 @@ def _check_layout(data, where):
         raise where.error(
             f"[{name}]" if isinstance(value, dict) else name,
             f"unknown {kind}{_close(name, _TABLES)}; a study has the tables "
-            "[study], [methods.<label>] and [scales.<smoke|default|paper>]",
+            "[study], [methods.<label>], [datasets.<name>] and "
+            "[scales.<smoke|default|paper>]",
         )
     if "study" not in data:
         raise where.error(
@@ -393,13 +430,13 @@ def _check_layout(data, where):
             raise where.error(
                 f"[scales] {scale}", f"expected a table, got {_shown(table)}"
             )
-    for label, table in data.get("methods", {}).items():
-        if not isinstance(table, dict):
-            raise where.error(
-                f"[methods] {label}",
-                f"expected a table [methods.{label}] of parameters, got "
-                f"{_shown(table)}",
-            )
+    for kind, content in (("methods", "of parameters"), ("datasets", "with path")):
+        for label, table in data.get(kind, {}).items():
+            if not isinstance(table, dict):
+                raise where.error(
+                    f"[{kind}] {label}",
+                    f"expected a table [{kind}.{label}] {content}, got {_shown(table)}",
+                )
 
 
 def _check_keys(table, section, where):
@@ -609,13 +646,15 @@ def list_studies() -> list:
     )
 
 
-def _read_toml(name_or_path) -> tuple[dict, str, str]:
-    """The parsed file, how messages name it, and its default study name."""
+def _read_toml(name_or_path) -> tuple[dict, str, str, Path]:
+    """The parsed file, how messages name it, its default study name and the
+    folder its relative paths start from."""
     path = Path(str(name_or_path))
     if path.suffix == ".toml":
         if not path.is_file():
             raise ValueError(f"study config {path} does not exist")
         text, origin = path.read_text(), f"study config {path}"
+        folder = path.resolve().parent
     else:
         resource = _configs_dir().joinpath(f"{name_or_path}.toml")
         if not resource.is_file():
@@ -624,8 +663,9 @@ def _read_toml(name_or_path) -> tuple[dict, str, str]:
                 f"{list_studies()} (or pass a path to a .toml file)"
             )
         text, origin = resource.read_text(), f"study config {resource}"
+        folder = Path(str(resource)).parent
     try:
-        return tomllib.loads(text), origin, path.stem
+        return tomllib.loads(text), origin, path.stem, folder
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"malformed {origin}: {exc}") from None
 
@@ -645,6 +685,16 @@ def _method_specs(names, tables) -> list:
         time_limit = table.pop("time_limit", None)
         specs.append(MethodSpec(label, method, table, time_limit))
     return specs
+
+
+def _user_table(table, method) -> dict:
+    """A user learner's table as a variant of its registered method."""
+    params = {k: v for k, v in table.items() if k not in USER_METHOD_KEYS}
+    return {"method": method, **params}
+
+
+def _thresholds(value):
+    return None if value == "all" else value
 
 
 def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfig:
@@ -677,7 +727,7 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    data, origin, stem = _read_toml(name_or_path)
+    data, origin, stem, folder = _read_toml(name_or_path)
     where = _Where(origin, sections={})
     _check_layout(data, where)
     scales = data.get("scales", {})
@@ -702,7 +752,19 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
             raise where.error(
                 "[study]", f"needs {key!r}; e.g. {key} = {_LISTS[key][1]}"
             )
+    used = {
+        name
+        for _, table in layers
+        if isinstance(table.get("datasets"), list)
+        for name in table["datasets"]
+    }
+    register_user_datasets(data.get("datasets", {}), used, where, folder)
     tables = data.get("methods", {})
+    user = register_user_methods(tables, where, folder)
+    tables = {
+        label: _user_table(table, user[label]) if label in user else table
+        for label, table in tables.items()
+    }
     where.tables = frozenset(tables)
     lists = [table["methods"] for _, table in layers if "methods" in table]
     _check_method_tables(tables, lists, where)
@@ -715,7 +777,7 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
         seeds=list(study.get("seeds", [0])),
         time_limit=float(study.get("time_limit", 60.0)),
         memory_limit_mb=study.get("memory_limit_mb"),
-        max_thresholds=study.get("max_thresholds", 8),
+        max_thresholds=_thresholds(study.get("max_thresholds", 8)),
         grace_s=float(study.get("grace_s", 10.0)),
         workers=study.get("workers", 1),
         description=study.get("description", ""),

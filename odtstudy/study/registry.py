@@ -2,7 +2,17 @@
 
 Built-in methods are declared by import path, so a study only imports the
 learners it runs, and a learner whose dependencies are missing is reported
-as "not installed" before any run starts.
+as "not installed" before any run starts. The adapters of published solvers
+(:mod:`odtstudy.external`) are always registered; each is available only when
+its solver's package imports (the ``external`` extra), and its data kind,
+exactness, objective family and tool come from its class. A study file can
+register the user's own learners by import path
+(:func:`register_user_method`).
+
+:meth:`Method.objective_family` says what a learner's ``objective_``
+measures (``"misclassification"``, ``"misclassification+leaf-penalty"``,
+``"lpboost"``, ...): proven objectives are only compared within a family.
+:meth:`Method.tool` names who solves: ``"odtstudy"`` or the solver's package.
 
 :meth:`Method.make` builds a learner and refuses a parameter its constructor
 does not take (the runner's own ``max_depth``, ``time_limit`` and
@@ -23,9 +33,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RUNNER_PARAMS", "Method", "get_method", "list_methods", "register_method"]
+__all__ = [
+    "RUNNER_PARAMS",
+    "Method",
+    "get_method",
+    "list_methods",
+    "register_method",
+    "register_user_method",
+]
 
 DATA_KINDS = ("binary", "numeric")
+MISCLASSIFICATION = "misclassification"
 RUNNER_PARAMS = ("max_depth", "time_limit", "random_state")
 """Constructor parameters the study runner sets itself (from the study's
 depths, time limit and seeds), never taken from a method's parameters."""
@@ -63,6 +81,12 @@ class Method:
     defaults : dict
         Extra constructor parameters.
     description : str
+    family : str or callable, default=None
+        Objective family of ``objective_`` (see :meth:`objective_family`)
+        when the class does not declare it; a callable gets the parameters.
+    user : bool, default=False
+        True for a method defined in a study file (``[methods.<label>]
+        target = "module:Class"``).
     """
 
     name: str
@@ -71,6 +95,8 @@ class Method:
     exact: bool = False
     defaults: dict = field(default_factory=dict)
     description: str = ""
+    family: Any = None
+    user: bool = False
 
     def estimator_class(self):
         """Import and return the estimator class (or factory).
@@ -78,27 +104,61 @@ class Method:
         Raises
         ------
         KeyError
-            When the learner cannot be imported (not installed).
+            When the learner cannot be imported, or its class says the
+            package it needs is missing (``installed()`` is False): not
+            installed.
         """
-        if callable(self.target):
-            return self.target
-        module_name, _, attr = self.target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-            return getattr(module, attr)
-        except (ImportError, AttributeError) as exc:
+        cls = _import_target(self.name, self.target)
+        installed = getattr(cls, "installed", None)
+        if callable(installed) and not installed():
             raise KeyError(
-                f"method {self.name!r} is not installed: cannot import "
-                f"{self.target} ({exc})"
-            ) from exc
+                f"method {self.name!r} is not installed: {cls.__name__} needs "
+                f"the {getattr(cls, '_tool', '?')!r} package "
+                '(pip install "odtstudy[external]")'
+            )
+        return cls
 
     def available(self) -> bool:
-        """True when the learner imports."""
+        """True when the learner imports (for an adapter: and its solver)."""
         try:
             self.estimator_class()
         except KeyError:
             return False
         return True
+
+    def objective_family(self, params=None) -> str:
+        """What the learner's ``objective_`` measures, for these parameters.
+
+        Proven objectives are only compared within one family. The class
+        decides when it can (an ``objective_family(params)`` class method or
+        an ``_objective_family`` attribute), then the registry's ``family``;
+        otherwise ``"misclassification"``, the contract's ``objective_``.
+        """
+        params = {**self.defaults, **(params or {})}
+        cls = self._class_or_none()
+        declared = getattr(cls, "objective_family", None)
+        if callable(declared):
+            return declared(params)
+        if isinstance(getattr(cls, "_objective_family", None), str):
+            return cls._objective_family
+        if callable(self.family):
+            return self.family(params)
+        return self.family or MISCLASSIFICATION
+
+    def tool(self) -> str:
+        """``"odtstudy"`` for odtstudy's own learners, else the package that
+        solves (an adapter's ``_tool``, or a user class's top-level module)."""
+        cls = self._class_or_none()
+        if getattr(cls, "_tool", ""):
+            return cls._tool
+        module = getattr(cls, "__module__", None) or str(self.target).split(":")[0]
+        return module.split(".")[0]
+
+    def _class_or_none(self):
+        try:
+            return _import_target(self.name, self.target)
+        except KeyError:
+            return None
 
     def parameters(self):
         """Names of the learner's constructor parameters.
@@ -207,26 +267,81 @@ class Method:
             return estimator.fit(X, y)
 
 
+def _import_target(name, target):
+    """The class (or factory) ``target`` names: ``"module:Attr"`` or itself.
+
+    Raises
+    ------
+    KeyError
+        When it cannot be imported (not installed).
+    """
+    if callable(target):
+        return target
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise KeyError(
+            f"method {name!r} is not installed: cannot import {target} ({exc})"
+        ) from exc
+
+
 _REGISTRY: dict[str, Method] = {}
 
 
 def register_method(
     name: str,
     target,
-    data: str = "numeric",
-    exact: bool = False,
+    data: str | None = "numeric",
+    exact: bool | None = False,
     defaults: dict | None = None,
     description: str = "",
     replace: bool = False,
+    family=None,
+    user: bool = False,
 ) -> Method:
-    """Add a learner to the registry and return its :class:`Method`."""
+    """Add a learner to the registry and return its :class:`Method`.
+
+    ``data=None`` / ``exact=None`` take them from the class (its
+    ``_requires_binary`` and ``_exact``), which must then import.
+    """
+    if data is None or exact is None:
+        cls = _import_target(name, target)
+        if data is None:
+            data = "binary" if getattr(cls, "_requires_binary", False) else "numeric"
+        if exact is None:
+            exact = bool(getattr(cls, "_exact", False))
     if data not in DATA_KINDS:
         raise ValueError(f"data must be one of {DATA_KINDS}, got {data!r}")
     if name in _REGISTRY and not replace:
         raise ValueError(f"method {name!r} is already registered")
-    method = Method(name, target, data, exact, dict(defaults or {}), description)
+    method = Method(
+        name, target, data, exact, dict(defaults or {}), description, family, user
+    )
     _REGISTRY[name] = method
     return method
+
+
+def register_user_method(name, target, data, exact, family=None) -> Method:
+    """Register (or re-register) a method a study file defines by import path.
+
+    A built-in method cannot be replaced.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is a built-in method.
+    """
+    current = _REGISTRY.get(name)
+    if current is not None and not current.user:
+        raise ValueError(
+            f"{name!r} is a built-in method; give your learner another label"
+        )
+    description = f"user learner {name}"
+    return register_method(
+        name, target, data, exact, None, description, True, family, user=True
+    )
 
 
 def get_method(name: str) -> Method:
@@ -248,9 +363,52 @@ def list_methods(available_only: bool = True) -> list[str]:
     ]
 
 
+def _dl85_family(params) -> str:
+    custom = any(
+        params.get(key) is not None for key in ("error_function", "fast_error_function")
+    )
+    return "custom" if custom else MISCLASSIFICATION
+
+
+def _oct_family(params) -> str:
+    if params.get("alpha"):
+        return "misclassification+split-penalty"
+    return MISCLASSIFICATION
+
+
+#: Objective families of the built-in learners that do not declare one.
+_FAMILIES = {
+    "dl85": _dl85_family,
+    "dl8": _dl85_family,
+    "oct": _oct_family,
+    "dl8forest": "forest-misclassification",
+    "random-forest": "forest-misclassification",
+    "gradient-boosting": "forest-misclassification",
+    "adaboost": "forest-misclassification",
+    "optiboost-lp": "lpboost",
+    "lpboost-cart": "lpboost",
+    "optiboost-md": "mdboost",
+    "mdboost-cart": "mdboost",
+}
+
+
 def _register_builtins(entries: list[tuple[str, str, str, bool, dict, str]]):
     for name, target, data, exact, defaults, description in entries:
-        register_method(name, target, data, exact, defaults, description)
+        register_method(
+            name, target, data, exact, defaults, description, family=_FAMILIES.get(name)
+        )
+
+
+#: Adapters for published solvers (odtstudy.external): data kind, exactness
+#: and objective family come from each class; a method is available when its
+#: solver's package imports (the ``external`` extra).
+_ADAPTERS = [
+    ("pystreed", "STreeDClassifier", "STreeD (pystreed): depth-limited optimal trees"),
+    ("pydl85", "PyDL85Classifier", "PyDL8.5 (pydl8.5): the authors' C++ DL8.5"),
+    ("gosdt", "GOSDTClassifier", "GOSDT (gosdt) with a depth budget"),
+    ("pycontree", "ConTreeClassifier", "ConTree (pycontree): all numeric thresholds"),
+    ("licketysplit", "LicketySplitClassifier", "LicketySPLIT: lookahead heuristic"),
+]
 
 
 _register_builtins(
@@ -385,3 +543,5 @@ _register_builtins(
         ),
     ]
 )
+for _name, _cls, _description in _ADAPTERS:
+    register_method(_name, f"odtstudy.external:{_cls}", None, None, {}, _description)

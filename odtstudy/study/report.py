@@ -1,414 +1,57 @@
-"""Reports built only from a study's stored records: tables + figures.
+"""Reports built only from a study's stored records.
 
-The same content is written as ``report.md`` and ``report.html`` next to the
-figures (PNG and SVG) in ``<output>/<study>/``.
+``report.md`` and a self-contained ``report.html`` (figures embedded, tables
+sortable) are written next to the figures (PNG and SVG), ``results.csv`` and
+``results.parquet`` in ``<output>/<study>/``. Each protocol gets its own
+section (:func:`protocol_section`); :func:`compare_studies` puts two studies
+side by side. The jobs are split: cells and completeness (``_records``),
+rank statistics (``_stats``), tables (``_tables``), anytime traces
+(``_anytime``), cross-checks (``_checks``), figures (``_figures``) and
+rendering (``_document``).
 """
 
 from __future__ import annotations
 
-import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from odtstudy.study.registry import get_method
+from odtstudy.study import _figures as figures
+from odtstudy.study import _tables as tables
+from odtstudy.study._anytime import anytime_curves, primal_integrals
+from odtstudy.study._checks import consistency_violations, heuristic_gaps
+from odtstudy.study._compare import compare_studies
+from odtstudy.study._document import Document, markdown_table
+from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
+from odtstudy.study._stats import rank_test, score_matrix, win_tie_loss
 from odtstudy.study.results import ResultsStore
 
 __all__ = [
+    "CELL_RULE",
+    "compare_studies",
+    "complete_cells",
     "consistency_violations",
     "heuristic_gaps",
     "make_report",
     "markdown_table",
+    "protocol_section",
 ]
 
-_RUN_KEYS = ["dataset", "depth", "fold", "seed"]
-
-
-def _cell(value, floatfmt=".3f"):
-    if isinstance(value, (float, np.floating)):
-        return "" if np.isnan(value) else format(value, floatfmt)
-    return str(value)
-
-
-def markdown_table(frame: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """Render a DataFrame as a GitHub Markdown table."""
-    header = [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in frame.itertuples(index=False):
-        cells = (_cell(v, floatfmt).replace("|", "\\|") for v in row)
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _html_table(frame: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td>{html.escape(_cell(v, floatfmt))}</td>" for v in row)
-        + "</tr>"
-        for row in frame.itertuples(index=False)
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-class _Document:
-    """Blocks rendered to both Markdown and HTML."""
-
-    def __init__(self, title):
-        self.title = title
-        self.blocks = []
-
-    def heading(self, text):
-        self.blocks.append(("h2", text))
-
-    def text(self, text, alert=False):
-        self.blocks.append(("alert" if alert else "p", text))
-
-    def table(self, frame):
-        self.blocks.append(("table", frame))
-
-    def figure(self, filename, caption):
-        self.blocks.append(("img", (filename, caption)))
-
-    def markdown(self) -> str:
-        out = [f"# {self.title}", ""]
-        for kind, payload in self.blocks:
-            if kind == "h2":
-                out += [f"## {payload}", ""]
-            elif kind == "p":
-                out += [payload, ""]
-            elif kind == "alert":
-                out += [f'<span style="color:red">**{payload}**</span>', ""]
-            elif kind == "table":
-                out += [markdown_table(payload), ""]
-            else:
-                out += [f"![{payload[1]}]({payload[0]})", ""]
-        return "\n".join(out)
-
-    def html(self) -> str:
-        out = [
-            "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-            f"<title>{html.escape(self.title)}</title>",
-            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
-            "collapse;font-size:0.85em}td,th{border:1px solid #ccc;padding:2px 6px}"
-            ".alert{color:#c00;font-weight:bold}img{max-width:100%}</style>",
-            f"</head><body><h1>{html.escape(self.title)}</h1>",
-        ]
-        for kind, payload in self.blocks:
-            if kind == "h2":
-                out.append(f"<h2>{html.escape(payload)}</h2>")
-            elif kind == "p":
-                out.append(f"<p>{html.escape(payload)}</p>")
-            elif kind == "alert":
-                out.append(f"<p class='alert'>{html.escape(payload)}</p>")
-            elif kind == "table":
-                out.append(_html_table(payload))
-            else:
-                src, caption = (html.escape(s) for s in payload)
-                out.append(
-                    f"<figure><img src='{src}' alt='{caption}'>"
-                    f"<figcaption>{caption}</figcaption></figure>"
-                )
-        out.append("</body></html>")
-        return "\n".join(out)
-
-
-def _method_is_exact(label: str, params: str | None) -> bool:
-    try:
-        return get_method(label).exact
-    except KeyError:
-        return False
-
-
-def _n_trees(stats) -> float:
-    try:
-        value = json.loads(stats or "{}").get("n_trees")
-    except (TypeError, ValueError):
-        return np.nan
-    return np.nan if value is None else float(value)
-
-
-def _single_tree_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """Runs of single-tree learners (their objective is training errors);
-    forests optimise other objectives and are left out of the checks."""
-    stats = frame["stats"] if "stats" in frame else pd.Series(None, index=frame.index)
-    return frame[stats.map(_n_trees).isna()]
-
-
-def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
-    """Runs where two methods both proved optimality but disagree on the objective.
-
-    Runs are matched on dataset, depth, fold and seed, and on the number of
-    features the learner saw (a numeric learner and a 0/1 learner on the
-    binarised data solve different problems). Forests are not compared.
-    """
-    keys = [*_RUN_KEYS, "n_features"]
-    frame = _single_tree_runs(frame)
-    proven = frame[(frame["status"] == "ok") & frame["optimal"]]
-    rows = []
-    for key, group in proven.groupby(keys):
-        values = group.set_index("method")["objective"].round(6)
-        if values.nunique() > 1:
-            rows.append(dict(zip(keys, key), objectives=values.to_dict()))
-    return pd.DataFrame(rows, columns=[*keys, "objectives"])
-
-
-def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
-    """Training-objective gap of every non-proven run to the proven optimum.
-
-    For each run that did not prove optimality, the gap is its objective minus
-    the optimum another method proved on the same fold and data (same
-    features). A negative gap means a method reports a better tree than a
-    proven optimum: a bug.
-    """
-    keys = [*_RUN_KEYS, "n_features"]
-    frame = _single_tree_runs(frame)
-    ok = frame[(frame["status"] == "ok") & frame["objective"].notna()]
-    optimum = ok[ok["optimal"]].groupby(keys)["objective"].min().rename("optimum")
-    others = ok[~ok["optimal"]].join(optimum, on=keys, how="inner")
-    others = others.assign(gap=others["objective"] - others["optimum"])
-    return others[[*keys, "method", "objective", "optimum", "gap"]]
-
-
-#: How a cell (dataset x method x depth) is summarised; printed in the report.
-CELL_RULE = (
-    "Each cell (dataset × method × depth) expects one run per fold and seed. "
-    "`runs ok` counts the runs whose fit returned (`k/n ok`); a run killed at "
-    "its hard deadline counts as a tree only if the learner had reported its "
-    "best tree before. Means are over the runs with a tree; a cell where some "
-    "run has no tree (killed without a tree, out of memory, error) is "
-    "**incomplete**: its values are shown in brackets, it is marked "
-    "`incomplete` and it is never compared with complete cells. `proven` "
-    "counts runs whose learner proved optimality within its allowed time "
-    "(time limit × 1.1 + 1 s)."
+STATS_RULE = (
+    "Per depth, each dataset ranks the methods by mean test accuracy (the "
+    "training accuracy when a study fits on all rows; 1 = best, ties share "
+    "the average rank). The Friedman test (scipy) asks "
+    "whether the average ranks differ; when it rejects at α = 0.05, the "
+    "Nemenyi post-hoc test (scikit-posthocs) calls two methods different "
+    "when their average ranks differ by more than the critical difference "
+    "CD. Only complete cells count: a method complete on fewer than half the "
+    "datasets is left out, then every dataset where a remaining method's "
+    "cell is incomplete is dropped. In a CD diagram, methods joined by a "
+    "bar are not significantly different."
 )
-
-
-def _expected_runs(frame: pd.DataFrame) -> int:
-    """Runs per cell under the frame's protocol (folds × seeds)."""
-    protocol = json.loads(frame["protocol"].dropna().iloc[0])
-    return int(protocol["folds"]) * len(protocol["seeds"])
-
-
-def _bracket(values: pd.Series, complete: pd.Series) -> pd.Series:
-    return pd.Series(
-        [
-            v if ok or pd.isna(v) else f"({_cell(float(v))})"
-            for v, ok in zip(values, complete)
-        ],
-        index=values.index,
-        dtype=object,
-    )
-
-
-def _summary(frame: pd.DataFrame, expected: int) -> pd.DataFrame:
-    keys = ["dataset", "depth", "method"]
-    trees = frame[frame["has_tree"]]
-    trees = trees.assign(n_trees=trees["stats"].map(_n_trees))
-    grouped = trees.groupby(keys)
-    everything = frame.groupby(keys)
-    n_ok = frame[frame["status"] == "ok"].groupby(keys).size()
-    n_trees = grouped.size().reindex(everything.size().index, fill_value=0)
-    table = pd.DataFrame(index=everything.size().index)
-    table["runs ok"] = [f"{int(n_ok.get(key, 0))}/{expected}" for key in table.index]
-    complete = n_trees >= expected
-    table["complete"] = complete.map({True: "yes", False: "incomplete"})
-    columns = {
-        "test acc": grouped["test_acc"].mean(),
-        "± std": grouped["test_acc"].std(),
-        "train acc": grouped["train_acc"].mean(),
-        "objective": grouped["objective"].mean(),
-        "proven": grouped["optimal"].sum(),
-        "fit time (s)": grouped["fit_time_s"].mean(),
-        "fit memory (MB)": grouped["fit_mem_mb"].max(),
-    }
-    for name, values in columns.items():
-        values = values.reindex(table.index)
-        if name in ("test acc", "± std", "train acc", "objective"):
-            values = _bracket(values, complete)
-        table[name] = values
-    table["proven"] = table["proven"].fillna(0).astype(int)
-    if trees["n_trees"].notna().any():
-        table["trees"] = grouped["n_trees"].mean().reindex(table.index)
-    return table.reset_index()
-
-
-def complete_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """Runs with a tree, restricted to cells where every expected run has one."""
-    keys = ["dataset", "depth", "method"]
-    expected = _expected_runs(frame)
-    trees = frame[frame["has_tree"]]
-    size = trees.groupby(keys)["run_id"].transform("size")
-    return trees[size >= expected]
-
-
-def _proven_table(frame: pd.DataFrame, expected: int) -> pd.DataFrame:
-    """Per method: runs proven optimal / runs, and median fit time, per depth."""
-    ok = frame[frame["status"] == "ok"]
-    n_datasets = frame["dataset"].nunique()
-    rows = []
-    for method, group in frame.groupby("method"):
-        row = {"method": method}
-        for depth, runs in group.groupby("depth"):
-            times = ok[(ok["method"] == method) & (ok["depth"] == depth)]
-            median = times["fit_time_s"].median()
-            total = expected * n_datasets
-            row[f"depth {int(depth)}"] = (
-                f"{int(runs['optimal'].sum())}/{total}, {median:.3g}s"
-            )
-        memory = group["fit_mem_mb"].median()
-        row["median fit memory (MB)"] = memory
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _status_counts(frame: pd.DataFrame) -> pd.DataFrame:
-    counts = frame.pivot_table(
-        index="method",
-        columns="status",
-        values="run_id",
-        aggfunc="count",
-        fill_value=0,
-    )
-    for status in ("ok", "timeout", "error", "memout"):
-        if status not in counts.columns:
-            counts[status] = 0
-    counts = counts[["ok", "timeout", "error", "memout"]]
-    killed = frame[(frame["status"] == "timeout") & frame["has_tree"]]
-    counts["killed, tree kept"] = killed.groupby("method").size()
-    proven = frame[frame["optimal"] & (frame["status"] == "ok")]
-    counts["proven optimal"] = proven.groupby("method").size()
-    claimed = frame[frame["claimed_optimal"] & ~frame["optimal"]]
-    counts["optimal after the limit"] = claimed.groupby("method").size()
-    return counts.fillna(0).astype(int).reset_index()
-
-
-def _plotting():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    sns.set_theme(style="whitegrid", context="paper")
-    return plt, sns
-
-
-def _save(fig, folder: Path, name: str) -> str:
-    for ext in ("png", "svg"):
-        fig.savefig(folder / f"{name}.{ext}", dpi=110, bbox_inches="tight")
-    return f"{name}.png"
-
-
-def _accuracy_figure(ok, folder, prefix=""):
-    plt, sns = _plotting()
-    grid = sns.relplot(
-        data=ok,
-        x="depth",
-        y="test_acc",
-        hue="method",
-        col="dataset",
-        col_wrap=min(4, ok["dataset"].nunique()),
-        kind="line",
-        marker="o",
-        errorbar="sd",
-        height=2.8,
-        facet_kws={"sharey": False},
-    )
-    grid.set_axis_labels("max depth", "test accuracy")
-    name = _save(grid.figure, folder, prefix + "test_accuracy_vs_depth")
-    plt.close(grid.figure)
-    return name
-
-
-def _cactus_figure(frame, folder, prefix=""):
-    """Instances solved to proven optimality within t seconds (paper Fig. 4)."""
-    proven = frame[(frame["status"] == "ok") & frame["optimal"]]
-    if proven.empty:
-        return None
-    plt, _ = _plotting()
-    depths = sorted(frame["depth"].unique())
-    fig, axes = plt.subplots(
-        1, len(depths), figsize=(3.6 * len(depths), 3), squeeze=False, sharey=True
-    )
-    for ax, depth in zip(axes[0], depths):
-        for method, group in proven[proven["depth"] == depth].groupby("method"):
-            times = np.sort(group["fit_time_s"].to_numpy())
-            ax.step(times, np.arange(1, len(times) + 1), where="post", label=method)
-        ax.set_xscale("log")
-        ax.set_title(f"depth {int(depth)}")
-        ax.set_xlabel("time (s)")
-    axes[0][0].set_ylabel("instances proven optimal")
-    axes[0][-1].legend(fontsize=7)
-    name = _save(fig, folder, prefix + "cactus")
-    plt.close(fig)
-    return name
-
-
-def _cost_figure(ok, folder, prefix=""):
-    plt, sns = _plotting()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3))
-    sns.boxplot(data=ok, x="method", y="fit_time_s", ax=axes[0])
-    axes[0].set_yscale("log")
-    axes[0].set_ylabel("fit time (s)")
-    sns.boxplot(data=ok, x="method", y="fit_mem_mb", ax=axes[1])
-    axes[1].set_ylabel("fit memory (MB)")
-    for ax in axes:
-        ax.tick_params(axis="x", rotation=45)
-    name = _save(fig, folder, prefix + "runtime_memory")
-    plt.close(fig)
-    return name
-
-
-def _anytime_curves(ok) -> pd.DataFrame:
-    rows = []
-    for record in ok.itertuples(index=False):
-        try:
-            curve = json.loads(record.stats or "{}").get("anytime")
-        except (TypeError, ValueError):
-            curve = None
-        if not curve:
-            continue
-        for point in curve:
-            rows.append(
-                dict(
-                    dataset=record.dataset,
-                    depth=record.depth,
-                    fold=record.fold,
-                    method=record.method,
-                    time=float(point[0]),
-                    objective=float(point[1]),
-                )
-            )
-    return pd.DataFrame(rows)
-
-
-def _anytime_figure(ok, folder, prefix=""):
-    curves = _anytime_curves(ok)
-    if curves.empty:
-        return None
-    curves = curves[curves["fold"] == curves["fold"].min()]
-    plt, sns = _plotting()
-    grid = sns.relplot(
-        data=curves,
-        x="time",
-        y="objective",
-        hue="method",
-        style="depth",
-        col="dataset",
-        col_wrap=min(4, curves["dataset"].nunique()),
-        kind="line",
-        drawstyle="steps-post",
-        height=2.8,
-        facet_kws={"sharey": False, "sharex": False},
-    )
-    grid.set(xscale="symlog")
-    grid.set_axis_labels("time (s)", "training objective")
-    name = _save(grid.figure, folder, prefix + "anytime")
-    plt.close(grid.figure)
-    return name
 
 
 def _protocol_text(frame: pd.DataFrame) -> str:
@@ -436,35 +79,127 @@ def _protocol_text(frame: pd.DataFrame) -> str:
     )
 
 
-def _method_parameters(frame: pd.DataFrame) -> pd.DataFrame:
-    protocol = json.loads(frame["protocol"].dropna().iloc[0])
-    rows = [
-        {
-            "method": label,
-            "learner": spec["method"],
-            "time limit (s)": spec["time_limit"],
-            "parameters": ", ".join(f"{k}={v!r}" for k, v in spec["params"].items())
-            or "defaults",
-        }
-        for label, spec in protocol["methods"].items()
-        if label in set(frame["method"])
-    ]
+def _method_parameters(records: StudyRecords) -> pd.DataFrame:
+    rows = []
+    for label in records.method_order:
+        spec = records.methods.get(label, {})
+        params = spec.get("params", {})
+        rows.append(
+            {
+                "method": label,
+                "learner": spec.get("method", label),
+                "exact": "yes" if records.is_exact(label) else "no",
+                "time limit (s)": f"{records.time_limit(label):g}",
+                "parameters": ", ".join(f"{k}={v!r}" for k, v in params.items())
+                or "defaults",
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def _consistency(doc: _Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> None:
+def _coarse_seconds(times: pd.Series) -> pd.Series:
+    """Times at two significant digits, 10 ms at least: closer ones tie."""
+    times = np.maximum(times.astype(float), 0.01)
+    digits = np.floor(np.log10(times))
+    return np.round(times / 10**digits, 1) * 10**digits
+
+
+def _rank_tests(records: StudyRecords, measure: str) -> dict:
+    """depth -> RankTest on test accuracy (all methods) or time to a proof
+    (exact methods; a cell not proven in every run ranks after every proof)."""
+    cells = records.cells.assign(
+        time_to_proof=_coarse_seconds(records.cells["fit_time"]).where(
+            records.cells["all_proven"], np.inf
+        )
+    )
+    if measure == "test_acc":
+        methods, higher = records.method_order, True
+    else:
+        methods, higher = records.exact_methods, False
+    tests = {}
+    for depth in records.depths:
+        part = cells[cells["depth"] == depth]
+        present = [m for m in methods if m in set(part["method"])]
+        if len(present) < 2:
+            continue
+        matrix, left_out, dropped = score_matrix(part, measure, present)
+        tests[depth] = rank_test(
+            matrix, higher, measure, left_out=left_out, dropped=dropped
+        )
+    return tests
+
+
+def verdict(test, depth: int, what: str) -> str:
+    """One sentence: best average rank, Friedman p and the significant pairs."""
+    head = f"**Depth {depth}, {what}**: "
+    notes = []
+    if test.dropped:
+        notes.append(
+            f"{len(test.dropped)} dataset(s) dropped for incomplete or missing cells"
+        )
+    if test.left_out:
+        notes.append(
+            "left out: " + ", ".join(f"{m} ({why})" for m, why in test.left_out.items())
+        )
+    note = f" ({'; '.join(notes)})" if notes else ""
+    if not test.tested:
+        return (
+            head + f"not tested: {test.n_datasets} dataset(s) with every compared "
+            f"method complete and {len(test.ranks)} method(s) (the Friedman test "
+            f"needs at least 3 of each){note}."
+        )
+    top = test.ranks.iloc[0]
+    best = list(test.ranks.index[test.ranks - top < 1e-9])
+    who = best[0] if len(best) == 1 else f"shared by {', '.join(best)}"
+    text = (
+        head + f"best average rank {top:.2f} ({who}) over "
+        f"{test.n_datasets} datasets{note}; Friedman p = {test.pvalue:.3g}"
+    )
+    if test.pvalue >= test.alpha:
+        return text + ": no significant difference between the methods."
+    pairs = test.significant_pairs()
+    if not pairs:
+        return (
+            text
+            + f"; Nemenyi (CD = {test.cd:.2f}) finds no pair significantly different."
+        )
+    better, worse = {}, {}
+    for a, b in pairs:
+        better.setdefault(a, []).append(b)
+        worse.setdefault(b, []).append(a)
+    if len(worse) < len(better):
+        listed = "; ".join(f"{b} worse than {', '.join(a)}" for b, a in worse.items())
+    else:
+        listed = "; ".join(f"{a} better than {', '.join(b)}" for a, b in better.items())
+    return text + f"; Nemenyi (CD = {test.cd:.2f}): {listed}."
+
+
+def _accuracy_label(records: StudyRecords, short: bool = False) -> str:
+    if (records.frame["n_folds"] == 1).all():
+        if short:
+            return "Training accuracy"
+        return "accuracy (fitted on all rows: training accuracy)"
+    return "Test accuracy" if short else "test accuracy"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
+
+
+def _consistency(doc: Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> None:
     doc.heading("Consistency of exact methods")
     violations = consistency_violations(frame)
     below = gaps[gaps["gap"] < -1e-6]
     if violations.empty and below.empty:
         doc.text(
-            "OK: every pair of methods that proved optimality on the same fold "
-            "and data reports the same objective, and no method reports a "
-            "better training objective than a proven optimum."
+            "OK: every pair of methods that proved optimality on the same fold, "
+            "data and objective family reports the same objective, and no "
+            "method reports a better training objective than a proven optimum."
         )
     if not violations.empty:
         doc.text(
-            "DISAGREEMENT: exact methods proved different optima on these runs.",
+            "DISAGREEMENT: exact methods proved different optima on these runs "
+            "(disagreements between two different tools first).",
             alert=True,
         )
         doc.table(violations)
@@ -477,52 +212,237 @@ def _consistency(doc: _Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> Non
         doc.table(below)
 
 
-def _protocol_section(doc, frame, folder, prefix="") -> None:
-    """The whole report of one protocol's records."""
-    expected = _expected_runs(frame)
-    doc.text(_protocol_text(frame))
-    doc.table(_method_parameters(frame))
-    doc.heading("Proven optimal / median fit time (s) per method and depth")
-    doc.table(_proven_table(frame, expected))
-    gaps = heuristic_gaps(frame)
-    _consistency(doc, frame, gaps)
-    doc.heading("Run status")
-    doc.table(_status_counts(frame))
-    doc.heading("Results (mean over folds and seeds)")
-    doc.text(CELL_RULE)
-    doc.table(_summary(frame, expected))
-    if not gaps.empty:
-        doc.heading("Gap to the proven optimum (training objective)")
-        doc.text(
-            "Mean objective minus the optimum proven by an exact method on "
-            "the same fold and data, for runs that did not prove optimality."
+def _statistics(doc, records, tests, time_tests, style, folder, prefix) -> None:
+    doc.heading("Statistics: ranks, Friedman and Nemenyi across datasets")
+    doc.text(STATS_RULE)
+    for depth, test in tests.items():
+        doc.heading(f"Depth {depth}", 3)
+        doc.text(verdict(test, depth, _accuracy_label(records)))
+        doc.figure(
+            figures.cd_figure(
+                test,
+                folder,
+                f"{prefix}cd-test_acc-d{depth}",
+                f"{_accuracy_label(records, short=True)}, depth {depth}",
+            ),
+            f"Critical-difference diagram, {_accuracy_label(records, True).lower()}, "
+            f"depth {depth}",
         )
-        table = gaps.groupby(["method", "depth"])["gap"].agg(["count", "mean", "max"])
-        doc.table(table.reset_index())
+        if test.n_datasets:
+            doc.begin_details(
+                f"Wins/ties/losses of each row method against each column "
+                f"method over {test.n_datasets} datasets ({_accuracy_label(records)})"
+            )
+            doc.table(win_tie_loss(test.scores, True).reset_index(names="method"))
+            doc.end_details()
+    if time_tests:
+        doc.heading("Time to a proof (exact methods)", 3)
+        doc.text(
+            "The same tests on the mean fit time of a cell whose runs were all "
+            "proven optimal, at two significant digits and 10 ms at least "
+            "(closer times tie); a cell with an unproven run ranks after every "
+            "proof (ties among them)."
+        )
+        for depth, test in time_tests.items():
+            doc.text(verdict(test, depth, "time to a proof"))
+            doc.figure(
+                figures.cd_figure(
+                    test,
+                    folder,
+                    f"{prefix}cd-time-d{depth}",
+                    f"Time to proof, depth {depth}",
+                ),
+                f"Critical-difference diagram, time to a proof, depth {depth}",
+            )
+
+
+def _cost(doc, records, style, folder, prefix, reference) -> None:
+    frame = records.frame
+    exact = records.exact_methods
+    doc.heading("Cost: time and memory")
+    if exact:
+        doc.figure(
+            figures.cactus_figure(frame, exact, style, folder, prefix + "cactus"),
+            "Cactus plot: runs proven optimal within a fit time, exact methods "
+            "(dotted: all runs)",
+        )
+        doc.figure(
+            figures.profile_figure(
+                frame, exact, style, folder, prefix + "performance_profile"
+            ),
+            "Performance profile (Dolan–Moré) of the time to a proof: share of "
+            "runs a method proves within τ times the fastest proof (times "
+            "under 10 ms count as 10 ms)",
+        )
+        if reference in exact:
+            ratios = tables.time_ratio_table(records, reference)
+            if not ratios.empty:
+                doc.text(
+                    f"Geometric mean of each exact method's fit time over "
+                    f"{reference}'s, on the runs both proved optimal (< 1: faster "
+                    f"than {reference})."
+                )
+                doc.table(ratios)
+    doc.figure(
+        figures.cost_figure(
+            frame, records.method_order, style, folder, prefix + "cost_vs_depth"
+        ),
+        "Median fit time and fit memory per method vs depth "
+        "(bars: interquartile range)",
+    )
+
+
+def _anytime(doc, records, style, folder, prefix) -> None:
+    exact = records.exact_methods
+    curves = anytime_curves(records.frame, exact)
+    if curves.empty:
+        return
+    doc.heading("Anytime behaviour of exact methods")
+    traced = sorted(set(curves["method"]), key=exact.index)
+    missing = [m for m in exact if m not in traced]
+    horizons = {m: records.time_limit(m) for m in exact}
+    integrals = primal_integrals(records.frame, curves, horizons)
+    doc.text(
+        "Primal integral (Berthold 2013): the integral over the time limit of the "
+        "relative gap of the incumbent to the best objective any method reached "
+        "on the same run (1 before the first incumbent), in seconds; lower is "
+        "better. Methods traced: "
+        + ", ".join(traced)
+        + (f"; no trace recorded by {', '.join(missing)}." if missing else ".")
+    )
+    doc.table(tables.primal_integral_table(integrals, records))
+    first = curves[
+        (curves["fold"] == curves["fold"].min())
+        & (curves["seed"] == curves["seed"].min())
+    ]
+    horizon = max(horizons.values())
+    names = []
+    for (dataset, depth), part in first.groupby(["dataset", "depth"]):
+        name = figures.anytime_figure(
+            part,
+            exact,
+            style,
+            folder,
+            f"{prefix}anytime-{_safe(dataset)}-d{int(depth)}",
+            f"{dataset}, depth {int(depth)}",
+            horizon,
+        )
+        names.append((name, f"Anytime: {dataset}, depth {int(depth)} (first fold)"))
+    doc.begin_details(
+        f"{len(names)} anytime figures (one per dataset and depth, first fold): "
+        "incumbent solid, lower bound dashed, log time"
+    )
+    for name, caption in names:
+        doc.figure(name, caption)
+    doc.end_details()
+
+
+def _gaps(doc, records, gaps, style, folder, prefix) -> None:
+    if gaps.empty:
+        return
+    doc.heading("Heuristics vs the proven optimum")
+    doc.text(
+        "Training objective minus the optimum an exact method proved on the "
+        "same fold and data, for the runs that did not prove optimality "
+        "(heuristics, and exact methods stopped by their limit); accuracy "
+        "points = 100 × gap / training rows."
+    )
+    doc.table(tables.gap_table(gaps, records))
+    methods = [m for m in records.method_order if m in set(gaps["method"])]
+    doc.figure(
+        figures.gap_figure(gaps, methods, style, folder, prefix + "optimality_gap"),
+        "Mean gap to the proven optimum per dataset (training accuracy points)",
+    )
+
+
+def protocol_section(
+    doc: Document, frame: pd.DataFrame, folder: Path, prefix: str = "", reference=None
+) -> None:
+    """The whole report of one protocol's records (or of a comparison).
+
+    Summary (method × depth, one verdict per depth), consistency of exact
+    methods, per-depth dataset × method tables, rank statistics with CD
+    diagrams, cost (cactus plot, performance profile, time ratios, time and
+    memory vs depth), anytime traces with primal integrals, heuristic gaps,
+    run status, failed runs and every cell.
+    """
+    records = (
+        frame if isinstance(frame, StudyRecords) else StudyRecords.from_frame(frame)
+    )
+    frame = records.frame
+    style = figures.MethodStyle(records.method_order)
+    exact = records.exact_methods
+    if reference is None:
+        dl85 = [m for m in exact if records.methods.get(m, {}).get("method") == "dl85"]
+        reference = (dl85 or exact or [None])[0]
+    if frame["protocol_id"].nunique() == 1:
+        doc.text(_protocol_text(frame))
+    doc.table(_method_parameters(records))
+    gaps = heuristic_gaps(frame)
+    if not consistency_violations(frame).empty or (gaps["gap"] < -1e-6).any():
+        doc.text(
+            "Exact methods disagree on a proven optimum: see the consistency "
+            "section below before reading any number.",
+            alert=True,
+        )
+    tests = _rank_tests(records, "test_acc")
+    time_tests = _rank_tests(records, "time_to_proof") if len(exact) > 1 else {}
+
+    doc.heading("Summary")
+    for depth, test in tests.items():
+        doc.text(verdict(test, depth, _accuracy_label(records)))
+    for depth, test in time_tests.items():
+        doc.text(verdict(test, depth, "time to a proof (exact methods)"))
+    doc.table(tables.summary_table(records, tests))
+
+    _consistency(doc, frame, gaps)
+
+    doc.heading("Test accuracy per depth")
+    doc.text(
+        "Mean ± std over folds and seeds; the best complete cell of a row in "
+        "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree."
+    )
+    objective_note = (
+        "Training objective of the exact methods (mean over folds and seeds; "
+        "`*`: not proven optimal in every run)."
+    )
+    exact_runs = frame[frame["method"].isin(exact)]
+    if (exact_runs.groupby("dataset")["n_features"].nunique() > 1).any():
+        objective_note += (
+            " On numeric datasets a 0/1 learner sees the binarised features and "
+            "a numeric one the raw features: their optima differ."
+        )
+    for depth in records.depths:
+        doc.heading(f"Depth {depth}", 3)
+        doc.table(tables.accuracy_table(records, depth))
+        objectives = tables.objective_table(records, depth)
+        if not objectives.empty:
+            doc.text(objective_note)
+            doc.table(objectives)
+    doc.figure(
+        figures.accuracy_figure(
+            records.cells, records.method_order, style, folder, prefix + "test_accuracy"
+        ),
+        "Test accuracy vs depth per dataset (complete cells; bars: std)",
+    )
+
+    _statistics(doc, records, tests, time_tests, style, folder, prefix)
+    _cost(doc, records, style, folder, prefix, reference)
+    _anytime(doc, records, style, folder, prefix)
+    _gaps(doc, records, gaps, style, folder, prefix)
+
+    doc.heading("Run status")
+    doc.table(tables.status_table(frame))
     failed = frame[frame["status"] != "ok"]
     if not failed.empty:
         doc.heading("Failed runs")
         shown = failed[["dataset", "method", "depth", "fold", "status", "error"]]
         doc.table(shown.head(50))
-    trees = complete_cells(frame)
-    ok = frame[frame["status"] == "ok"]
-    if not ok.empty:
-        doc.heading("Figures")
-        figures = [
-            (
-                _accuracy_figure(trees, folder, prefix) if not trees.empty else None,
-                "Test accuracy vs depth (mean ± sd; complete cells only)",
-            ),
-            (
-                _cactus_figure(frame, folder, prefix),
-                "Cactus plot: instances proven optimal within a time",
-            ),
-            (_cost_figure(ok, folder, prefix), "Fit time and fit memory per method"),
-            (_anytime_figure(ok, folder, prefix), "Anytime curves (first fold)"),
-        ]
-        for name, caption in figures:
-            if name:
-                doc.figure(name, caption)
+    doc.heading("All cells")
+    doc.text(CELL_RULE)
+    doc.begin_details(f"{len(records.cells)} cells (dataset × depth × method)")
+    doc.table(tables.cells_table(records))
+    doc.end_details()
 
 
 def _protocols_newest_first(frame: pd.DataFrame) -> list:
@@ -530,22 +450,34 @@ def _protocols_newest_first(frame: pd.DataFrame) -> list:
     return list(newest.index)
 
 
-def make_report(study: str, output_dir="reports", scale: str = "default") -> Path:
+def _environment(doc: Document, frame: pd.DataFrame) -> None:
+    versions = frame["versions"].dropna()
+    if not versions.empty:
+        doc.heading("Environment")
+        hosts = ", ".join(sorted(frame["host"].dropna().unique()))
+        pairs = json.loads(versions.iloc[-1]).items()
+        doc.text(f"Host(s): {hosts}. " + ", ".join(f"{k} {v}" for k, v in pairs))
+
+
+def make_report(
+    study: str, output_dir="reports", scale: str = "default", reference=None
+) -> Path:
     """Write ``report.md`` and ``report.html`` for a study from its records.
 
     Runs of different protocols (see :func:`odtstudy.study.protocol_of`) are
     never pooled: each protocol gets its own section, newest first, and the
-    top of the report says how many there are. Per protocol: the protocol and
-    each method's parameters; proven-optimal counts, median fit time and fit
-    memory per method and depth; the consistency check of exact methods (any
-    pair that proves optimality with different objectives is listed first, in
-    red); run status counts; the per dataset / depth / method table (``k/n
-    ok``, mean ± std test accuracy, train accuracy, objective, proven runs,
-    fit time, fit memory; incomplete cells in brackets); the training-objective
-    gap of non-proven runs to the proven optimum; failed runs with their
-    errors; figures (test accuracy vs depth, cactus plot, fit time and fit
-    memory per method, anytime curves where recorded) and the environment.
-    ``results.csv`` (every record, flat) is written beside it.
+    top of the report says how many there are. Each section is described in
+    :func:`protocol_section`. ``results.csv`` and ``results.parquet`` (every
+    record, flat) are written beside it.
+
+    Parameters
+    ----------
+    study : str
+    output_dir : path, default="reports"
+    scale : str, default="default"
+    reference : str, default=None
+        Exact method the others' fit times are compared with (default
+        ``dl85`` when present, else the first exact method).
 
     Returns
     -------
@@ -560,7 +492,10 @@ def make_report(study: str, output_dir="reports", scale: str = "default") -> Pat
     if frame.empty:
         raise ValueError(f"no results recorded for study {study!r} in {folder}")
     store.export_csv()
-    doc = _Document(f"Study {study}" + ("" if scale == "default" else f" ({scale})"))
+    store.export_parquet()
+    doc = Document(
+        f"Study {study}" + ("" if scale == "default" else f" ({scale})"), folder
+    )
     if store.damaged_lines:
         doc.text(
             f"{len(store.damaged_lines)} damaged record(s) in {store.path.name} "
@@ -579,16 +514,10 @@ def make_report(study: str, output_dir="reports", scale: str = "default") -> Pat
     for protocol_id in protocols:
         part = frame[frame["protocol_id"] == protocol_id]
         if len(protocols) > 1:
-            doc.heading(f"Protocol {protocol_id}")
-        _protocol_section(
-            doc, part, folder, f"{protocol_id}-" if len(protocols) > 1 else ""
-        )
-    versions = frame["versions"].dropna()
-    if not versions.empty:
-        doc.heading("Environment")
-        hosts = ", ".join(sorted(frame["host"].dropna().unique()))
-        pairs = json.loads(versions.iloc[-1]).items()
-        doc.text(f"Host(s): {hosts}. " + ", ".join(f"{k} {v}" for k, v in pairs))
+            doc.heading(f"Protocol {protocol_id}", 1)
+        prefix = f"{protocol_id}-" if len(protocols) > 1 else ""
+        protocol_section(doc, part, folder, prefix, reference)
+    _environment(doc, frame)
     path = folder / "report.md"
     path.write_text(doc.markdown())
     (folder / "report.html").write_text(doc.html())

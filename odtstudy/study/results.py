@@ -22,13 +22,15 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError"]
+__all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError", "typed"]
 
 #: Columns copied from the run's definition (its identity and limit).
 IDENTITY_COLUMNS = [
     "run_id", "protocol_id", "study", "scale", "dataset", "method", "params",
     "depth", "fold", "n_folds", "seed", "time_limit",
 ]  # fmt: skip
+#: Set by adapters of published solvers; missing in older records.
+TOOL_COLUMNS = ["tool", "objective_family"]
 #: Numeric outcome columns (parsed as numbers when the table is read).
 NUMERIC_COLUMNS = [
     "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
@@ -36,12 +38,13 @@ NUMERIC_COLUMNS = [
     "peak_rss_mb", "n_train", "n_test", "n_features",
 ]  # fmt: skip
 COLUMNS = [
-    *IDENTITY_COLUMNS, "status", "learner_status", "optimal", "claimed_optimal",
-    "has_tree", *NUMERIC_COLUMNS, "stats", "error", "protocol", "versions",
-    "host", "utc",
+    *IDENTITY_COLUMNS, *TOOL_COLUMNS, "status", "learner_status", "optimal",
+    "claimed_optimal", "has_tree", *NUMERIC_COLUMNS, "stats", "error",
+    "protocol", "versions", "host", "utc",
 ]  # fmt: skip
 _JSON_COLUMNS = ("params", "stats", "protocol", "versions")
 _BOOL_COLUMNS = ("optimal", "claimed_optimal", "has_tree")
+_INT_COLUMNS = ("depth", "fold", "n_folds", "seed")
 _HEADER = {"format": "odtstudy-results", "version": 2}
 _HEADER_LINE = json.dumps(_HEADER, sort_keys=True) + "\n"
 
@@ -178,7 +181,7 @@ class ResultsStore:
             return pd.DataFrame(columns=COLUMNS)
         frame = pd.DataFrame(rows).reindex(columns=COLUMNS)
         frame = frame.drop_duplicates("run_id", keep="last").reset_index(drop=True)
-        numeric = ["depth", "fold", "n_folds", "seed", "time_limit", *NUMERIC_COLUMNS]
+        numeric = [*_INT_COLUMNS, "time_limit", *NUMERIC_COLUMNS]
         for column in numeric:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
         for column in _BOOL_COLUMNS:
@@ -192,6 +195,34 @@ class ResultsStore:
         path = Path(path or self.folder / "results.csv")
         self.load().to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
         return path
+
+    def export_parquet(self, path=None) -> Path:
+        """Write the records as Parquet with typed columns.
+
+        Integers (``depth``, ``fold``, ``n_folds``, ``seed``) are nullable
+        ``Int64``, outcomes ``float64``, flags ``bool``, ``utc`` a UTC
+        timestamp, text and the JSON-encoded nested fields strings.
+        """
+        path = Path(path or self.folder / "results.parquet")
+        typed(self.load()).to_parquet(path, index=False, engine="pyarrow")
+        return path
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The records with one dtype per column (see ``ResultsStore.export_parquet``)."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if column in _INT_COLUMNS:
+            frame[column] = frame[column].round().astype("Int64")
+        elif column in _BOOL_COLUMNS:
+            frame[column] = frame[column].astype(bool)
+        elif column == "utc":
+            frame[column] = pd.to_datetime(frame[column], utc=True, errors="coerce")
+        elif column in NUMERIC_COLUMNS or column == "time_limit":
+            frame[column] = frame[column].astype("float64")
+        else:
+            frame[column] = frame[column].astype("string")
+    return frame
 
 
 def _parse(line: bytes) -> dict | None:

@@ -31,12 +31,18 @@ from pathlib import Path
 
 import psutil
 
+from odtstudy.datasets._user import user_dataset, user_source
 from odtstudy.study import _memory
 from odtstudy.study._process import kill_group
 from odtstudy.study._worker import allowed_fit_time, child_main, read_frames
 from odtstudy.study.config import StudyConfig
 from odtstudy.study.registry import get_method
-from odtstudy.study.results import IDENTITY_COLUMNS, ResultsStore, StudyLock
+from odtstudy.study.results import (
+    IDENTITY_COLUMNS,
+    TOOL_COLUMNS,
+    ResultsStore,
+    StudyLock,
+)
 
 __all__ = [
     "StudyInterrupted",
@@ -55,6 +61,7 @@ _VERSIONED = (
     "highspy",
     "ortools",
     "deap",
+    *("pystreed", "pydl8.5", "gosdt", "pycontree", "licketysplit"),  # [external]
 )
 #: Seconds to wait for a Dask scheduler to have at least one worker.
 DASK_WORKER_TIMEOUT_S = 30.0
@@ -104,10 +111,12 @@ def protocol_of(config: StudyConfig) -> dict:
         method = get_method(spec.method)
         methods[spec.label] = {
             "method": spec.method,
+            "target": _target_name(method.target),
+            "data": method.data,
             "params": {**method.defaults, **spec.params},
             "time_limit": float(spec.time_limit or config.time_limit),
         }
-    return {
+    protocol = {
         "scale": config.scale,
         "folds": int(config.folds),
         "seeds": [int(s) for s in config.seeds],
@@ -118,6 +127,21 @@ def protocol_of(config: StudyConfig) -> dict:
         "methods": methods,
         "versions": package_versions(),
     }
+    user_tables = {
+        name: user_source(spec)
+        for name in config.datasets
+        if (spec := user_dataset(name)) is not None
+    }
+    if user_tables:  # a changed file changes the meaning of its numbers
+        protocol["user_datasets"] = user_tables
+    return protocol
+
+
+def _target_name(target) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", "?")
+    return f"{module}:{getattr(target, '__qualname__', target)}"
 
 
 def _digest(data, length) -> str:
@@ -130,6 +154,10 @@ def expand_runs(config: StudyConfig) -> list:
     ``protocol_id``)."""
     protocol = protocol_of(config)
     protocol_id = _digest(protocol, 12)
+    labels = {}
+    for spec in config.methods:
+        method = get_method(spec.method)
+        labels[spec.label] = (method.tool(), method.objective_family(spec.params))
     runs = []
     for dataset in config.datasets:
         for spec in config.methods:
@@ -139,6 +167,8 @@ def expand_runs(config: StudyConfig) -> list:
                     for fold in range(config.folds):
                         run = {
                             "protocol_id": protocol_id,
+                            "tool": labels[spec.label][0],
+                            "objective_family": labels[spec.label][1],
                             "study": config.name,
                             "scale": config.scale,
                             "dataset": dataset,
@@ -580,7 +610,7 @@ def _run_on_dask(client, runs, record, stop):
 
 
 def _record(run: dict, outcome: dict, common: dict) -> dict:
-    record = {key: run[key] for key in IDENTITY_COLUMNS if key in run}
+    record = {key: run[key] for key in (*IDENTITY_COLUMNS, *TOOL_COLUMNS) if key in run}
     record["protocol"] = run["protocol"]
     record.update(outcome)
     record.update(common)

@@ -1,0 +1,34 @@
+"""Adapters for published optimal decision tree solvers.
+
+Each adapter is an odtstudy learner (a :class:`~odtstudy.base.BaseTreeClassifier`):
+the solver's tree becomes the common :class:`~odtstudy.tree.Tree`, so
+``predict``, the exporters and the study reports work unchanged, and
+``objective_`` is recounted on that tree. A solver's package is imported only
+when the adapter fits; install them all with ``pip install "odtstudy[external]"``.
+
+==========================  ==============  ======  =======  ==================
+class                       package         data    exact    objective family
+==========================  ==============  ======  =======  ==================
+:class:`STreeDClassifier`   pystreed        0/1     yes      misclassification
+:class:`PyDL85Classifier`   pydl8.5         0/1     yes      misclassification
+:class:`GOSDTClassifier`    gosdt           0/1     yes      misclassification
+                                                             (default penalty)
+:class:`ConTreeClassifier`  pycontree       numeric yes      misclassification
+:class:`LicketySplitClassifier` licketysplit 0/1    no       misclassification
+                                                             (default penalty)
+==========================  ==============  ======  =======  ==================
+"""
+
+from odtstudy.external._contree import ConTreeClassifier
+from odtstudy.external._gosdt import GOSDTClassifier
+from odtstudy.external._licketysplit import LicketySplitClassifier
+from odtstudy.external._pydl85 import PyDL85Classifier
+from odtstudy.external._streed import STreeDClassifier
+
+__all__ = [
+    "ConTreeClassifier",
+    "GOSDTClassifier",
+    "LicketySplitClassifier",
+    "PyDL85Classifier",
+    "STreeDClassifier",
+]

@@ -1,0 +1,171 @@
+"""What every adapter of a published solver shares.
+
+An adapter is a :class:`~odtstudy.base.BaseTreeClassifier`: the base class
+validates the data, encodes the labels as class indices, times the fit and
+stores ``tree_``, ``objective_``, ``lower_bound_``, ``optimal_``, ``status_``
+and ``stats_``. The adapter imports its solver's package only when it fits,
+so the class (and what it declares: data kind, exactness, objective family,
+tool) is known even when the package is not installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import sys
+from functools import lru_cache
+
+from odtstudy.base import BaseTreeClassifier, FitResult
+from odtstudy.external._convert import LEAF, build_tree, misclassifications
+
+__all__ = ["ExternalTreeClassifier"]
+
+
+@lru_cache(maxsize=None)
+def _import(module: str):
+    """Import ``module`` once. Logging is off meanwhile: some dependencies
+    log the optional back-ends they cannot load (cvxpy, imported by pydl8.5,
+    about the OR-Tools version)."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        return importlib.import_module(module)
+    finally:
+        logging.disable(previous)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence what a solver prints (Python ``print`` and C++ ``std::cout``)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # pragma: no cover - no file descriptor 1
+        saved = None
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        if saved is not None:
+            os.dup2(devnull, 1)
+        with contextlib.redirect_stdout(open(os.devnull, "w")) as sink:
+            try:
+                yield
+            finally:
+                sink.close()
+    finally:
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+        os.close(devnull)
+
+
+class ExternalTreeClassifier(BaseTreeClassifier):
+    """Base of the adapters in :mod:`odtstudy.external`.
+
+    Subclasses set the class attributes below and implement ``_fit`` with
+    :meth:`_solver`, :meth:`_convert` and :meth:`_result`.
+
+    Attributes
+    ----------
+    _tool : str
+        The solver's distribution name on the package index (``"pystreed"``).
+    _module : str
+        Its import name (``"pystreed"``).
+    _exact : bool
+        True when the solver proves optimality.
+    _objective_family : str
+        What ``objective_`` measures, e.g. ``"misclassification"``: proven
+        objectives are only compared within one family.
+    _honours_time_limit : bool
+        False when the adapter enforces the limit itself (forked child).
+    """
+
+    _tool = ""
+    _module = ""
+    _exact = True
+    _objective_family = "misclassification"
+    _honours_time_limit = True
+
+    # ----------------------------------------------------- declarations
+    @classmethod
+    def installed(cls) -> bool:
+        """True when the solver's package imports."""
+        try:
+            _import(cls._module)
+        except Exception:
+            return False
+        return True
+
+    @classmethod
+    def objective_family(cls, params=None) -> str:
+        """The objective family of a learner built with ``params``."""
+        return cls._objective_family
+
+    # ---------------------------------------------------- fit helpers
+    def _solver(self):
+        """The solver's package, or an ``ImportError`` naming the extra."""
+        try:
+            return _import(self._module)
+        except ImportError as exc:
+            raise ImportError(
+                f"{type(self).__name__} needs the {self._tool!r} package: "
+                f'pip install "odtstudy[external]" (or pip install {self._tool}); '
+                f"importing {self._module} failed: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _no_sample_weight(sample_weight, tool):
+        if sample_weight is not None:
+            raise ValueError(
+                f"{tool} optimises plain misclassifications: sample_weight is "
+                "not supported"
+            )
+
+    def _convert(self, root, describe, X, y, sample_weight=None):
+        return build_tree(root, describe, X, y, len(self.classes_), sample_weight)
+
+    def _result(
+        self,
+        tree,
+        X,
+        y,
+        sample_weight=None,
+        proven=False,
+        timed_out=False,
+        lower_bound=None,
+        stats=None,
+    ) -> FitResult:
+        """A :class:`FitResult` for ``tree`` (``None``: the solver gave no tree
+        in time; a leaf predicting the majority class stands in for it).
+
+        ``objective`` is recounted on the converted tree, so it is exactly
+        what ``predict`` scores; the solver's own figure stays in ``stats``.
+        """
+        stats = dict(stats or {}, tool=self._tool)
+        if tree is None:
+            tree = self._convert(None, lambda node: (LEAF, None), X, y, sample_weight)
+            stats["no_solver_tree"] = True
+        objective = misclassifications(tree, X, y, sample_weight)
+        proven = bool(proven) and not timed_out
+        if proven:
+            lower_bound = objective
+        status = "optimal" if proven else ("timeout" if timed_out else "feasible")
+        stats.setdefault("n_leaves", tree.n_leaves)
+        return FitResult(
+            tree=tree,
+            objective=objective,
+            lower_bound=None if lower_bound is None else float(lower_bound),
+            optimal=proven,
+            status=status,
+            stats=stats,
+        )
+
+    def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the solver on ``X`` and ``y`` (see the class documentation)."""
+        self.objective_family_ = self.objective_family(self.get_params())
+        with _quiet():
+            return super().fit(X, y, sample_weight)

@@ -1,0 +1,202 @@
+"""One protocol's records, ready for the report: cells, exactness, method order.
+
+A *cell* is (dataset, depth, method). It expects one run per fold and seed;
+a cell where some expected run has no tree is *incomplete* (:data:`CELL_RULE`)
+and is never bolded, ranked nor used in a statistic.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.study.registry import get_method
+
+__all__ = ["CELL_KEYS", "CELL_RULE", "RUN_KEYS", "StudyRecords", "complete_cells"]
+
+#: A run is identified by these within a method (same data, same fold).
+RUN_KEYS = ["dataset", "depth", "fold", "seed"]
+CELL_KEYS = ["dataset", "depth", "method"]
+DEFAULT_FAMILY = "misclassification"
+DEFAULT_TOOL = "odtstudy"
+
+#: How a cell (dataset x method x depth) is summarised; printed in the report.
+CELL_RULE = (
+    "Each cell (dataset × method × depth) expects one run per fold and seed. "
+    "`runs ok` counts the runs whose fit returned (`k/n ok`); a run killed at "
+    "its hard deadline counts as a tree only if the learner had reported its "
+    "best tree before. Means are over the runs with a tree; a cell where some "
+    "run has no tree (killed without a tree, out of memory, error) is "
+    "**incomplete**: its values are shown in brackets, it is never bolded, "
+    "never ranked and never used in a statistic. `proven` counts runs whose "
+    "learner proved optimality within its allowed time (time limit × 1.1 + 1 s)."
+)
+
+
+def _stat(stats, key):
+    try:
+        return json.loads(stats or "{}").get(key)
+    except (TypeError, ValueError):
+        return None
+
+
+def _n_trees(stats) -> float:
+    value = _stat(stats, "n_trees")
+    return np.nan if value is None else float(value)
+
+
+def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``n_trees``, ``objective_family`` and ``tool`` where records lack them.
+
+    Older records have no family or tool: a single tree's objective is then
+    ``"misclassification"`` and the tool ``"odtstudy"``; a forest's family is
+    ``"forest"`` (its objective is not a count of errors).
+    """
+    frame = frame.copy()
+    stats = frame["stats"] if "stats" in frame else pd.Series(None, index=frame.index)
+    frame["n_trees"] = stats.map(_n_trees)
+    if "objective_family" not in frame:
+        frame["objective_family"] = None
+    default = np.where(frame["n_trees"].isna(), DEFAULT_FAMILY, "forest")
+    family = frame["objective_family"].astype(object)
+    frame["objective_family"] = family.where(family.notna(), default)
+    if "tool" not in frame:
+        frame["tool"] = None
+    tool = frame["tool"].astype(object)
+    frame["tool"] = tool.where(tool.notna(), DEFAULT_TOOL)
+    return frame
+
+
+def single_tree_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs of single-tree learners (forests optimise other objectives)."""
+    stats = frame["stats"] if "stats" in frame else pd.Series(None, index=frame.index)
+    return frame[stats.map(_n_trees).isna()]
+
+
+def complete_cells(frame: pd.DataFrame, expected: int | None = None) -> pd.DataFrame:
+    """Runs with a tree, restricted to cells where every expected run has one."""
+    if expected is None:
+        expected = expected_runs(frame)
+    trees = frame[frame["has_tree"]]
+    size = trees.groupby(CELL_KEYS)["run_id"].transform("size")
+    return trees[size >= expected]
+
+
+def expected_runs(frame: pd.DataFrame) -> int:
+    """Runs per cell under the frame's protocol (folds × seeds)."""
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    return int(protocol["folds"]) * len(protocol["seeds"])
+
+
+def _base_exact(name: str) -> bool | None:
+    try:
+        return get_method(name).exact
+    except KeyError:
+        return None
+
+
+@dataclass
+class StudyRecords:
+    """The records of one protocol (or of a side-by-side comparison).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Records as :meth:`ResultsStore.load` gives them.
+    expected : int
+        Runs per cell (folds × seeds).
+    methods : dict
+        Method label -> ``{"method": base name, "time_limit": seconds, ...}``
+        (the protocol's ``methods``).
+    """
+
+    frame: pd.DataFrame
+    expected: int
+    methods: dict
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> StudyRecords:
+        """Records of a single protocol."""
+        protocol = json.loads(frame["protocol"].dropna().iloc[0])
+        return cls(with_defaults(frame), expected_runs(frame), protocol["methods"])
+
+    def is_exact(self, label: str) -> bool:
+        """True for a method that can prove optimality (registry, else records)."""
+        spec = self.methods.get(label, {})
+        exact = _base_exact(spec.get("method", label))
+        if exact is None:
+            runs = self.frame[self.frame["method"] == label]
+            exact = bool(runs["claimed_optimal"].any() or runs["optimal"].any())
+        return bool(exact)
+
+    def is_forest(self, label: str) -> bool:
+        runs = self.frame[self.frame["method"] == label]
+        return bool(runs["n_trees"].notna().any())
+
+    @cached_property
+    def method_order(self) -> list:
+        """Exact methods first, then other single trees, then forests."""
+        labels = sorted(self.frame["method"].unique())
+        group = {
+            m: 0 if self.is_exact(m) else 2 if self.is_forest(m) else 1 for m in labels
+        }
+        return sorted(labels, key=lambda m: (group[m], m))
+
+    @cached_property
+    def exact_methods(self) -> list:
+        return [m for m in self.method_order if self.is_exact(m)]
+
+    @cached_property
+    def heuristic_methods(self) -> list:
+        """Single-tree methods that cannot prove optimality."""
+        return [
+            m
+            for m in self.method_order
+            if not self.is_exact(m) and not self.is_forest(m)
+        ]
+
+    @cached_property
+    def depths(self) -> list:
+        return sorted(int(d) for d in self.frame["depth"].unique())
+
+    @cached_property
+    def datasets(self) -> list:
+        return sorted(self.frame["dataset"].unique())
+
+    def time_limit(self, label: str) -> float:
+        spec = self.methods.get(label)
+        if spec and spec.get("time_limit"):
+            return float(spec["time_limit"])
+        return float(self.frame.loc[self.frame["method"] == label, "time_limit"].max())
+
+    @cached_property
+    def cells(self) -> pd.DataFrame:
+        """One row per cell: counts, completeness and means over runs with a tree.
+
+        Columns: ``n_ok``, ``n_trees``, ``complete``, ``test_acc``,
+        ``test_std``, ``train_acc``, ``objective``, ``proven``, ``all_proven``,
+        ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
+        """
+        frame = self.frame
+        index = frame.groupby(CELL_KEYS).size().index
+        trees = frame[frame["has_tree"]].groupby(CELL_KEYS)
+        ok = frame[frame["status"] == "ok"].groupby(CELL_KEYS).size()
+        table = pd.DataFrame(index=index)
+        table["n_ok"] = ok.reindex(index, fill_value=0)
+        table["n_trees"] = trees.size().reindex(index, fill_value=0)
+        table["complete"] = table["n_trees"] >= self.expected
+        table["test_acc"] = trees["test_acc"].mean()
+        table["test_std"] = trees["test_acc"].std()
+        table["train_acc"] = trees["train_acc"].mean()
+        table["objective"] = trees["objective"].mean()
+        table["n_train"] = trees["n_train"].mean()
+        proven = frame[frame["optimal"] & frame["has_tree"]].groupby(CELL_KEYS).size()
+        table["proven"] = proven.reindex(index, fill_value=0)
+        table["all_proven"] = table["proven"] >= self.expected
+        table["fit_time"] = trees["fit_time_s"].mean()
+        table["fit_mem"] = trees["fit_mem_mb"].max()
+        return table.reset_index()

@@ -1,0 +1,272 @@
+"""The report's tables, as DataFrames of display strings.
+
+Bold (``**...**``) marks the best complete cell of a row; an incomplete cell
+is shown in brackets and is never bolded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.study._records import CELL_KEYS, StudyRecords
+
+__all__ = [
+    "accuracy_table",
+    "cells_table",
+    "gap_table",
+    "objective_table",
+    "primal_integral_table",
+    "status_table",
+    "summary_table",
+    "time_ratio_table",
+]
+
+
+def _geomean(values) -> float:
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return float(np.exp(np.log(values).mean())) if len(values) else np.nan
+
+
+def _seconds(value) -> str:
+    return "" if pd.isna(value) else f"{value:.3g}"
+
+
+def _best_per_row(values: pd.DataFrame, complete: pd.DataFrame, higher: bool, decimals):
+    """Boolean frame: the best complete value(s) of each row, at display precision."""
+    shown = values.round(decimals).where(complete)
+    best = shown.max(axis=1) if higher else shown.min(axis=1)
+    return shown.eq(best, axis=0) & complete
+
+
+def _pivot(cells, depth, column, methods):
+    part = cells[cells["depth"] == depth]
+    table = part.pivot(index="dataset", columns="method", values=column)
+    return table.reindex(columns=[m for m in methods if m in table.columns])
+
+
+def _marked(texts: pd.DataFrame, complete: pd.DataFrame, best: pd.DataFrame):
+    """Bracket incomplete cells, bold the best complete ones, ``—`` for no tree."""
+    table = texts.astype(object).copy()
+    for method in texts.columns:
+        for dataset in texts.index:
+            text = texts.loc[dataset, method]
+            if pd.isna(text):
+                text = "—"
+            elif not complete.loc[dataset, method]:
+                text = f"({text})"
+            elif best.loc[dataset, method]:
+                text = f"**{text}**"
+            table.loc[dataset, method] = text
+    return table.reset_index()
+
+
+def _cell_frames(records, depth, column, methods, higher, decimals):
+    mean = _pivot(records.cells, depth, column, methods)
+    complete = _pivot(records.cells, depth, "complete", methods)
+    complete = complete.reindex_like(mean).fillna(False).astype(bool)
+    return mean, complete, _best_per_row(mean, complete, higher, decimals)
+
+
+def accuracy_table(records: StudyRecords, depth: int, methods=None) -> pd.DataFrame:
+    """Datasets × methods: mean ± std test accuracy at one depth."""
+    methods = methods or records.method_order
+    mean, complete, best = _cell_frames(records, depth, "test_acc", methods, True, 3)
+    std = _pivot(records.cells, depth, "test_std", methods).reindex_like(mean)
+    texts = mean.astype(object).copy()
+    for method in mean.columns:
+        texts[method] = [
+            None if pd.isna(m) else f"{m:.3f}" + ("" if pd.isna(s) else f" ± {s:.3f}")
+            for m, s in zip(mean[method], std[method])
+        ]
+    return _marked(texts, complete, best)
+
+
+def objective_table(records: StudyRecords, depth: int) -> pd.DataFrame:
+    """Datasets × exact methods: mean training objective at one depth
+    (``*``: some run not proven optimal)."""
+    methods = records.exact_methods
+    mean, complete, best = _cell_frames(records, depth, "objective", methods, False, 6)
+    if mean.empty:
+        return pd.DataFrame()
+    proven = _pivot(records.cells, depth, "all_proven", methods).reindex_like(mean)
+    star = proven.fillna(False).astype(bool).map(lambda p: "" if p else "*")
+    texts = mean.map(lambda v: f"{v:.6g}", na_action="ignore") + star
+    return _marked(texts.where(mean.notna()), complete, best)
+
+
+def summary_table(records: StudyRecords, tests: dict) -> pd.DataFrame:
+    """Method × depth: average rank, cells complete, runs proven, fit time and memory.
+
+    ``tests`` maps depth -> :class:`RankTest` on test accuracy.
+    """
+    frame = records.frame
+    cells = records.cells
+    rows = []
+    for depth in records.depths:
+        test = tests.get(depth)
+        for method in records.method_order:
+            part = cells[(cells["depth"] == depth) & (cells["method"] == method)]
+            if part.empty:
+                continue
+            runs = frame[(frame["depth"] == depth) & (frame["method"] == method)]
+            times = runs["fit_time_s"].dropna()
+            rank = test.ranks.get(method, np.nan) if test is not None else np.nan
+            scores = (
+                test.scores[method]
+                if test is not None and method in test.scores
+                else None
+            )
+            exact = records.is_exact(method)
+            n_runs = records.expected * len(part)
+            rows.append(
+                {
+                    "depth": depth,
+                    "method": method,
+                    "avg rank (test acc)": "" if pd.isna(rank) else f"{rank:.2f}",
+                    "mean test acc": ""
+                    if scores is None or scores.empty
+                    else f"{scores.mean():.3f}",
+                    "cells complete": f"{int(part['complete'].sum())}/{len(part)}",
+                    "runs proven": f"{int(part['proven'].sum())}/{n_runs}"
+                    if exact
+                    else "",
+                    "median fit time (s)": _seconds(times.median()),
+                    "geo-mean fit time (s)": _seconds(_geomean(times)),
+                    "median fit memory (MB)": _seconds(runs["fit_mem_mb"].median()),
+                    "trees": _seconds(runs["n_trees"].mean()),
+                }
+            )
+    table = pd.DataFrame(rows)
+    if "trees" in table and not table["trees"].astype(bool).any():
+        table = table.drop(columns="trees")  # no forest in the study
+    return table
+
+
+def time_ratio_table(records: StudyRecords, reference: str) -> pd.DataFrame:
+    """Geometric mean of (method fit time / reference fit time) over the runs
+    both prove optimal, per depth."""
+    frame = records.frame
+    proven = frame[frame["optimal"] & frame["method"].isin(records.exact_methods)]
+    keys = ["dataset", "depth", "fold", "seed"]
+    times = proven.pivot_table(index=keys, columns="method", values="fit_time_s")
+    if reference not in times.columns:
+        return pd.DataFrame()
+    rows = []
+    for method in records.exact_methods:
+        if method == reference or method not in times.columns:
+            continue
+        row = {"method": method}
+        for depth in records.depths:
+            part = times.xs(depth, level="depth")[[method, reference]].dropna()
+            if part.empty:
+                row[f"depth {depth}"] = "no common proof"
+                continue
+            ratio = _geomean(part[method] / part[reference])
+            faster = int((part[method] < part[reference]).sum())
+            row[f"depth {depth}"] = (
+                f"{ratio:.3g}× ({len(part)} runs, faster on {faster})"
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def primal_integral_table(
+    integrals: pd.DataFrame, records: StudyRecords
+) -> pd.DataFrame:
+    """Method × depth: mean primal integral (s) over the traced runs, and over
+    the runs every traced method of that depth shares."""
+    if integrals.empty:
+        return pd.DataFrame()
+    keys = ["dataset", "depth", "fold", "seed"]
+    methods = [m for m in records.exact_methods if m in set(integrals["method"])]
+    rows = []
+    for depth in records.depths:
+        part = integrals[integrals["depth"] == depth]
+        wide = part.pivot_table(index=keys, columns="method", values="primal_integral")
+        common = wide.dropna()
+        for method in methods:
+            values = part.loc[part["method"] == method, "primal_integral"]
+            if values.empty:
+                continue
+            rows.append(
+                {
+                    "depth": depth,
+                    "method": method,
+                    "runs traced": len(values),
+                    "mean primal integral (s)": f"{values.mean():.3g}",
+                    "median (s)": f"{values.median():.3g}",
+                    "runs all traced methods share": len(common),
+                    "mean on those (s)": f"{common[method].mean():.3g}"
+                    if method in common
+                    else "",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def gap_table(gaps: pd.DataFrame, records: StudyRecords) -> pd.DataFrame:
+    """Method × depth: runs compared with a proven optimum, share at the
+    optimum, mean and max gap (misclassifications and accuracy points)."""
+    if gaps.empty:
+        return pd.DataFrame()
+    order = {m: i for i, m in enumerate(records.method_order)}
+    rows = []
+    for (method, depth), part in gaps.groupby(["method", "depth"]):
+        rows.append(
+            {
+                "method": method,
+                "exact": "yes (not proven)" if records.is_exact(method) else "no",
+                "depth": int(depth),
+                "runs": len(part),
+                "at the optimum": f"{(part['gap'].abs() < 1e-9).mean():.0%}",
+                "mean gap": part["gap"].mean(),
+                "max gap": part["gap"].max(),
+                "mean gap (acc. points)": part["gap_points"].mean(),
+            }
+        )
+    table = pd.DataFrame(rows)
+    key = table["method"].map(order).fillna(len(order))
+    return table.assign(_k=key).sort_values(["_k", "depth"]).drop(columns="_k")
+
+
+def status_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per method: ok / timeout / error / memout counts and optimality claims."""
+    counts = frame.pivot_table(
+        index="method", columns="status", values="run_id", aggfunc="count", fill_value=0
+    )
+    for status in ("ok", "timeout", "error", "memout"):
+        if status not in counts.columns:
+            counts[status] = 0
+    counts = counts[["ok", "timeout", "error", "memout"]]
+    killed = frame[(frame["status"] == "timeout") & frame["has_tree"]]
+    counts["killed, tree kept"] = killed.groupby("method").size()
+    proven = frame[frame["optimal"] & (frame["status"] == "ok")]
+    counts["proven optimal"] = proven.groupby("method").size()
+    claimed = frame[frame["claimed_optimal"] & ~frame["optimal"]]
+    counts["optimal after the limit"] = claimed.groupby("method").size()
+    return counts.fillna(0).astype(int).reset_index()
+
+
+def cells_table(records: StudyRecords) -> pd.DataFrame:
+    """Every cell, flat: ``k/n ok``, completeness and means (incomplete in brackets)."""
+    cells = records.cells.copy()
+    expected = records.expected
+    table = pd.DataFrame({key: cells[key] for key in CELL_KEYS})
+    table["runs ok"] = [f"{n}/{expected}" for n in cells["n_ok"]]
+    table["complete"] = cells["complete"].map({True: "yes", False: "incomplete"})
+    for name, column in (
+        ("test acc", "test_acc"),
+        ("± std", "test_std"),
+        ("train acc", "train_acc"),
+        ("objective", "objective"),
+    ):
+        table[name] = [
+            v if ok or pd.isna(v) else f"({v:.3f})"
+            for v, ok in zip(cells[column], cells["complete"])
+        ]
+    table["proven"] = cells["proven"].astype(int)
+    table["fit time (s)"] = cells["fit_time"]
+    table["fit memory (MB)"] = cells["fit_mem"]
+    return table

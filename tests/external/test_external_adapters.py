@@ -1,0 +1,158 @@
+"""Adapters of published solvers: the common contract, time limits, and the
+same proven objective as odtstudy's DL8.5.
+
+Each adapter's tests skip when its solver's package is not installed
+(``pip install "odtstudy[external]"``).
+"""
+
+import importlib
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from odtstudy.datasets import Binarizer, load_dataset
+from odtstudy.dl85 import DL85Classifier
+from odtstudy.external import (
+    ConTreeClassifier,
+    GOSDTClassifier,
+    LicketySplitClassifier,
+    PyDL85Classifier,
+    STreeDClassifier,
+)
+from odtstudy.study import get_method
+from odtstudy.tree import Tree
+
+BINARY = [STreeDClassifier, PyDL85Classifier, GOSDTClassifier, LicketySplitClassifier]
+EXACT_BINARY = [STreeDClassifier, PyDL85Classifier, GOSDTClassifier]
+ALL = [*BINARY, ConTreeClassifier]
+LIMIT = 2.0
+
+
+def _needs(cls):
+    pytest.importorskip(cls._module)
+    return cls
+
+
+def _random_binary(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(30, 61)), int(rng.integers(5, 9))
+    X = rng.integers(0, 2, size=(n, m))
+    y = rng.integers(0, 2, size=n)
+    return X, y, int(rng.integers(2, 4))
+
+
+def _random_numeric(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(30, 61))
+    X = rng.normal(size=(n, 3)).round(1)
+    y = rng.integers(0, 2, size=n)
+    return X, y, int(rng.integers(2, 4))
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_fit_predict_export(cls):
+    _needs(cls)
+    X, y, _ = _random_binary(0)
+    labels = np.array(["no", "yes"])[y]
+    clf = cls(max_depth=2, time_limit=20).fit(X, labels)
+    assert isinstance(clf.tree_, Tree) and clf.tree_.depth <= 2
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    assert clf.objective_ == clf.training_error(X, labels)
+    assert clf.predict_proba(X).shape == (len(y), 2)
+    assert "class:" in clf.tree_.export_text()
+    assert clf.tree_.export_graphviz().startswith("digraph")
+    assert Tree.from_dict(clf.tree_.to_dict()) == clf.tree_
+    assert clf.stats_["tool"] == cls._tool and clf.fit_time_ > 0
+    assert clf.objective_family_ == "misclassification"
+    assert clone(clf).get_params() == clf.get_params()
+    if cls._exact:
+        assert clf.optimal_ and clf.status_ == "optimal"
+        assert clf.lower_bound_ == clf.objective_
+    else:
+        assert not clf.optimal_ and clf.lower_bound_ is None
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_sample_weight_refused_unless_supported(cls):
+    _needs(cls)
+    X, y, _ = _random_binary(1)
+    with pytest.raises(ValueError, match="sample_weight"):
+        cls(max_depth=2).fit(X, y, sample_weight=np.ones(len(y)))
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_honours_a_two_second_limit_on_a_hard_instance(cls):
+    _needs(cls)
+    if cls is ConTreeClassifier:
+        data, depth = load_dataset("uci/spambase"), 4
+    else:
+        data, depth = load_dataset("splice-1"), 6
+    clf = cls(max_depth=depth, time_limit=LIMIT).fit(data.X, data.y)
+    assert clf.fit_time_ <= LIMIT * 1.1 + 1
+    assert clf.tree_ is not None and clf.predict(data.X[:5]).shape == (5,)
+    if clf.status_ == "timeout":
+        assert not clf.optimal_
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_same_proven_objective_as_dl85(seed):
+    X, y, depth = _random_binary(seed)
+    reference = DL85Classifier(max_depth=depth).fit(X, y)
+    assert reference.optimal_
+    for cls in EXACT_BINARY:
+        if importlib.util.find_spec(cls._module) is None:
+            continue
+        clf = cls(max_depth=depth, time_limit=30).fit(X, y)
+        assert clf.optimal_, cls.__name__
+        assert clf.objective_ == reference.objective_, cls.__name__
+        assert clf.lower_bound_ == reference.objective_, cls.__name__
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_contree_equals_dl85_on_every_midpoint(seed):
+    _needs(ConTreeClassifier)
+    X, y, depth = _random_numeric(seed)
+    Xb = Binarizer(max_thresholds=None).fit_transform(X)
+    reference = DL85Classifier(max_depth=depth).fit(Xb, y)
+    clf = ConTreeClassifier(max_depth=depth, time_limit=30).fit(X, y)
+    assert clf.optimal_ and clf.objective_ == reference.objective_
+
+
+def test_licketysplit_never_beats_dl85():
+    _needs(LicketySplitClassifier)
+    for seed in range(4):
+        X, y, depth = _random_binary(seed)
+        best = DL85Classifier(max_depth=depth).fit(X, y).objective_
+        assert LicketySplitClassifier(max_depth=depth).fit(X, y).objective_ >= best
+
+
+def test_gosdt_with_a_large_penalty_is_another_family():
+    _needs(GOSDTClassifier)
+    X, y, depth = _random_binary(3)
+    clf = GOSDTClassifier(max_depth=depth, regularization=0.1).fit(X, y)
+    assert clf.objective_family_ == "misclassification+leaf-penalty"
+    errors = clf.training_error(X, y)
+    assert clf.objective_ == pytest.approx(errors + 0.1 * len(y) * clf.tree_.n_leaves)
+    assert GOSDTClassifier.objective_family({"regularization": 0.1}) == (
+        "misclassification+leaf-penalty"
+    )
+
+
+@pytest.mark.parametrize(
+    "name, cls",
+    [
+        ("pystreed", STreeDClassifier),
+        ("pydl85", PyDL85Classifier),
+        ("gosdt", GOSDTClassifier),
+        ("pycontree", ConTreeClassifier),
+        ("licketysplit", LicketySplitClassifier),
+    ],
+)
+def test_registered_with_what_the_class_declares(name, cls):
+    method = get_method(name)
+    assert method.exact == cls._exact
+    assert method.data == ("binary" if cls._requires_binary else "numeric")
+    assert method.objective_family() == "misclassification"
+    assert method.tool() == cls._tool
+    assert method.available() == cls.installed()

@@ -1,0 +1,49 @@
+"""Parquet export with typed columns, and the side-by-side comparison of two studies."""
+
+import pandas as pd
+import pytest
+from report_doubles import grid, protocol, run, write_study
+
+from odtstudy.study.report import compare_studies
+from odtstudy.study.results import COLUMNS
+
+
+def test_parquet_round_trip_keeps_typed_columns(tmp_path):
+    records = grid(datasets=("a",), depths=(2,))
+    records.append(run("a", 2, "cpsat", fold=1, has_tree=False))
+    store = write_study(tmp_path, records)
+    frame = pd.read_parquet(store.export_parquet())
+    assert list(frame.columns) == COLUMNS and len(frame) == len(store.load())
+    assert str(frame["depth"].dtype) == "Int64" and str(frame["seed"].dtype) == "Int64"
+    for column in ("optimal", "claimed_optimal", "has_tree"):
+        assert frame[column].dtype == bool
+    for column in ("fit_time_s", "test_acc", "objective", "fit_mem_mb", "time_limit"):
+        assert frame[column].dtype == "float64"
+    assert isinstance(frame["utc"].dtype, pd.DatetimeTZDtype)
+    assert pd.api.types.is_string_dtype(frame["dataset"])
+    assert frame["test_acc"].isna().sum() == 1 and not frame["has_tree"].all()
+    assert frame["protocol"].str.startswith("{").all()
+
+
+def test_compare_two_studies_side_by_side(tmp_path):
+    a = grid(datasets=("a", "b", "c"))
+    b = grid(datasets=("a", "b", "c", "d"))
+    for record in b:
+        if record["method"] == "dl85":
+            record.update(test_acc=0.85, fit_time_s=0.25)
+    write_study(tmp_path / "old", a)
+    write_study(tmp_path / "new", b)
+    path = compare_studies(tmp_path / "old", tmp_path / "new", output_dir=tmp_path)
+    text = path.read_text()
+    assert path.parent.name == "compare-old-vs-new"
+    assert "dl85@A" in text and "dl85@B" in text and "3 datasets" in text
+    row = next(line for line in text.splitlines() if line.startswith("| dl85 | 2 |"))
+    assert "+0.0500" in row and "3/0/0" in row and "0.5× (6 runs)" in row
+    assert (path.parent / "report.html").exists()
+
+
+def test_compare_refuses_different_protocols(tmp_path):
+    write_study(tmp_path / "two", grid(datasets=("a",), folds=2))
+    write_study(tmp_path / "three", grid(datasets=("a",), proto=protocol(folds=3)))
+    with pytest.raises(ValueError, match="folds: 2 vs 3"):
+        compare_studies(tmp_path / "two", tmp_path / "three", output_dir=tmp_path)

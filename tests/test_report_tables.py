@@ -1,0 +1,117 @@
+"""Report tables: incomplete cells are marked, never bolded, never ranked."""
+
+import pandas as pd
+from report_doubles import grid, run, write_study
+
+from odtstudy.study import _tables as tables
+from odtstudy.study._records import StudyRecords
+from odtstudy.study.report import _rank_tests as rank_tests
+from odtstudy.study.report import consistency_violations, heuristic_gaps
+
+
+def _records(tmp_path, records):
+    return StudyRecords.from_frame(write_study(tmp_path / "s", records).load())
+
+
+def _best_but_incomplete(tmp_path):
+    """cpsat has the best test accuracy everywhere, but on dataset "a" at
+    depth 2 one of its runs has no tree (its cell is incomplete)."""
+    records = []
+    for record in grid():
+        if record["method"] == "cpsat":
+            record.update(test_acc=0.95)
+            if (record["dataset"], record["depth"], record["fold"]) == ("a", 2, 1):
+                record = run("a", 2, "cpsat", fold=1, has_tree=False)
+        records.append(record)
+    return _records(tmp_path, records)
+
+
+def test_incomplete_cell_is_bracketed_and_never_bold(tmp_path):
+    records = _best_but_incomplete(tmp_path)
+    table = tables.accuracy_table(records, 2).set_index("dataset")
+    assert (
+        table.loc["a", "cpsat"].startswith("(") and "**" not in table.loc["a", "cpsat"]
+    )
+    assert table.loc["a", "dl85"].startswith("**") and table.loc[
+        "a", "cart"
+    ].startswith("**")
+    assert table.loc["b", "cpsat"] == "**0.950 ± 0.000**"
+    assert "**" not in table.loc["b", "dl85"]
+    objectives = tables.objective_table(records, 2).set_index("dataset")
+    assert objectives.loc["a", "cpsat"].startswith("(")
+
+
+def test_incomplete_cell_is_never_ranked(tmp_path):
+    records = _best_but_incomplete(tmp_path)
+    tests = rank_tests(records, "test_acc")
+    assert tests[2].dropped == ["a"] and "a" not in tests[2].scores.index
+    assert tests[3].dropped == [] and len(tests[3].scores) == 4
+    assert tests[2].ranks.index[0] == "cpsat"
+
+
+def test_method_incomplete_on_most_datasets_is_left_out(tmp_path):
+    records = [
+        run(r["dataset"], r["depth"], "cpsat", fold=r["fold"], has_tree=False)
+        if r["method"] == "cpsat" and r["dataset"] != "a"
+        else r
+        for r in grid()
+    ]
+    tests = rank_tests(_records(tmp_path, records), "test_acc")
+    assert "cpsat" in tests[2].left_out and "cpsat" not in tests[2].ranks
+    assert tests[2].dropped == []
+
+
+def test_summary_counts_proofs_and_complete_cells(tmp_path):
+    records = _best_but_incomplete(tmp_path)
+    summary = tables.summary_table(records, rank_tests(records, "test_acc"))
+    row = summary[(summary["depth"] == 2) & (summary["method"] == "cpsat")].iloc[0]
+    assert row["cells complete"] == "3/4" and row["runs proven"] == "7/8"
+    cart = summary[(summary["depth"] == 2) & (summary["method"] == "cart")].iloc[0]
+    assert cart["runs proven"] == "" and cart["avg rank (test acc)"] != ""
+
+
+def _frame(rows):
+    base = dict(
+        status="ok",
+        fold=0,
+        seed=0,
+        n_features=4,
+        depth=2,
+        dataset="d",
+        stats="{}",
+        n_train=10,
+    )
+    return pd.DataFrame([{**base, **row} for row in rows])
+
+
+def test_consistency_within_a_family_and_other_tools_first():
+    frame = _frame(
+        [
+            dict(method="a", objective=3.0, optimal=True, dataset="d1"),
+            dict(method="b", objective=4.0, optimal=True, dataset="d1"),
+            dict(method="a", objective=3.0, optimal=True, dataset="d2"),
+            dict(
+                method="pub", objective=5.0, optimal=True, dataset="d2", tool="pystreed"
+            ),
+            dict(
+                method="pen",
+                objective=9.0,
+                optimal=True,
+                dataset="d1",
+                objective_family="misclassification+leaf-penalty",
+            ),
+        ]
+    )
+    violations = consistency_violations(frame)
+    assert list(violations["dataset"]) == ["d2", "d1"]
+    assert list(violations["tools"]) == [2, 1]
+    assert "pen" not in violations.iloc[1]["objectives"]
+    gaps = heuristic_gaps(
+        _frame(
+            [
+                dict(method="a", objective=3.0, optimal=True),
+                dict(method="h", objective=4.0, optimal=False),
+            ]
+        )
+    )
+    assert gaps["gap"].tolist() == [1.0] and gaps["gap_points"].tolist() == [10.0]
