@@ -13,9 +13,11 @@ import os
 import pickle
 import select
 import signal
+import subprocess
+import sys
 import time
 
-__all__ = ["call_with_deadline"]
+__all__ = ["call_in_fresh_process", "call_with_deadline"]
 
 
 def _kill(pid):
@@ -95,6 +97,57 @@ def call_with_deadline(task, timeout, setup=None):
     if not payload:
         raise RuntimeError("the solver process died without an answer")
     status, value = pickle.loads(bytes(payload))
+    if status == "error":
+        raise value
+    return True, value
+
+
+def _serve() -> None:
+    """In a fresh interpreter: read a pickled task on stdin, write its outcome.
+
+    The task's own output goes to ``/dev/null``; the answer is written on the
+    original standard output.
+    """
+    answer = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    task = pickle.loads(sys.stdin.buffer.read())
+    try:
+        outcome = ("ok", task())
+    except BaseException as exc:
+        outcome = ("error", exc)
+    answer.write(pickle.dumps(outcome))
+    answer.close()
+
+
+def call_in_fresh_process(task, timeout):
+    """:func:`call_with_deadline` in a new interpreter instead of a fork.
+
+    For solvers that crash when other native libraries share their process
+    (GOSDT segfaults in a process that has imported PuLP). ``task`` must be
+    picklable (a module-level function or a ``functools.partial`` of one); the
+    interpreter's start-up counts against ``timeout``.
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from odtstudy.external._child import _serve; _serve()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        payload, _ = child.communicate(pickle.dumps(task), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, None
+    finally:
+        _kill(child.pid)
+        child.wait()
+    if not payload:
+        raise RuntimeError(
+            f"the solver process died without an answer (exit code {child.returncode})"
+        )
+    status, value = pickle.loads(payload)
     if status == "error":
         raise value
     return True, value

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import sys
+import time
 from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_with_deadline
+from odtstudy.external._child import call_in_fresh_process, call_with_deadline
 from odtstudy.external._convert import LEAF
 from odtstudy.external._penalty import PENALTY_FAMILY, LeafPenaltyMixin
 
@@ -25,10 +28,12 @@ def _describe(node):
     return (node["feature"], 0.5), (node["false"], node["true"])
 
 
-def _solve(X, y, regularization, depth, time_limit):
-    """Fit GOSDT (in the forked child): its model and result as plain data."""
+def _solve(X, y, regularization, depth, stop_at):
+    """Fit GOSDT (in a child process) until the epoch time ``stop_at``: its
+    model and result as plain data."""
     import gosdt
 
+    time_limit = None if stop_at is None else stop_at - time.time()
     solver = gosdt.GOSDTClassifier(
         regularization=regularization,
         allow_small_reg=True,
@@ -62,7 +67,9 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
     ``misclassifications + n * regularization * leaves``.
 
     GOSDT checks its clock only every 10,000 iterations, so the adapter
-    solves in a forked child and kills it at ``time_limit``; a killed run
+    solves in a forked child and kills it at ``time_limit`` (in a new
+    interpreter when PuLP is loaded, where GOSDT crashes: its start-up,
+    about 1.3 s, then counts in ``fit_time_``); a killed run
     returns a single leaf predicting the majority class (``status_`` is
     ``"timeout"``, ``stats_["no_solver_tree"]`` is True).
 
@@ -109,8 +116,11 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         timeout = None
         if self.time_limit is not None:
             timeout = 1.05 * self.time_limit + 0.5
-        finished, out = call_with_deadline(
-            lambda: _solve(X, y, reg, depth, self.time_limit), timeout
+        stop_at = None if self.time_limit is None else time.time() + self.time_limit
+        # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
+        call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
+        finished, out = call(
+            functools.partial(_solve, X, y, reg, depth, stop_at), timeout
         )
         stats = {"regularization": reg, "killed_at_limit": not finished}
         if not finished:

@@ -6,6 +6,8 @@ Each adapter's tests skip when its solver's package is not installed
 """
 
 import importlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -156,3 +158,20 @@ def test_registered_with_what_the_class_declares(name, cls):
     assert method.objective_family() == "misclassification"
     assert method.tool() == cls._tool
     assert method.available() == cls.installed()
+
+
+def test_gosdt_survives_a_process_that_imported_pulp():
+    pytest.importorskip("gosdt")
+    code = (
+        "import pulp, numpy as np\n"
+        "from odtstudy.external import GOSDTClassifier\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.integers(0, 2, (40, 5)); y = rng.integers(0, 2, 40)\n"
+        "clf = GOSDTClassifier(max_depth=2, time_limit=20).fit(X, y)\n"
+        "print(clf.objective_, clf.optimal_)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[1] == "True"
