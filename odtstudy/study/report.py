@@ -65,14 +65,19 @@ def _protocol_text(frame: pd.DataFrame) -> str:
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
     versions = protocol["versions"]
+    thresholds = protocol["max_thresholds"]
+    binarised = (
+        "at every midpoint"
+        if thresholds in (None, "all")
+        else f"with at most {thresholds} thresholds per feature"
+    )
     return (
         f"Protocol `{frame['protocol_id'].iloc[0]}`: {protocol['scale']} scale, "
         f"{split}, seeds {protocol['seeds']}, time limit "
         f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
         f"{protocol['grace_s']:g} s before the hard kill), memory limit "
-        f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised with "
-        f"at most {protocol['max_thresholds']} thresholds per feature for 0/1 "
-        f"learners; odtstudy {versions.get('odtstudy')}, Python "
+        f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised "
+        f"{binarised} for 0/1 learners; odtstudy {versions.get('odtstudy')}, Python "
         f"{versions.get('python')}. {len(frame)} runs recorded; "
         f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
         f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}."
