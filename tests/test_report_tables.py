@@ -115,3 +115,43 @@ def test_consistency_within_a_family_and_other_tools_first():
         )
     )
     assert gaps["gap"].tolist() == [1.0] and gaps["gap_points"].tolist() == [10.0]
+
+
+def test_contree_and_dl85_at_every_midpoint_are_checked_against_each_other():
+    import json
+
+    import pandas as pd
+
+    from odtstudy.study.report import consistency_violations
+
+    def run(method, data, n_features, objective, max_thresholds):
+        protocol = {
+            "max_thresholds": max_thresholds,
+            "methods": {method: {"method": method, "data": data}},
+        }
+        return dict(
+            dataset="uci/iris", depth=2, fold=0, seed=0, status="ok", optimal=True,
+            method=method, n_features=n_features, objective=objective,
+            stats="{}", protocol=json.dumps(protocol), tool=method,
+            objective_family="misclassification",
+        )  # fmt: skip
+
+    agree = pd.DataFrame(
+        [
+            run("pycontree", "numeric", 4, 5.0, None),
+            run("dl85", "binary", 119, 5.0, None),
+        ]
+    )
+    assert consistency_violations(agree).empty
+    differ = pd.DataFrame(
+        [
+            run("pycontree", "numeric", 4, 5.0, None),
+            run("dl85", "binary", 119, 6.0, None),
+        ]
+    )
+    found = consistency_violations(differ)
+    assert len(found) == 1 and found["tools"].iloc[0] == 2
+    restricted = pd.DataFrame(
+        [run("pycontree", "numeric", 4, 5.0, 8), run("dl85", "binary", 30, 6.0, 8)]
+    )
+    assert consistency_violations(restricted).empty  # a restricted problem

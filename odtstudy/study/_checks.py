@@ -2,22 +2,70 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
+from odtstudy.datasets import dataset_info
 from odtstudy.study._records import RUN_KEYS, single_tree_runs, with_defaults
+from odtstudy.study.registry import get_method
 
 __all__ = ["consistency_violations", "heuristic_gaps"]
 
-_KEYS = [*RUN_KEYS, "n_features", "objective_family"]
+_KEYS = [*RUN_KEYS, "problem", "objective_family"]
+#: Every threshold of every numeric feature: what a numeric exact learner
+#: searches, and what a 0/1 learner sees after binarising at every midpoint.
+ALL_THRESHOLDS = "all thresholds"
+
+
+def _learner_data(label: str, protocol: dict) -> str:
+    spec = protocol.get("methods", {}).get(label, {})
+    if "data" in spec:
+        return spec["data"]
+    try:
+        return get_method(spec.get("method", label)).data
+    except KeyError:
+        return "binary"
+
+
+def _dataset_kind(name: str) -> str | None:
+    try:
+        return dataset_info(name)["kind"]
+    except (KeyError, ValueError):
+        return None
+
+
+def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``problem``: runs with the same problem have the same optimum.
+
+    On a 0/1 or categorical dataset every learner sees the same matrix. On a
+    numeric one, a numeric learner and a 0/1 learner given every midpoint
+    search the same trees (all thresholds); a 0/1 learner given at most k
+    thresholds per feature solves a restricted problem, identified by its
+    number of features.
+    """
+    kinds = {name: _dataset_kind(name) for name in frame["dataset"].unique()}
+    problems = []
+    for row in frame.itertuples(index=False):
+        text = getattr(row, "protocol", None)
+        protocol = json.loads(text) if isinstance(text, str) else {}
+        kind = kinds.get(row.dataset)
+        every_midpoint = protocol.get("max_thresholds", 8) in (None, "all")
+        numeric_learner = _learner_data(row.method, protocol) == "numeric"
+        if kind in ("binary", "categorical") or every_midpoint or numeric_learner:
+            problems.append(ALL_THRESHOLDS if kind == "numeric" else "as given")
+        else:
+            problems.append(f"binarised, {row.n_features:g} features")
+    return frame.assign(problem=problems)
 
 
 def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
     """Runs where two methods both proved optimality but disagree on the objective.
 
-    Runs are matched on dataset, depth, fold and seed, on the number of
-    features the learner saw (a numeric learner and a 0/1 learner on the
-    binarised data solve different problems) and on the objective family
+    Runs are matched on dataset, depth, fold and seed, on the problem (see
+    :func:`with_problem`: ConTree on numeric data and DL8.5 on the data
+    binarised at every midpoint solve the same one) and on the objective family
     (records without one are single trees minimising misclassifications).
     Forests are not compared. Disagreements between two different tools
     (say odtstudy and a published solver) come first.
@@ -28,7 +76,7 @@ def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
         One row per disagreeing run: the keys, ``tools`` (how many different
         tools proved an optimum there) and ``objectives`` (method -> value).
     """
-    frame = single_tree_runs(with_defaults(frame))
+    frame = with_problem(single_tree_runs(with_defaults(frame)))
     proven = frame[(frame["status"] == "ok") & frame["optimal"]]
     rows = []
     for key, group in proven.groupby(_KEYS):
@@ -56,7 +104,7 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     points (``100 * gap / n_train``). A negative gap means a method reports a
     better tree than a proven optimum: a bug.
     """
-    frame = single_tree_runs(with_defaults(frame))
+    frame = with_problem(single_tree_runs(with_defaults(frame)))
     ok = frame[(frame["status"] == "ok") & frame["objective"].notna()]
     optimum = ok[ok["optimal"]].groupby(_KEYS)["objective"].min().rename("optimum")
     others = ok[~ok["optimal"]].join(optimum, on=_KEYS, how="inner")
