@@ -22,6 +22,12 @@ Usage::
     python benchmarks/time_limits.py --limits 2 --methods oct binoct \\
         --datasets vote anneal --depth 4
     python benchmarks/time_limits.py --output -      # do not write a file
+    python benchmarks/time_limits.py --limits 5 --hard-only  # big instances
+
+``--hard`` adds the big instances of the hardening issue (BinOCT / OCT on
+UCI spambase and letter, OCT on UCI diabetes, CP-SAT at depth 8 on
+pendigits, TMO with 500 individuals), where building the model alone can
+take longer than the limit; ``--hard-only`` runs just those.
 """
 
 from __future__ import annotations
@@ -50,6 +56,15 @@ DEFAULT_DATASETS = ["anneal", "vote", "german-credit", "uci/iris"]
 SOLVER_VARIANTS = {"binoct": ("cbc", "highs"), "oct": ("cbc", "highs")}
 DEFAULT_OUTPUT = os.path.join(os.path.dirname(__file__), "results", "time_limits.txt")
 _POLL_S = 0.05
+#: ``(method, dataset, depth, params)``: big models, slow starts.
+HARD_INSTANCES = [
+    ("binoct", "uci/spambase", 4, {}),
+    ("binoct", "uci/letter", 4, {}),
+    ("oct", "uci/spambase", 4, {}),
+    ("oct", "uci/diabetes", 3, {}),
+    ("cpsat", "pendigits", 8, {}),
+    ("tmo", "uci/spambase", 5, {"population_size": 500}),
+]
 
 
 def bound(limit: float) -> float:
@@ -277,6 +292,10 @@ def main(argv=None):
     )
     parser.add_argument("--datasets", nargs="+", default=DEFAULT_DATASETS)
     parser.add_argument("--depth", nargs="+", type=int, default=[4, 5])
+    parser.add_argument("--hard", action="store_true", help="also run HARD_INSTANCES")
+    parser.add_argument(
+        "--hard-only", action="store_true", help="run only HARD_INSTANCES"
+    )
     parser.add_argument(
         "--output",
         default=DEFAULT_OUTPUT,
@@ -289,44 +308,67 @@ def main(argv=None):
     missing = sorted({m for _, m, _ in methods if m not in available})
     if missing:
         parser.error(f"not installed or unknown: {', '.join(missing)}")
+    instances = []
+    if not args.hard_only:
+        instances = [
+            (label, method, params, dataset, depth)
+            for label, method, params in methods
+            for dataset in args.datasets
+            for depth in args.depth
+        ]
+    if args.hard or args.hard_only:
+        wanted = {m for _, m, _ in methods}
+        for method, dataset, depth, extra in HARD_INSTANCES:
+            if method in wanted:
+                instances += [
+                    (label, m, {**params, **extra}, dataset, depth)
+                    for label, m, params in methods
+                    if m == method
+                ]
     data = {}
     runs = []
     start = time.perf_counter()
-    for label, method, params in methods:
+    for label, method, params, dataset, depth in instances:
         binary = get_method(method).data == "binary"
-        for dataset in args.datasets:
-            key = (dataset, binary)
-            if key not in data:
-                data[key] = _load(dataset, binary)
-            X, y = data[key]
-            for depth in args.depth:
-                for limit in args.limits:
-                    run = run_one(
-                        label,
-                        method,
-                        params,
-                        X,
-                        y,
-                        dataset,
-                        depth,
-                        limit,
-                        3 * limit + 10,
-                    )
-                    runs.append(run)
-                    flag = " FAIL" if run.failed else ""
-                    print(
-                        f"{label:<18} {dataset:<14} d={depth} T={limit:<4g} "
-                        f"wall={_fmt(run.wall)} optimal={run.optimal}{flag}",
-                        flush=True,
-                    )
+        key = (dataset, binary)
+        if key not in data:
+            data[key] = _load(dataset, binary)
+        X, y = data[key]
+        for limit in args.limits:
+            run = run_one(
+                label, method, params, X, y, dataset, depth, limit, 3 * limit + 10
+            )
+            runs.append(run)
+            flag = " FAIL" if run.failed else ""
+            print(
+                f"{label:<18} {dataset:<14} d={depth} T={limit:<4g} "
+                f"wall={_fmt(run.wall)} optimal={run.optimal}{flag}",
+                flush=True,
+            )
     table = report(runs, args.limits)
     command = " ".join(["python benchmarks/time_limits.py", *(argv or sys.argv[1:])])
     text = "\n".join(
         [
             "Time limits: worst wall time of fit (s) per learner and limit T",
             f"Command: {command}",
-            f"Datasets: {', '.join(args.datasets)}; depths: "
-            f"{', '.join(map(str, args.depth))}",
+            "; ".join(
+                (
+                    []
+                    if args.hard_only
+                    else [
+                        f"Datasets: {', '.join(args.datasets)}",
+                        f"depths: {', '.join(map(str, args.depth))}",
+                    ]
+                )
+                + (
+                    [
+                        "hard instances: "
+                        + ", ".join(f"{m} {d} d={k}" for m, d, k, _ in HARD_INSTANCES)
+                    ]
+                    if args.hard or args.hard_only
+                    else []
+                )
+            ),
             f"Machine: {platform.platform()}, {psutil.cpu_count()} CPUs; "
             f"total {time.perf_counter() - start:.0f} s",
             "",

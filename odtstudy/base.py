@@ -75,7 +75,16 @@ def _explain_validation_error(exc: ValueError) -> ValueError:
             "X is ragged (rows of different lengths); pass a rectangular "
             "2-D array or DataFrame"
         )
-    if "could not convert" in msg or ("dtype" in msg and "numeric" in msg):
+    if "0 feature(s)" in msg:
+        return ValueError(
+            f"X has no columns ({msg}). If a Binarizer comes first, it found "
+            "no test to make on its input"
+        )
+    if "sparse" in msg.lower():
+        return TypeError(
+            f"{msg}. The learners take dense data: convert it with X.toarray()"
+        )
+    if "could not convert" or ("dtype" in msg and "numeric" in msg):
         return ValueError(
             f"X must be numeric ({msg}). Encode categorical columns first, "
             "e.g. with odtstudy.datasets.Binarizer."
@@ -132,10 +141,21 @@ def _validate_regression_data(estimator, X, y, binary=False):
     """Validate ``(X, y)`` for a regressor: ``X`` and ``y`` as float64, clear
     errors for a missing ``y``, bad ``X`` and, with ``binary=True``, non-0/1
     features."""
+    name = type(estimator).__name__
     X, y = _validate_supervised_data(estimator, X, y, y_numeric=True)
     if binary:
-        check_binary_features(X, type(estimator).__name__)
-    return X, np.asarray(y, dtype=np.float64)
+        check_binary_features(X, name)
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"y must be numeric for {name} (a regressor), but it holds "
+            f"non-numbers ({exc}); for class labels use a classifier such as "
+            "DL85Classifier, or convert y to numbers first"
+        ) from exc
+    if not np.isfinite(y).all():
+        raise ValueError(f"y contains NaN or infinity; {name} needs finite targets")
+    return X, y
 
 
 def _validate_classification_data(estimator, X, y, binary=False):

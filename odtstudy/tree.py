@@ -184,41 +184,70 @@ class Tree:
         For a classifier, ``y`` holds class indices in ``[0, n_classes)``;
         every node's label becomes the (weighted) majority of its rows, and a
         node reached by no row keeps its label. For a regressor the values are
-        left unchanged and only ``n_samples`` is refreshed.
+        left unchanged and only ``n_samples`` is refreshed. Takes
+        O(rows x depth) time and O(rows + nodes x classes) memory.
         """
-        X = np.asarray(X)
-        n = self.node_count
-        paths = self._node_indicator(X)
-        n_samples = paths.sum(axis=0).astype(np.int64)
+        leaves = self.apply(X)
+        n_samples = self.node_totals(leaves).astype(np.int64)
         if self.kind == "regressor":
             return self._replace(n_samples=n_samples)
         y = np.asarray(y, dtype=np.int64)
         k = int(n_classes if n_classes is not None else self.value.shape[1])
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)
-        onehot = np.zeros((len(y), k))
-        onehot[np.arange(len(y)), y] = w
-        value = paths.T.astype(np.float64) @ onehot
+        value = self.node_totals(leaves, w, y, k)
+        n = self.node_count
         label = np.where(value.sum(axis=1) > 0, np.argmax(value, axis=1), -1)
         old = self.label if self.label is not None else np.zeros(n, dtype=np.int64)
         label = np.where(label >= 0, label, np.minimum(old, k - 1))
         return self._replace(value=value, n_samples=n_samples, label=label)
 
-    def _node_indicator(self, X) -> np.ndarray:
-        """Boolean (n_rows, n_nodes) matrix: row i passes through node j."""
-        n_rows = X.shape[0]
-        ind = np.zeros((n_rows, self.node_count), dtype=bool)
-        node = np.zeros(n_rows, dtype=np.int64)
-        rows = np.arange(n_rows)
-        ind[rows, 0] = True
-        active = self.feature[node] != _LEAF
-        while np.any(active):
-            idx = rows[active]
-            cur = node[idx]
-            go_left = X[idx, self.feature[cur]] <= self.threshold[cur]
-            node[idx] = np.where(go_left, self.left[cur], self.right[cur])
-            ind[idx, node[idx]] = True
-            active = self.feature[node] != _LEAF
-        return ind
+    def node_totals(self, leaves, weights=None, y=None, n_classes=None):
+        """Sum over the rows passing through each node, from their leaves.
+
+        Parameters
+        ----------
+        leaves : ndarray of shape (n_rows,)
+            Leaf of each row, as :meth:`apply` returns it.
+        weights : ndarray of shape (n_rows,), default=None
+            What each row adds (default 1: row counts).
+        y, n_classes : ndarray of int and int, default=None
+            With them, the sums are per class: shape (n_nodes, n_classes).
+
+        Returns
+        -------
+        ndarray of shape (n_nodes,) or (n_nodes, n_classes)
+        """
+        n = self.node_count
+        leaves = np.asarray(leaves, dtype=np.int64)
+        if y is None:
+            totals = np.bincount(leaves, weights=weights, minlength=n).astype(float)
+        else:
+            k = int(n_classes)
+            flat = leaves * k + np.asarray(y, dtype=np.int64)
+            totals = np.bincount(flat, weights=weights, minlength=n * k)
+            totals = totals.astype(float).reshape(n, k)
+        parent, levels = self._parents_and_levels()
+        for level in reversed(levels[1:]):  # children before their parents
+            np.add.at(totals, parent[level], totals[level])
+        return totals
+
+    def _parents_and_levels(self):
+        """Parent of each node (-1 for the root) and the node ids per depth."""
+        n = self.node_count
+        parent = np.full(n, -1, dtype=np.int64)
+        inner = np.flatnonzero(self.feature != _LEAF)
+        parent[self.left[inner]] = inner
+        parent[self.right[inner]] = inner
+        levels, level = [], np.array([0], dtype=np.int64)
+        while level.size:
+            levels.append(level)
+            level = level[self.feature[level] != _LEAF]
+            level = np.concatenate([self.left[level], self.right[level]])
+        return parent, levels
+
+    def node_counts(self, X) -> np.ndarray:
+        """Number of rows of ``X`` passing through each node."""
+        return self.node_totals(self.apply(X)).astype(np.int64)
 
     def _replace(self, **changes) -> Tree:
         fields = self.to_arrays()

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
 from odtstudy._incumbent import report_incumbent
+from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cp._model import (
     BuildTimeout,
@@ -38,6 +39,11 @@ _STATUS = {
     cp_model.INFEASIBLE: "infeasible",
     cp_model.UNKNOWN: "timeout",
 }
+
+
+#: Most Booleans of a model (CP-SAT needs about 1 KB each to build and
+#: presolve it).
+MAX_BOOLEANS = 2**23
 
 
 class _AnytimeRecorder(cp_model.CpSolverSolutionCallback):
@@ -71,15 +77,20 @@ class CPSATClassifier(BaseTreeClassifier):
     Parameters
     ----------
     max_depth : int, default=2
-        Maximum depth of the tree (>= 1).
+        Maximum depth of the tree, in [1, 20]. The model has about
+        ``(2 * n_distinct_rows + n_features) * 2**max_depth`` Booleans, at
+        most ``2**23`` (a ``ValueError`` names the deepest feasible depth).
     min_sup : int, default=1
-        Minimum number of training rows in every leaf.
+        Minimum number of training rows in every leaf, at most ``2**31 - 1``.
     time_limit : float, default=None
         Wall-clock limit in seconds for the whole fit (hint included);
         ``None`` for no limit. At the limit the best tree found so far is
-        returned with ``optimal_=False``.
+        returned with ``optimal_=False``. A model that cannot be built in
+        time is abandoned early (``stats_["status"]`` says why) and the
+        hint is returned.
     num_workers : int, default=1
-        CP-SAT search workers; ``0`` lets CP-SAT use every core.
+        CP-SAT search workers, at most 256; ``0`` lets CP-SAT use every
+        core.
     hint : {"cart", "dl85"} or None, default="cart"
         Warm start: a CART tree (``CARTClassifier`` with
         ``min_samples_leaf=min_sup``) or a DL8.5 tree (given half of the time
@@ -157,8 +168,9 @@ class CPSATClassifier(BaseTreeClassifier):
 
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
-        "num_workers": [Interval(Integral, 0, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, MAX_COMPLETE_DEPTH, closed="both")],
+        "min_sup": [Interval(Integral, 1, 2**31 - 1, closed="both")],
+        "num_workers": [Interval(Integral, 0, 256, closed="both")],
         "hint": [StrOptions({"cart", "dl85"}), None],
         "formulation": [StrOptions({"errors", "counts"})],
         "random_state": ["random_state"],
@@ -244,6 +256,13 @@ class CPSATClassifier(BaseTreeClassifier):
             )
         inst = make_instance(X, y, n_classes, weights, scale)
         depth = int(self.max_depth)
+        check_complete_tree(
+            type(self).__name__,
+            depth,
+            2 * inst.n_groups + inst.n_model_features + 1,
+            MAX_BOOLEANS,
+            "two Booleans per distinct training row and one per feature",
+        )
         stats = {
             "n_groups": inst.n_groups,
             "n_model_features": inst.n_model_features,
@@ -278,8 +297,9 @@ class CPSATClassifier(BaseTreeClassifier):
         feat, bound = hint_feat, 0.0
         try:
             tm = build_model(inst, depth, self.min_sup, self.formulation, deadline)
-        except BuildTimeout:
+        except BuildTimeout as exc:
             tm = None
+            stats["status"] = f"UNKNOWN ({exc})"
         if tm is not None:
             stats["n_booleans"] = tm.n_booleans
             stats["n_constraints"] = tm.n_constraints

@@ -11,6 +11,7 @@ positions ``1 .. 2**d - 1``, leaf positions ``2**d .. 2**(d+1) - 1``, children
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -197,13 +198,40 @@ class BuildTimeout(DeadlineReached, TimeoutError):
     """The deadline passed while the model was being built."""
 
 
-#: Groups handled between two looks at the clock while building.
-_GROUPS_PER_CHECK = 256
+#: Variables created between two looks at the clock while building.
+_VARS_PER_CHECK = 8192
+#: Share of the building time kept to free a model abandoned at the limit
+#: (freeing takes a few per cent of the building time; more on big models).
+_FREE_SHARE = 0.2
 
 
-def _check_deadline(deadline: Deadline | None):
-    if deadline is not None and deadline.expired():
-        raise BuildTimeout("time limit reached while building the CP-SAT model")
+class _BuildClock:
+    """The deadline as the builder sees it: it leaves time to free what was
+    built, and gives up as soon as one phase alone cannot end in time."""
+
+    def __init__(self, deadline: Deadline | None):
+        self.deadline = deadline
+        self.start = time.perf_counter()
+
+    def check(self) -> None:
+        if self.deadline is None or not self.deadline.limited:
+            return
+        built = time.perf_counter() - self.start
+        if self.deadline.expired(reserve=_FREE_SHARE * built):
+            raise BuildTimeout("time limit reached while building the CP-SAT model")
+
+    def check_phase(self, done: int, total: int, phase_start: float) -> None:
+        """:meth:`check`, and give up when the phase's pace, ``done`` of
+        ``total`` items since ``phase_start``, cannot finish in time."""
+        self.check()
+        if self.deadline is None or not self.deadline.limited or done == 0:
+            return
+        spent = time.perf_counter() - phase_start
+        if spent * (total - done) / done > self.deadline.remaining():
+            raise BuildTimeout(
+                "the CP-SAT model cannot be built within the time limit "
+                f"({done} of {total} items of a phase after {spent:.2f} s)"
+            )
 
 
 def build_model(
@@ -234,12 +262,15 @@ def build_model(
         ``sum w[g, k] e[g, k]``. Both have the same optimum; the clausal one
         lets CP-SAT learn much stronger conflicts.
     deadline : Deadline, default=None
-        Building stops with :class:`BuildTimeout` once it has passed.
+        Building stops with :class:`BuildTimeout` once it has passed (less
+        a fifth of the building time, kept to free the partial model), or
+        as soon as the pace of a phase shows it cannot end before it.
 
     Returns
     -------
     TreeModel
     """
+    clock = _BuildClock(deadline)
     model = cp_model.CpModel()
     n_branch = 2**depth - 1
     n_nodes = 2 * n_branch + 1
@@ -257,10 +288,12 @@ def build_model(
         n_bool += n_feat
 
     # reach of every group at every position
+    per_check = max(1, _VARS_PER_CHECK // n_nodes)
     r = []
+    phase_start = time.perf_counter()
     for g in range(n_groups):
-        if g % _GROUPS_PER_CHECK == 0:
-            _check_deadline(deadline)
+        if g % per_check == 0:
+            clock.check_phase(g, n_groups, phase_start)
         rg = [None] + [model.new_bool_var(f"r[{g},{t}]") for t in range(1, n_nodes + 1)]
         r.append(rg)
         n_bool += n_nodes
@@ -269,13 +302,14 @@ def build_model(
     zeros = [
         [0] + [f + 1 for f in np.flatnonzero(inst.Xg[g] == 0)] for g in range(n_groups)
     ]
+    phase_start = time.perf_counter()
     for t in range(1, n_branch + 1):
-        _check_deadline(deadline)
+        clock.check_phase((t - 1) * n_groups, n_branch * n_groups, phase_start)
         left, right = 2 * t, 2 * t + 1
         xt = x[t]
         for g in range(n_groups):
-            if g % _GROUPS_PER_CHECK == 0:
-                _check_deadline(deadline)
+            if g % per_check == 0:
+                clock.check()
             rg = r[g]
             # r[t] = r[left] + r[right]
             model.add_implication(rg[left], rg[t])
@@ -295,7 +329,7 @@ def build_model(
         n_vars, c_vars = [], []
         class_totals = inst.counts.sum(axis=0)
         for leaf in leaves:
-            _check_deadline(deadline)
+            clock.check()
             nl = []
             for k in range(n_classes):
                 nk = model.new_int_var(0, int(class_totals[k]), f"n[{leaf},{k}]")
@@ -325,7 +359,7 @@ def build_model(
         e_vars = {}
         for g in range(n_groups):
             if g % 64 == 0:
-                _check_deadline(deadline)
+                clock.check()
             for k in np.flatnonzero(inst.counts[g] > 0):
                 e = model.new_bool_var(f"e[{g},{k}]")
                 n_bool += 1
@@ -343,7 +377,7 @@ def build_model(
     if min_sup > 1:
         u_vars = []
         for leaf in leaves:
-            _check_deadline(deadline)
+            clock.check()
             ul = model.new_bool_var(f"u[{leaf}]")
             n_bool += 1
             size = cp_model.LinearExpr.weighted_sum(
@@ -358,7 +392,7 @@ def build_model(
 
     # symmetry breaking (i): an unreachable branch position uses the dummy
     for t in range(2, n_branch + 1):
-        _check_deadline(deadline)
+        clock.check()
         model.add_bool_or([x[t][0]] + [r[g][t] for g in range(n_groups)])
     # symmetry breaking (ii): no real feature twice on a root-to-leaf path
     for t in range(1, n_branch + 1):
@@ -369,10 +403,10 @@ def build_model(
     # sending every row one way is the dummy, live subtree moved left); it
     # implies (i) and (ii) but those stay as cheap, early propagators
     for t in range(1, n_branch + 1):
-        _check_deadline(deadline)
+        clock.check()
         for f in range(1, n_feat):
             if f % 16 == 0:
-                _check_deadline(deadline)
+                clock.check()
             col = inst.Xg[:, f - 1]
             ones_f = np.flatnonzero(col == 1)
             zeros_f = np.flatnonzero(col == 0)

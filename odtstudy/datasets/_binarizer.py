@@ -6,8 +6,9 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["Binarizer"]
@@ -43,7 +44,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
     column ``name=value`` per training category (all of them, as CP4IM does);
     a category unseen in training gives all zeros. Constant columns are
     dropped. Thresholds are learned in ``fit`` and reused by ``transform``,
-    so fit it on training data only.
+    so fit it on training data only. ``X`` is a dense array or a DataFrame
+    with distinct column names (sparse input raises a ``TypeError``), and at
+    least one column must vary (else ``fit`` raises a ``ValueError``: the
+    output would have no column).
 
     Parameters
     ----------
@@ -52,7 +56,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
         midpoints (optimality of an exact learner is then relative to the
         full set).
     categorical_features : "auto" or list of str or int, default="auto"
-        Which columns are categorical; "auto" takes every non-numeric column.
+        Which columns are categorical (names or positions); "auto" takes
+        every non-numeric column. An entry naming no column of ``X`` raises
+        a ``ValueError``.
 
     Attributes
     ----------
@@ -76,7 +82,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
-        "categorical_features": ["array-like", str],
+        "categorical_features": ["array-like", StrOptions({"auto"})],
     }
 
     def __init__(self, max_thresholds=None, categorical_features="auto"):
@@ -84,8 +90,22 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.categorical_features = categorical_features
 
     def _as_frame(self, X) -> pd.DataFrame:
+        if sparse.issparse(X):
+            raise TypeError(
+                "Binarizer needs a dense array or a DataFrame, got a sparse "
+                f"{type(X).__name__}: convert it with X.toarray()"
+            )
         if isinstance(X, pd.DataFrame):
             frame = X
+            duplicated = frame.columns[frame.columns.duplicated()].unique()
+            if len(duplicated):
+                raise ValueError(
+                    "X has duplicate column names "
+                    f"({', '.join(map(repr, duplicated.tolist()))}): the "
+                    "Binarizer's output names would be ambiguous; rename them "
+                    "first, e.g. X.columns = [f'{c}_{i}' for i, c in "
+                    "enumerate(X.columns)]"
+                )
         else:
             arr = np.asarray(X, dtype=object)
             if arr.ndim != 2:
@@ -101,9 +121,25 @@ class Binarizer(TransformerMixin, BaseEstimator):
             )
         return frame
 
+    def _check_categorical_features(self, frame):
+        if isinstance(self.categorical_features, str):
+            return
+        columns = set(frame.columns)
+        unknown = [
+            c
+            for c in self.categorical_features
+            if c not in columns
+            and not (isinstance(c, Integral) and 0 <= c < frame.shape[1])
+        ]
+        if unknown:
+            raise ValueError(
+                f"categorical_features names {unknown!r}, which are neither "
+                f"columns nor positions of X (columns: {list(frame.columns)!r})"
+            )
+
     def _is_categorical(self, frame, column, position):
         if self.categorical_features == "auto":
-            series = frame[column]
+            series = frame.iloc[:, position]
             if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             ):
@@ -126,14 +162,15 @@ class Binarizer(TransformerMixin, BaseEstimator):
             [str(c) for c in frame.columns], dtype=object
         )
         self.n_features_in_ = frame.shape[1]
+        self._check_categorical_features(frame)
         outputs = []
         for position, column in enumerate(frame.columns):
             if self._is_categorical(frame, column, position):
-                values = sorted({str(v) for v in frame[column]})
+                values = sorted({str(v) for v in frame.iloc[:, position]})
                 if len(values) > 1:
                     outputs += [(position, "=", v) for v in values]
                 continue
-            values = pd.to_numeric(frame[column]).to_numpy(dtype=np.float64)
+            values = pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64)
             distinct = np.unique(values)
             if len(distinct) <= 1:
                 continue
@@ -145,6 +182,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
             else:
                 thresholds = _quantile_thresholds(values, self.max_thresholds)
             outputs += [(position, "<=", float(t)) for t in thresholds]
+        if not outputs:
+            raise ValueError(
+                "the Binarizer found no test to make: every column of X is "
+                "constant (one distinct value), so the binarized data would have "
+                "no column; drop the constant columns or check the data"
+            )
         self.outputs_ = outputs
         return self
 

@@ -60,6 +60,13 @@ WIPE_STRATEGIES = {
     "all_non_useful": WIPE_ALL_NON_USEFUL,
 }
 
+#: Largest ``max_size``: entry ids are int32 (trie edges, the free list) and
+#: the entry array holds ``max_size + 1`` of them.
+MAX_CACHE_SIZE = 2**31 - 2
+#: Edge-table slots a bounded trie allocates up front (about 50 MB); a larger
+#: bound grows the table by doubling, as the unbounded trie does.
+cdef Py_ssize_t EAGER_EDGE_SLOTS = 1 << 22
+
 cdef uint64_t SCORE_MAX = ((<uint64_t>1) << 26) - 1
 cdef uint64_t SCORE_SAT = 0xFFFFFFFFULL
 
@@ -134,6 +141,12 @@ cdef class Cache:
                              f"{sorted(WIPE_STRATEGIES)}")
         if not 0.0 < wipe_factor <= 1.0:
             raise ValueError(f"wipe_factor must be in (0, 1], got {wipe_factor}")
+        if max_size > MAX_CACHE_SIZE:
+            raise ValueError(
+                f"max_cache_size={max_size} is too large: entry ids are 32-bit, "
+                f"so at most {MAX_CACHE_SIZE} entries; use a smaller bound (or "
+                "None for an unbounded cache)"
+            )
         need = self.min_size()
         if max_size < need:
             raise ValueError(
@@ -466,12 +479,13 @@ cdef class TrieCache(Cache):
         Cache.configure(self, max_size, wipe_factor, strategy)
         self.parent[0] = -1
         self.item[0] = -1
-        # the edge table at its final size (load <= 0.7): no growth, so no
-        # transient old + new tables; calloc'd pages are only touched when used
+        # the edge table at its final size (load <= 0.7), up to
+        # EAGER_EDGE_SLOTS: no growth, so no transient old + new tables;
+        # calloc'd pages are only touched when used
         cdef Py_ssize_t size = 16
         cdef uint64_t* keys
         cdef int32_t* child
-        while 7 * size < 10 * (max_size + 1):
+        while 7 * size < 10 * (max_size + 1) and size < EAGER_EDGE_SLOTS:
             size *= 2
         if size > self.edge_mask + 1 and self.n_edges == 0:
             keys = <uint64_t*>calloc(size, sizeof(uint64_t))

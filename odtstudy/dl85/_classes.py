@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.dl85._bitset import pack_columns
+from odtstudy.dl85._cache import MAX_CACHE_SIZE
 from odtstudy.dl85._predictor import fit_classifier_general
 from odtstudy.dl85._search import Searcher
 from odtstudy.tree import TreeBuilder
@@ -17,6 +19,8 @@ from odtstudy.tree import TreeBuilder
 __all__ = ["DL85Classifier"]
 
 MAX_DEPTH_LIMIT = 60
+#: ``min_sup`` is a C int in the search core (and no data set has more rows).
+MAX_MIN_SUP = 2**31 - 1
 
 
 def _pack_classes(y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -31,7 +35,9 @@ def _integral(sample_weight) -> bool:
     if sample_weight is None:
         return True
     w = np.asarray(sample_weight, dtype=np.float64)
-    return bool(np.all(np.abs(w - np.rint(w)) <= 1e-9))
+    r = np.rint(w)
+    # a positive weight that rounds to 0 (e.g. 1e-300) is not a count of 0
+    return bool(np.all((np.abs(w - r) <= 1e-9) & ((r > 0) | (w == 0))))
 
 
 def _replicable(sample_weight) -> bool:
@@ -62,7 +68,9 @@ class DL85Classifier(BaseTreeClassifier):
     max_depth : int, default=3
         Maximum depth of the tree (a single leaf has depth 0).
     min_sup : int, default=1
-        Minimum number of training rows in each leaf.
+        Minimum number of training rows in each leaf, at most ``2**31 - 1``
+        (a C int in the search core). A value above half the rows leaves
+        the single leaf as the only tree.
     time_limit : float, default=None
         Seconds. At the limit the best tree found so far is returned and
         ``optimal_`` is False (anytime search). ``None``: no limit.
@@ -106,7 +114,9 @@ class DL85Classifier(BaseTreeClassifier):
         ("reconstitution"), so the tree stays optimal. ``None``: unbounded.
         A bound smaller than the paths under evaluation need
         (``1 + max_depth * (max_depth + 1) / 2`` entries for the trie,
-        ``max_depth + 1`` for the hash table) raises a ``ValueError``.
+        ``max_depth + 1`` for the hash table) raises a ``ValueError``, and
+        so does one above ``2**31 - 2`` (entry ids are 32-bit). Memory is
+        allocated as entries are created, not from the bound.
     wipe_factor : float, default=0.5
         Fraction of ``max_cache_size`` freed by each wipe, in (0, 1].
     wipe_strategy : {"reuses", "descendants", "all_non_useful"}, default="reuses"
@@ -134,11 +144,16 @@ class DL85Classifier(BaseTreeClassifier):
         cache), ``cache_hits``, ``depth2_calls``, ``similarity_prunes``,
         ``timeout`` and ``kernel_isa`` (instruction set of the depth-2
         kernels: ``"avx512"``, ``"avx2"``, ``"popcnt"`` or ``"baseline"``).
-        Cache memory: ``cache_entries_created`` (including re-created ones),
+        Cache memory: ``cache_bytes`` (bytes held by the cache's arrays at
+        the end of the search; they never shrink, so this is their peak),
+        ``cache_entries_created`` (including re-created ones),
         ``cache_live_entries`` (at the end), ``cache_peak_entries`` (never
         above ``max_cache_size``), ``cache_wipes``, ``cache_entries_wiped``
         and ``reconstitution_ms`` (time spent rebuilding wiped nodes of the
-        optimal tree; 0 when unbounded).
+        optimal tree; 0 when unbounded). ``anytime``: the root's trace, a
+        list of ``(seconds since fit started, best error, lower bound)``
+        points recorded each time the incumbent or the bound improved (not
+        with ``fast_error_function``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -183,7 +198,7 @@ class DL85Classifier(BaseTreeClassifier):
     _parameter_constraints: dict = {
         **BaseTreeClassifier._parameter_constraints,
         "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
         "max_error": [Interval(Real, 0, None, closed="neither"), None],
         "branching": [StrOptions({"data", "asc", "desc"})],
         "use_infeasibility_lb": ["boolean"],
@@ -193,7 +208,7 @@ class DL85Classifier(BaseTreeClassifier):
         "algorithm": [StrOptions({"dl85", "dl8"})],
         "random_state": ["random_state"],
         "fast_error_function": [callable, None],
-        "max_cache_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_cache_size": [Interval(Integral, 1, MAX_CACHE_SIZE, closed="both"), None],
         "wipe_factor": [Interval(Real, 0, 1, closed="right")],
         "wipe_strategy": [StrOptions({"reuses", "descendants", "all_non_useful"})],
     }
@@ -234,6 +249,7 @@ class DL85Classifier(BaseTreeClassifier):
         self.wipe_strategy = wipe_strategy
 
     def _fit(self, X, y, sample_weight):
+        start = time.perf_counter()
         X = np.ascontiguousarray(X, dtype=np.uint8)
         if self.fast_error_function is not None:
             if self.max_cache_size is not None:
@@ -282,8 +298,10 @@ class DL85Classifier(BaseTreeClassifier):
             weights=weights,
         )
         max_error = math.inf if self.max_error is None else float(self.max_error)
+        setup = time.perf_counter() - start
         error, lower_bound = searcher.run(max_error)
         stats = searcher.stats()
+        stats["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]
         timed_out = stats["timeout"]
         if not error < max_error:
             reason = (
@@ -308,7 +326,7 @@ class DL85Classifier(BaseTreeClassifier):
         tree = self._build_tree(searcher, n_classes)
         if weights is not None:
             # value holds class weights; n_samples counts rows
-            tree = tree._replace(n_samples=tree._node_indicator(X).sum(axis=0))
+            tree = tree._replace(n_samples=tree.node_counts(X))
         leaves = tree.feature == -1
         counts = tree.value[leaves]
         objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))

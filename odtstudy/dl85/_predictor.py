@@ -40,7 +40,55 @@ __all__ = [
 ]
 
 MAX_DEPTH_LIMIT = 60
+#: ``min_sup`` is a C int in the search core.
+MAX_MIN_SUP = 2**31 - 1
 PURITY_RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------
+# user losses, checked
+# --------------------------------------------------------------------------
+def _checked_loss(loss, name: str) -> float:
+    """``loss`` as a float, or a clear error: the search's bounds need every
+    leaf loss finite and non-negative."""
+    try:
+        value = float(loss)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must return a number as the leaf loss, got {loss!r} "
+            f"({type(loss).__name__})"
+        ) from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"{name} returned the leaf loss {value!r}; the search needs finite, "
+            "non-negative losses (its bounds add them up): return e.g. a count "
+            "or a cost, shifted by a constant if needed"
+        )
+    return value
+
+
+def _checked_fast(fn):
+    """Wrap ``fast_error_function``: it must return ``(loss, label)``."""
+
+    def fast(class_weights):
+        out = fn(class_weights)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(
+                "fast_error_function must return a pair (loss, label), the "
+                f"leaf's loss and the class index it predicts; got {out!r}"
+            )
+        return _checked_loss(out[0], "fast_error_function"), out[1]
+
+    return fast
+
+
+def _checked_rows(fn):
+    """Wrap ``error_function``: it must return one loss."""
+
+    def rows_loss(rows):
+        return _checked_loss(fn(rows), "error_function")
+
+    return rows_loss
 
 
 # --------------------------------------------------------------------------
@@ -59,6 +107,15 @@ class SearchOutcome:
     @property
     def found(self) -> bool:
         return math.isfinite(self.loss)
+
+    def rescale(self, factor: float) -> None:
+        """Multiply every loss and bound by ``factor`` (in place)."""
+        if factor == 1.0:
+            return
+        self.loss *= factor
+        self.lower_bound *= factor
+        for node in self.nodes:
+            node["loss"] *= factor
 
 
 def general_search(
@@ -127,6 +184,10 @@ def general_search(
         if y_value is None
         else np.ascontiguousarray(y_value, dtype=np.float64)
     )
+    if objective == "py_fast":
+        callback = _checked_fast(callback)
+    elif objective == "py_rows":
+        callback = _checked_rows(callback)
     perm = None
     if objective in ("absolute", "quantile"):
         # rows sorted by target: a cover's rows come out in target order
@@ -190,7 +251,7 @@ def _objective(nodes):
     return float(sum(node["loss"] for node in nodes if node["feature"] < 0))
 
 
-def _result(outcome, tree, max_depth, max_error):
+def _result(outcome, tree, max_depth, max_error, loss_unit=1.0):
     """FitResult of a general search (the status logic of DL85Classifier)."""
     stats = dict(outcome.stats)
     if tree is None:
@@ -211,7 +272,7 @@ def _result(outcome, tree, max_depth, max_error):
     objective = _objective(outcome.nodes)
     optimal = not outcome.timed_out
     if optimal and not math.isclose(
-        objective, outcome.loss, rel_tol=1e-9, abs_tol=1e-9
+        objective, outcome.loss, rel_tol=1e-9, abs_tol=1e-9 * loss_unit
     ):  # pragma: no cover - internal check
         raise RuntimeError(
             f"DL8.5 internal error: rebuilt tree has loss {objective}, "
@@ -274,6 +335,50 @@ def fit_classifier_general(
 # --------------------------------------------------------------------------
 # regression
 # --------------------------------------------------------------------------
+#: Bound on the total loss a leaf can reach (``total weight * max(y**2)``
+#: for the squared error, ``total weight * max|y|`` for the others): its sums
+#: stay finite in float64 (whose largest value is about 1.8e308).
+MAX_LOSS_TOTAL = 1e300
+#: Smallest ``max|y|`` the squared error takes (squares above ~1e-280).
+MIN_SQUARED_PEAK = 1e-140
+
+
+def _check_losses_fit(y, sample_weight, squared):
+    """Raise a ``ValueError`` when a leaf loss of ``y`` could overflow."""
+    if len(y) == 0:
+        return
+    total = max(float(len(y) if sample_weight is None else np.sum(sample_weight)), 1.0)
+    peak = float(np.max(np.abs(y)))
+    if squared and 0.0 < peak < MIN_SQUARED_PEAK:
+        raise ValueError(
+            f"y has values of at most |y| = {peak:.3g}: their squares underflow "
+            "float64, so every squared error would be 0. Multiply y by a "
+            f"constant, e.g. y * {10.0 ** -math.floor(math.log10(peak)):.0e} "
+            "(the tree's splits do not change; its values scale)"
+        )
+    limit = math.sqrt(MAX_LOSS_TOTAL / total) if squared else MAX_LOSS_TOTAL / total
+    if peak > limit:
+        what = (
+            "squared error (weight times y**2" if squared else "error (weight times |y|"
+        )
+        raise ValueError(
+            f"y has values up to |y| = {peak:.3g}: the {what}, summed over "
+            f"{total:.3g} in total weight) would overflow float64; at most "
+            f"|y| = {limit:.3g} fits. Divide y by a constant, e.g. y / "
+            f"{10.0 ** math.floor(math.log10(peak)):.0e} (the tree's splits do "
+            "not change; its values scale)"
+        )
+
+
+def _power_of_two_scale(y) -> float:
+    """``2**k`` with ``max|y| / 2**k`` in [0.5, 1); 1 when ``max|y|`` is
+    already within ``2**±64`` (or ``y`` is all zeros)."""
+    peak = float(np.max(np.abs(y))) if len(y) else 0.0
+    if peak == 0.0 or 2.0**-64 <= peak <= 2.0**64:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(peak)[1])
+
+
 def weighted_quantile(y, w, tau, midpoint=False):
     """Lower weighted ``tau``-quantile of ``y`` (minimiser of the pinball loss).
 
@@ -415,7 +520,7 @@ class DL85Regressor(BaseTreeRegressor):
         "criterion": [StrOptions(set(_CRITERIA))],
         "quantile": [Interval(Real, 0, 1, closed="neither")],
         "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
         "max_error": [Interval(Real, 0, None, closed="neither"), None],
         "use_depth2_solver": ["boolean"],
         "random_state": ["random_state"],
@@ -444,6 +549,12 @@ class DL85Regressor(BaseTreeRegressor):
 
     def _fit(self, X, y, sample_weight):
         objective = _CRITERIA[self.criterion]
+        squared = objective == "squared"
+        _check_losses_fit(y, sample_weight, squared=squared)
+        # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
+        # floating point); its losses scale back by 2**k (2**2k squared)
+        scale = _power_of_two_scale(y)
+        factor = scale * scale if squared else scale
         tau = float(self.quantile)
         outcome = general_search(
             X,
@@ -451,12 +562,13 @@ class DL85Regressor(BaseTreeRegressor):
             max_depth=self.max_depth,
             min_sup=self.min_sup,
             time_limit=self.time_limit,
-            max_error=self.max_error,
+            max_error=None if self.max_error is None else self.max_error / factor,
             sample_weight=sample_weight,
-            y_value=y,
+            y_value=y / scale,
             quantile=tau,
             use_depth2_solver=self.use_depth2_solver,
         )
+        outcome.rescale(factor)
         if not outcome.found:
             return _result(outcome, None, self.max_depth, self.max_error)
         w = np.ones(len(y)) if sample_weight is None else sample_weight
@@ -472,7 +584,7 @@ class DL85Regressor(BaseTreeRegressor):
             return [weighted_quantile(y[rows], w[rows], tau)]
 
         tree = _build(outcome.nodes, 1, value_of, kind="regressor")
-        return _result(outcome, tree, self.max_depth, self.max_error)
+        return _result(outcome, tree, self.max_depth, self.max_error, factor)
 
 
 # --------------------------------------------------------------------------
@@ -544,7 +656,7 @@ class DL85Predictor(_FittedTreeMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
         "error_function": [callable, None],
         "fast_error_function": [callable, None],
         "leaf_value_function": [callable, None],
@@ -714,7 +826,7 @@ class DL85Cluster(BaseEstimator):
 
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
     }
@@ -751,6 +863,13 @@ class DL85Cluster(BaseEstimator):
         E = np.asarray(X if X_error is None else X_error, dtype=np.float64)
         if E.ndim != 2 or E.shape[0] != X.shape[0]:
             raise ValueError("X_error must be 2-D with one row per row of X")
+        if not np.isfinite(E).all():
+            which = "X" if X_error is None else "X_error"
+            raise ValueError(
+                f"{which} contains NaN or infinity; DL85Cluster measures the "
+                "distances to the cluster centres on it: impute or drop those "
+                "values first"
+            )
 
         def error(rows):
             sub = E[rows]

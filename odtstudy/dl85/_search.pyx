@@ -27,7 +27,9 @@ in the package's methods notes:
 * a specialised depth-2 solver from counts of items and item pairs;
 * a similarity lower bound (two remembered covers per depth, min_sup = 1);
 * dynamic order of the two children (larger lower bound first);
-* an anytime time limit (checked at every node, through the vDSO clock).
+* an anytime time limit (checked at every node, through the vDSO clock);
+  the root's incumbent and bound are traced when they improve
+  (:meth:`Searcher.anytime`), never inside the recursion's loops.
 
 Objectives and memory
 ---------------------
@@ -397,6 +399,12 @@ cdef class Searcher:
     cdef long long n_versions
     cdef int32_t* split_f
     cdef int32_t* split_v
+    # anytime trace of the root: (seconds since run, incumbent, lower bound),
+    # appended only when the root's incumbent or bound improves
+    cdef double* trace
+    cdef int n_trace, trace_cap
+    cdef bint tracing
+    cdef double t_start
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
@@ -460,6 +468,12 @@ cdef class Searcher:
         self.n_versions = 0
         self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
         self.split_v = <int32_t*>_alloc(D * sizeof(int32_t))
+        # the root's incumbent improves at most once per feature, plus the
+        # leaf and the final proof
+        self.trace_cap = self.m + 3
+        self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
+        self.n_trace = 0
+        self.tracing = False
         self.cov = <uint64_t*>_alloc(D * W * sizeof(uint64_t))
         self.cidx = <int32_t*>_alloc(D * W * sizeof(int32_t))
         self.cnnz = <int*>_alloc(D * sizeof(int))
@@ -504,6 +518,7 @@ cdef class Searcher:
         free(self.cover_version)
         free(self.split_f)
         free(self.split_v)
+        free(self.trace)
         free(self.cov)
         free(self.cidx)
         free(self.cnnz)
@@ -1039,6 +1054,21 @@ cdef class Searcher:
         return nc
 
     # ------------------------------------------------------------ search
+    cdef void _trace_root(self, double obj, double lb) noexcept nogil:
+        """Append a point to the root's anytime trace if it improves."""
+        cdef double* last
+        if not self.tracing or self.n_trace >= self.trace_cap:
+            return
+        if self.n_trace > 0:
+            last = self.trace + 3 * (self.n_trace - 1)
+            if not (obj < last[1] or lb > last[2]):
+                return
+        last = self.trace + 3 * self.n_trace
+        last[0] = _now() - self.t_start
+        last[1] = obj
+        last[2] = lb
+        self.n_trace += 1
+
     cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
         if e < 0:
             return 0.0
@@ -1180,6 +1210,8 @@ cdef class Searcher:
                 best = err1 + err2
                 bestf = f
                 cur_ub = best
+                if d == 0:
+                    self._trace_root(best, lb)
                 if self.bounded:
                     # current best solution, kept by the wipes
                     self.cache.entries[e].error = best
@@ -1223,14 +1255,23 @@ cdef class Searcher:
 
         ``error`` is ``inf`` when no tree has error < ``max_error``.
         """
-        cdef double err, lb
+        cdef double err, lb, leaf
         cdef Py_ssize_t root
         root = self.cache.find(self.items, 0, True)
         if root < 0:
             raise MemoryError("cache allocation failed")
-        self.deadline = _now() + self.time_limit
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        self.n_trace = 0
+        self.tracing = True
+        leaf = self._leaf_error(0, self._class_supports(0))
+        if leaf < max_error:
+            self._trace_root(leaf, self.cache.entries[root].lb)
         with nogil:
             err = self._solve(0, root, max_error, &lb)
+        if err < max_error:
+            self._trace_root(err, lb if self.timed_out else err)
+        self.tracing = False
         if self.bounded and self.cache.cache_full:
             raise MemoryError(
                 f"the bounded DL8.5 cache ({self.cache.max_size} entries) "
@@ -1242,6 +1283,21 @@ cdef class Searcher:
         self.root_error = err
         self.root_lb = lb
         return err, lb
+
+    def anytime(self):
+        """The root's anytime trace of the last :meth:`run`.
+
+        Returns
+        -------
+        list of tuple of (float, float, float)
+            ``(seconds since the search started, best error, lower bound)``,
+            one point each time the incumbent or the bound of the root
+            improved: the root leaf first, the proof (error = bound) last.
+        """
+        return [
+            (self.trace[3 * i], self.trace[3 * i + 1], self.trace[3 * i + 2])
+            for i in range(self.n_trace)
+        ]
 
     # --------------------------------------------------- reconstruction
     def tree_arrays(self):

@@ -14,6 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
+from odtstudy._limits import MAX_COMPLETE_DEPTH
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic._heap import LEAF, MISSING, UNSET, HeapTree, level_positions
@@ -340,7 +341,8 @@ class TAOClassifier(BaseTreeClassifier):
     ----------
     max_depth : int, default=3
         Depth of the CART tree grown as the starting point; an ``initial``
-        tree must not be deeper.
+        tree must not be deeper. At most 20 (TAO stores the complete tree:
+        ``2**(max_depth + 1)`` node slots).
     initial : "cart" or Tree, default="cart"
         The starting tree: scikit-learn's CART of depth ``max_depth``
         (``random_state`` passed on), or a :class:`~odtstudy.tree.Tree`
@@ -407,6 +409,7 @@ class TAOClassifier(BaseTreeClassifier):
 
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
+        "max_depth": [Interval(Integral, 1, MAX_COMPLETE_DEPTH, closed="both")],
         "initial": [StrOptions({"cart"}), Tree],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],

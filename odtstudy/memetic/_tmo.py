@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from odtstudy._deadline import Deadline
+from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic._encoding import (
@@ -35,6 +36,10 @@ __all__ = ["TMOClassifier"]
 
 #: Trees of the initial random forest grown between two looks at the clock.
 _FOREST_CHUNK = 10
+#: Most individuals: each is a tree refined by TAO at least once.
+MAX_POPULATION_SIZE = 100_000
+#: Most node slots over the population (complete trees of ``max_depth``).
+MAX_NODE_SLOTS = 2**24
 
 # DEAP classes are created once, at import (style.md). ``labels`` is a
 # class-valued attribute: DEAP instantiates a fresh dict per individual.
@@ -144,9 +149,13 @@ class TMOClassifier(BaseTreeClassifier):
     Parameters
     ----------
     max_depth : int, default=3
-        Maximum depth of the trees.
+        Maximum depth of the trees, at most 20. Each individual stores the
+        complete tree, so ``population_size * 2**(max_depth + 1)`` node
+        slots must not exceed ``2**24`` (a ``ValueError`` names the deepest
+        feasible depth).
     population_size : int, default=100
-        Number of individuals (trees of the initial random forest).
+        Number of individuals (trees of the initial random forest), at most
+        100,000.
     n_generations : int, default=5
         Number of generations.
     crossover_rate : float, default=0.75
@@ -229,7 +238,8 @@ class TMOClassifier(BaseTreeClassifier):
 
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
-        "population_size": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, MAX_COMPLETE_DEPTH, closed="both")],
+        "population_size": [Interval(Integral, 2, MAX_POPULATION_SIZE, closed="both")],
         "n_generations": [Interval(Integral, 0, None, closed="left")],
         "crossover_rate": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
@@ -284,6 +294,13 @@ class TMOClassifier(BaseTreeClassifier):
 
     def _fit(self, X, y, sample_weight):
         deadline = Deadline(self.time_limit)
+        check_complete_tree(
+            type(self).__name__,
+            self.max_depth,
+            2 * self.population_size,
+            MAX_NODE_SLOTS,
+            "two node slots per individual",
+        )
         n, n_classes = X.shape[0], len(self.classes_)
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import signal
 import time
 import warnings
 
@@ -153,6 +154,30 @@ def _children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+#: Seconds a retry after a crash needs at least (CBC reads the model again).
+_RETRY_MIN_SECONDS = 0.5
+
+
+def _crash_signal(outcome) -> str | None:
+    """Name of the signal that ended CBC on its own (``None``: no crash).
+
+    ``sh`` reports death by signal ``k`` as exit code ``128 + k``; our own
+    SIGKILL, and a SIGINT we sent that CBC did not handle, are not crashes.
+    """
+    code = outcome.returncode
+    if outcome.killed or code is None:
+        return None
+    number = -code if code < 0 else code - 128  # no supervisor: Popen's -k
+    if not 0 < number < 65:
+        return None
+    if outcome.interrupted and number == signal.SIGINT:
+        return None
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def solve_cbc(
     model, deadline: Deadline, *, kill_at, threads, warm_start, gap_abs, tolerance
 ) -> SolveInfo:
@@ -163,7 +188,28 @@ def solve_cbc(
     wall-clock limit during the root node, seen on CP4IM vote with OCT), so
     this process also stops it at the deadline: SIGINT (CBC then writes its
     incumbent), and SIGKILL at ``kill_at``.
+
+    When CBC dies of a signal (a crash, e.g. SIGSEGV while stopping with a
+    mipstart), it runs again without the warm start if time is left; the
+    returned :class:`SolveInfo` names the signal in ``crashed`` either way.
     """
+    info = _solve_once(
+        model, deadline, kill_at, threads, warm_start, gap_abs, tolerance
+    )
+    if info.crashed is None or not warm_start:
+        return info
+    if deadline.expired(reserve=_RETRY_MIN_SECONDS):
+        return info
+    retry = _solve_once(model, deadline, kill_at, threads, False, gap_abs, tolerance)
+    retry.crashed = info.crashed if retry.crashed is None else retry.crashed
+    retry.retried_without_warm_start = True
+    retry.solve_time += info.solve_time
+    return retry
+
+
+def _solve_once(
+    model, deadline, kill_at, threads, warm_start, gap_abs, tolerance
+) -> SolveInfo:
     start = time.perf_counter()
     cpu_start = _children_cpu()
     with SolverProcess(prefix="odtstudy_cbc_") as proc:
@@ -202,8 +248,12 @@ def solve_cbc(
             False, False, None, None, None, "killed at the time limit", elapsed,
             solver_cpu_time=cpu, killed=True,
         )  # fmt: skip
+    crashed = _crash_signal(outcome)
     result = _CBC_RESULT.search(text)
-    if result:
+    if crashed is not None:
+        status_text = f"solver crashed ({crashed})"
+        result = None  # whatever it wrote before dying is not trusted
+    elif result:
         status_text = result.group(1).strip()
     elif "Problem is stopped" in text:
         status_text = "Stopped on time limit before the search started"
@@ -229,7 +279,7 @@ def solve_cbc(
     if has_solution:
         model.assign(x)
     bound = None
-    match = _CBC_BOUND.search(text)
+    match = None if crashed else _CBC_BOUND.search(text)
     if match:
         bound = float(match.group(1)) + model.offset
     elif proven:
@@ -237,5 +287,5 @@ def solve_cbc(
     gap = 0.0 if proven else relative_gap(objective, bound)
     return SolveInfo(
         has_solution, proven, objective, bound, gap, status_text, elapsed,
-        solver_cpu_time=cpu,
+        solver_cpu_time=cpu, crashed=crashed,
     )  # fmt: skip

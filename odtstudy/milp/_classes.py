@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline, DeadlineReached
 from odtstudy._incumbent import report_incumbent
+from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.milp._binoct import BinOCTModel
@@ -22,6 +23,11 @@ from odtstudy.tree import TreeBuilder
 __all__ = ["BinOCTClassifier", "OCTClassifier"]
 
 _MIN_SOLVE_SECONDS = 0.05
+#: Most (training row, leaf) pairs, each a binary variable of the model
+#: (PuLP holds about 1 KB per variable with its constraints).
+MAX_ROW_LEAF_PAIRS = 2**22
+#: Most solver threads (CBC and HiGHS gain nothing from more).
+MAX_THREADS = 256
 
 
 class _MILPTreeClassifier(BaseTreeClassifier):
@@ -35,8 +41,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
 
     _parameter_constraints: dict = {
         **BaseTreeClassifier._parameter_constraints,
+        "max_depth": [Interval(Integral, 1, MAX_COMPLETE_DEPTH, closed="both")],
         "solver": [StrOptions(set(SOLVERS))],
-        "threads": [Interval(Integral, 1, None, closed="left")],
+        "threads": [Interval(Integral, 1, MAX_THREADS, closed="both")],
         "warm_start": ["boolean"],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -53,6 +60,13 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         X = np.asarray(X, dtype=float)
         n_classes = len(self.classes_)
         n = len(y)
+        check_complete_tree(
+            type(self).__name__,
+            self.max_depth,
+            n,
+            MAX_ROW_LEAF_PAIRS,
+            "one binary variable per training row",
+        )
         if n < self.min_samples_leaf:
             return FitResult(
                 tree=None,
@@ -131,13 +145,28 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             milp_objective=info.objective,
             milp_bound=info.bound,
             solver_killed=info.killed,
+            solver_crashed=info.crashed,
+            retried_without_warm_start=info.retried_without_warm_start,
         )
+        if info.crashed is not None:
+            warnings.warn(
+                f"{type(self).__name__}: the {self.solver} solver crashed "
+                f"({info.crashed})"
+                + (
+                    "; it was run again without the warm start"
+                    if info.retried_without_warm_start
+                    else ""
+                )
+                + f" (stats_['solver_status']: {info.solver_status!r})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         if info.solver_cpu_time is not None:
             stats["solver_cpu_time"] = info.solver_cpu_time
         if info.warm_start_accepted is not None:
             stats["warm_start_accepted"] = info.warm_start_accepted
         lower_bound = self._bound_to_lb(info.bound, model)
-        timed_out = info.timed_out
+        timed_out = info.timed_out or deadline.expired()
 
         tree, err, obj = None, None, None
         if info.has_solution:
@@ -192,7 +221,10 @@ class BinOCTClassifier(_MILPTreeClassifier):
     Parameters
     ----------
     max_depth : int, default=2
-        Depth of the complete tree.
+        Depth of the complete tree, at most 20; the model has a binary
+        variable per training row and leaf, so ``n_samples * 2**max_depth``
+        must not exceed ``2**22`` (a ``ValueError`` names the deepest
+        feasible depth).
     time_limit : float, default=None
         Seconds for the whole fit (model building included); ``None`` for no
         limit. At the limit the best solution found is returned with
@@ -200,7 +232,7 @@ class BinOCTClassifier(_MILPTreeClassifier):
     solver : {"cbc", "highs"}, default="cbc"
         CBC (bundled with PuLP) or HiGHS (``highspy``).
     threads : int, default=1
-        Solver threads.
+        Solver threads, at most 256.
     warm_start : bool, default=True
         Start the solver from the CART tree of the same depth.
     min_samples_leaf : int, default=1
@@ -226,6 +258,10 @@ class BinOCTClassifier(_MILPTreeClassifier):
         Solve: ``mip_gap``, ``solver_status``, ``solve_time`` (the solver
         process, its input files included), ``build_time`` (CART and the
         model), ``solver_killed`` (it overran the time limit and was killed),
+        ``solver_crashed`` (``None``, or the signal the solver died of, e.g.
+        ``"SIGSEGV"``: a ``RuntimeWarning`` says so, and CBC is run again
+        without the warm start within the same limit:
+        ``retried_without_warm_start``),
         ``milp_objective``, ``milp_bound``, ``milp_errors``,
         ``cart_objective``, ``warm_start_objective``, ``returned`` ("milp",
         or "cart" when the solver found nothing better).
@@ -328,7 +364,9 @@ class OCTClassifier(_MILPTreeClassifier):
     Parameters
     ----------
     max_depth : int, default=2
-        Maximum depth ``D``.
+        Maximum depth ``D``, at most 20; the model has a binary variable per
+        training row and leaf, so ``n_samples * 2**max_depth`` must not
+        exceed ``2**22`` (a ``ValueError`` names the deepest feasible depth).
     alpha : float, default=0.0
         Complexity penalty per split (in units of the normalised loss).
     min_samples_leaf : int, default=1
@@ -338,6 +376,7 @@ class OCTClassifier(_MILPTreeClassifier):
         limit.
     solver : {"cbc", "highs"}, default="cbc"
     threads : int, default=1
+        Solver threads, at most 256.
     warm_start : bool, default=True
         Start from the CART tree of the same depth (``min_samples_leaf`` =
         ``N_min``).

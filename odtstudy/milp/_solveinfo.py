@@ -35,6 +35,11 @@ class SolveInfo:
         CBC only: CPU seconds used by the CBC process.
     killed : bool
         The solver overran the fit's deadline and was killed.
+    crashed : str or None
+        Name of the signal the solver died of on its own (e.g.
+        ``"SIGSEGV"``); ``None`` when it did not crash.
+    retried_without_warm_start : bool
+        CBC crashed with the warm start and was run again without it.
     """
 
     has_solution: bool
@@ -47,6 +52,8 @@ class SolveInfo:
     warm_start_accepted: bool | None = None
     solver_cpu_time: float | None = None
     killed: bool = False
+    crashed: str | None = None
+    retried_without_warm_start: bool = False
 
     @property
     def timed_out(self) -> bool:

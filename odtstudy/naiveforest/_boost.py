@@ -59,7 +59,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
         (grid of the thesis: 0.125, ..., 1); MDBoost ``D > 0`` (grid 0.5,
         1, 3, 6, 12, 25, 50, 100).
     max_depth : int, default=2
-        Depth of every tree.
+        Depth of every tree, at most 60 (as DL8.5's).
     pricing : {"dl85", "cart", "exhaustive"}, default="dl85"
         Pricing oracle: weighted DL8.5 (exact; needs 0/1 features and
         DL8.5 with real-valued sample weights; while the DL8.5 build lacks
@@ -82,7 +82,8 @@ class OptimalBoostClassifier(BaseForestClassifier):
         warm-started after each new column (same solutions, faster on
         hundreds of rows). MDBoost always uses highspy.
     min_sup : int, default=1
-        Minimum number of rows in every leaf of a priced tree. With DL8.5
+        Minimum number of rows in every leaf of a priced tree, at most
+        ``2**31 - 1`` (as DL8.5's). With DL8.5
         pricing and negative MDBoost weights, rewritten rows are counted
         (see Notes).
     random_state : int, RandomState instance or None, default=None
@@ -155,7 +156,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
     _parameter_constraints: dict = {
         "objective": [StrOptions({"lpboost", "mdboost"})],
         "reg": [Interval(Real, 0, None, closed="neither")],
-        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, 60, closed="both")],
         "pricing": [StrOptions({"dl85", "cart", "exhaustive"})],
         "max_iterations": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
@@ -164,7 +165,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
             None,
         ],
         "lp_solver": [StrOptions({"pulp", "highspy"})],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, 2**31 - 1, closed="both")],
         "random_state": ["random_state"],
     }
 

@@ -16,6 +16,10 @@ from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = ["DL8ForestClassifier"]
 
+#: Most trees a forest takes: its predictions hold ``n_estimators x n_samples``
+#: class indices, and every tree costs at least one DL8.5 search.
+MAX_ESTIMATORS = 10_000
+
 
 def _leaf_tree(y, n_classes) -> Tree:
     counts = np.bincount(y, minlength=n_classes).astype(float)
@@ -68,8 +72,10 @@ class DL8ForestClassifier(BaseForestClassifier):
     Parameters
     ----------
     n_estimators : int, default=10
-        Number of trees (Bosch: 10).
+        Number of trees (Bosch: 10), at most 10,000 (the forest's
+        predictions take ``n_estimators * n_samples`` integers).
     max_depth : int, default=3
+        Depth of every tree, at most 60 (as DL8.5's).
     sample_selection : {"random", "all", "progressive"}, default="random"
         ``"random"``: each tree gets an independent random subset of
         ``sample_fraction`` of the rows (with replacement when
@@ -99,6 +105,8 @@ class DL8ForestClassifier(BaseForestClassifier):
         Draw the rows with replacement (as ``sklearn.utils.resample`` in
         Bosch's script).
     min_sup : int, default=1
+        Minimum number of rows in each leaf, at most ``2**31 - 1`` (as
+        DL8.5's).
     time_limit : float, default=None
         Seconds for the whole forest, shared evenly by the trees still to
         build; a tree stopped by its limit is DL8.5's best so far
@@ -156,8 +164,8 @@ class DL8ForestClassifier(BaseForestClassifier):
     _requires_binary = True
 
     _parameter_constraints: dict = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, MAX_ESTIMATORS, closed="both")],
+        "max_depth": [Interval(Integral, 1, 60, closed="both")],
         "sample_selection": [StrOptions({"random", "all", "progressive"})],
         "attribute_selection": [
             StrOptions({"all", "progressive", "progressive_random", "random"})
@@ -165,7 +173,7 @@ class DL8ForestClassifier(BaseForestClassifier):
         "sample_fraction": [Interval(Real, 0, 1, closed="right")],
         "attribute_fraction": [Interval(Real, 0, 1, closed="right")],
         "bootstrap": ["boolean"],
-        "min_sup": [Interval(Integral, 1, None, closed="left")],
+        "min_sup": [Interval(Integral, 1, 2**31 - 1, closed="both")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -287,25 +295,29 @@ class DL8ForestClassifier(BaseForestClassifier):
                     allowed[drop] = False
                     removed.append(drop)
         else:
-            plans = [
-                (self._rows(rng, n, None), self._columns(rng, p, np.ones(p, bool)))
-                for _ in range(self.n_estimators)
-            ]
-            # the first tree is always built; the others only while time is left
-            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(_fit_one)(
-                    X,
-                    y,
-                    rows,
-                    cols,
-                    k,
-                    self.max_depth,
-                    self.min_sup,
-                    per_tree,
-                    None if t == 0 else deadline,
-                )
-                for t, (rows, cols) in enumerate(plans)
-            )
+
+            def tasks():
+                # the first tree is always built; the others only while time
+                # is left (samples drawn lazily: none past the deadline)
+                for t in range(self.n_estimators):
+                    if t > 0 and deadline.expired():
+                        return
+                    rows = self._rows(rng, n, None)
+                    cols = self._columns(rng, p, np.ones(p, bool))
+                    yield delayed(_fit_one)(
+                        X,
+                        y,
+                        rows,
+                        cols,
+                        k,
+                        self.max_depth,
+                        self.min_sup,
+                        per_tree,
+                        None if t == 0 else deadline,
+                    )
+
+            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(tasks())
+            skipped = self.n_estimators - len(results)
             for result in results:
                 if result is None:
                     skipped += 1

@@ -83,12 +83,10 @@ def nonnegative_problem(X, y, u, n_classes):
 
 def _relabel(tree: Tree, X, y, n_classes) -> Tree:
     """Keep ``tree``'s structure and labels, store plain class counts in ``value``."""
-    paths = tree._node_indicator(np.asarray(X))
-    onehot = np.zeros((len(y), n_classes))
-    onehot[np.arange(len(y)), y] = 1.0
+    leaves = tree.apply(np.asarray(X))
     fields = tree.to_arrays()
-    fields["value"] = paths.T.astype(np.float64) @ onehot
-    fields["n_samples"] = paths.sum(axis=0).astype(np.int64)
+    fields["value"] = tree.node_totals(leaves, None, y, n_classes)
+    fields["n_samples"] = tree.node_totals(leaves).astype(np.int64)
     return Tree(**fields)
 
 
