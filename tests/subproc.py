@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 __all__ = ["run_snippet"]
@@ -19,11 +20,13 @@ def run_snippet(code: str, timeout: float = 60) -> tuple[int, str, str]:
     reported with return code ``None`` and ``"TIMEOUT"`` in ``stderr``.
     """
     try:
+        # not from the clone root, whose source tree would shadow the package
         done = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             capture_output=True,
             text=True,
             timeout=timeout,
+            cwd=tempfile.gettempdir(),
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout

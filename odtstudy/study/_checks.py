@@ -39,11 +39,11 @@ def _dataset_kind(name: str) -> str | None:
 def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``problem``: runs with the same problem have the same optimum.
 
-    On a 0/1 or categorical dataset every learner sees the same matrix. On a
-    numeric one, a numeric learner and a 0/1 learner given every midpoint
-    search the same trees (all thresholds); a 0/1 learner given at most k
-    thresholds per feature solves a restricted problem, identified by its
-    number of features.
+    On a numeric dataset, a numeric learner and a 0/1 learner given every
+    midpoint search the same trees (all thresholds). Otherwise the problem is
+    the matrix the learner saw, identified by its number of features (a 0/1
+    learner given at most k thresholds per feature solves a restricted
+    problem).
     """
     kinds = {name: _dataset_kind(name) for name in frame["dataset"].unique()}
     problems = []
@@ -53,10 +53,10 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
         kind = kinds.get(row.dataset)
         every_midpoint = protocol.get("max_thresholds", 8) in (None, "all")
         numeric_learner = _learner_data(row.method, protocol) == "numeric"
-        if kind in ("binary", "categorical") or every_midpoint or numeric_learner:
-            problems.append(ALL_THRESHOLDS if kind == "numeric" else "as given")
-        else:
-            problems.append(f"binarised, {row.n_features:g} features")
+        if kind == "numeric" and (every_midpoint or numeric_learner):
+            problems.append(ALL_THRESHOLDS)
+        else:  # the matrix the learner saw, identified by its width
+            problems.append(f"{row.n_features:g} features")
     return frame.assign(problem=problems)
 
 
