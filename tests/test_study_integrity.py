@@ -30,6 +30,15 @@ def _config(methods, **kw):
     return unit_config(methods, **{"datasets": ["zoo-1"], "depths": [2], **kw})
 
 
+def _alive(get_process, pid) -> bool:
+    """True while the process runs (a zombie or a vanished one is not)."""
+    try:
+        process = get_process(pid)
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _sections(text):
     return text.count("Protocol `")
 
@@ -98,10 +107,7 @@ def test_killed_run_takes_its_solver_children_and_temp_files(tmp_path, monkeypat
     assert len(spawned) == 2
     time.sleep(0.2)
     for pid, name in spawned:
-        alive = psutil.pid_exists(int(pid))
-        if alive:
-            alive = psutil.Process(int(pid)).status() != psutil.STATUS_ZOMBIE
-        assert not alive, f"solver child {pid} still running"
+        assert not _alive(psutil.Process, int(pid)), f"solver child {pid} running"
         assert not Path(name).exists(), f"temp file {name} left behind"
         assert Path(name).parent.name.startswith("odtstudy-run-")
 
@@ -206,7 +212,7 @@ def test_sigterm_keeps_finished_records_and_resumes_without_duplicates(tmp_path)
     assert "interrupted by SIGTERM" in err.decode() and "resume with" in err.decode()
     assert "Traceback" not in err.decode()
     psutil.wait_procs(children, timeout=5)
-    assert not any(c.is_running() and c.status() != "zombie" for c in children)
+    assert not any(_alive(lambda _: c, None) for c in children)
     store = ResultsStore(tmp_path / "out" / "sleepy")
     kept = store.load()
     assert 3 <= len(kept) < 24 and kept["run_id"].is_unique

@@ -96,6 +96,18 @@ def _solver_started(proc, timeout):
     return seen
 
 
+def _running(pid, created) -> bool:
+    """True while the process ``pid`` started at ``created`` runs (not a zombie)."""
+    try:
+        process = psutil.Process(pid)
+        return (
+            process.create_time() == created
+            and process.status() != psutil.STATUS_ZOMBIE
+        )
+    except psutil.NoSuchProcess:
+        return False
+
+
 @pytest.mark.parametrize("solver", ["cbc", "highs"])
 def test_killed_fit_leaves_no_solver_and_no_file(solver, private_tmp):
     proc = subprocess.Popen(
@@ -115,13 +127,7 @@ def test_killed_fit_leaves_no_solver_and_no_file(solver, private_tmp):
     end = time.perf_counter() + 5
     alive = seen
     while alive and time.perf_counter() < end:
-        alive = {
-            (pid, created)
-            for pid, created in alive
-            if psutil.pid_exists(pid)
-            and psutil.Process(pid).create_time() == created
-            and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        }
+        alive = {(pid, created) for pid, created in alive if _running(pid, created)}
         time.sleep(0.05)
     assert not alive, "solver processes outlived the killed fit"
     while list(private_tmp.iterdir()) and time.perf_counter() < end:
