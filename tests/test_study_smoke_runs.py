@@ -1,0 +1,19 @@
+"""The built-in studies without a smoke test of their own run end to end."""
+
+import pytest
+
+from odtstudy.study import load_config, make_report, run_study
+from odtstudy.study.report import consistency_violations, heuristic_gaps
+
+
+@pytest.mark.parametrize("name", ["exact-numeric", "memetic"])
+def test_study_smoke_run(name, tmp_path):
+    config = load_config(name, scale="smoke")
+    frame = run_study(config, output_dir=tmp_path, quiet=True).load()
+    expected = len(config.datasets) * len(config.methods) * len(config.depths)
+    assert len(frame) == expected * config.folds * len(config.seeds)
+    assert frame["has_tree"].all(), frame[~frame["has_tree"]][["method", "error"]]
+    assert consistency_violations(frame).empty
+    assert (heuristic_gaps(frame)["gap"] >= -1e-9).all()
+    report = make_report(name, output_dir=tmp_path, scale="smoke")
+    assert "## Summary" in report.read_text()
