@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import psutil
 
+from odtstudy._deadline import allowed_fit_time
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study.registry import get_method, list_methods
 
@@ -67,9 +68,7 @@ HARD_INSTANCES = [
 ]
 
 
-def bound(limit: float) -> float:
-    """The contract's wall-clock bound for ``time_limit=limit``."""
-    return limit * 1.1 + 1.0
+bound = allowed_fit_time  # the contract's wall-clock bound for a limit
 
 
 @dataclass

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["Deadline", "DeadlineReached"]
+__all__ = ["Deadline", "DeadlineReached", "allowed_fit_time"]
+
+
+def allowed_fit_time(time_limit: float) -> float:
+    """Wall-clock seconds a learner may take on ``time_limit``: T × 1.1 + 1 s.
+
+    Every learner returns its best tree within this time; a study counts a
+    claim of optimality only when the fit returned within it.
+    """
+    return float(time_limit) * 1.1 + 1.0
 
 
 class DeadlineReached(Exception):

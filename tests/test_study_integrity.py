@@ -122,7 +122,7 @@ def test_fit_memory_is_the_learners_not_the_interpreters(tmp_path):
 
 
 def test_proven_optimal_only_within_the_allowed_time(tmp_path):
-    from odtstudy.study._worker import allowed_fit_time
+    from odtstudy._deadline import allowed_fit_time
 
     assert allowed_fit_time(2) == pytest.approx(3.2)
     config = _config(["dl85"])

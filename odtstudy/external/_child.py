@@ -12,20 +12,13 @@ from __future__ import annotations
 import os
 import pickle
 import select
-import signal
 import subprocess
 import sys
 import time
 
+from odtstudy._isolation import kill_group
+
 __all__ = ["call_in_fresh_process", "call_with_deadline"]
-
-
-def _kill(pid):
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _child(write_fd, task, setup):
@@ -90,7 +83,7 @@ def call_with_deadline(task, timeout, setup=None):
                 payload += chunk
     finally:
         os.close(read_fd)
-        _kill(pid)
+        kill_group(pid)
         os.waitpid(pid, 0)
     if not finished:
         return False, None
@@ -141,7 +134,7 @@ def call_in_fresh_process(task, timeout):
     except subprocess.TimeoutExpired:
         return False, None
     finally:
-        _kill(child.pid)
+        kill_group(child.pid)
         child.wait()
     if not payload:
         raise RuntimeError(

@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 
+from odtstudy._isolation import use_temp_dir
 from odtstudy.external._child import call_with_deadline
 from odtstudy.study.registry import get_method
 
@@ -53,8 +54,7 @@ def _in_child(task, timeout):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        os.environ.update(TMPDIR=tmpdir, TEMP=tmpdir, TMP=tmpdir)
-        tempfile.tempdir = tmpdir
+        use_temp_dir(tmpdir)
 
     try:
         finished, value = call_with_deadline(task, timeout, setup=silenced)

@@ -14,7 +14,6 @@ import pickle
 import resource
 import signal
 import struct
-import tempfile
 import time
 import traceback
 
@@ -22,7 +21,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from odtstudy._deadline import allowed_fit_time
 from odtstudy._incumbent import listening
+from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
 from odtstudy.study.registry import get_method
@@ -31,15 +32,6 @@ from odtstudy.tree import Tree
 __all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]
 
 _FRAME = struct.Struct("!I")
-
-
-def allowed_fit_time(time_limit: float) -> float:
-    """Wall-clock seconds a learner may take on ``time_limit``: T × 1.1 + 1 s.
-
-    A learner's claim of optimality counts only when its fit returned within
-    this time.
-    """
-    return float(time_limit) * 1.1 + 1.0
 
 
 def send_frame(fd: int, kind: str, payload: dict) -> None:
@@ -278,9 +270,7 @@ def child_main(fd: int, run: dict, tmpdir: str | None = None) -> None:
         signal.signal(sig, signal.SIG_DFL)
     faulthandler.disable()  # a crash is recorded from the exit signal instead
     if tmpdir is not None:
-        for key in ("TMPDIR", "TEMP", "TMP"):
-            os.environ[key] = tmpdir
-        tempfile.tempdir = tmpdir
+        use_temp_dir(tmpdir)
     problem = (
         _limit_memory(run["memory_limit_mb"]) if run.get("memory_limit_mb") else None
     )

@@ -106,13 +106,12 @@ asked (``validate(preflight=True)``).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import math
 import numbers
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -218,14 +217,6 @@ class StudyConfig:
             Naming ``study '<name>'``, the field and the fix.
         """
         return _check_config(self, _Where(f"study {self.name!r}"), preflight)
-
-    def config_hash(self) -> str:
-        """Short hash of the fields that define the runs' protocol."""
-        data = asdict(self)
-        data.pop("description")
-        data.pop("workers")
-        text = json.dumps(data, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 # --------------------------------------------------------------- messages

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import psutil
 
+from odtstudy._deadline import allowed_fit_time
+from odtstudy._isolation import kill_group
 from odtstudy.datasets._user import user_dataset, user_source
 from odtstudy.study import _memory
-from odtstudy.study._process import kill_group
-from odtstudy.study._worker import allowed_fit_time, child_main, read_frames
+from odtstudy.study._worker import child_main, read_frames
 from odtstudy.study.config import StudyConfig
 from odtstudy.study.registry import get_method
 from odtstudy.study.results import (

@@ -1,9 +1,10 @@
-"""Killing a worker together with every process it started."""
+"""Isolating a fit in a child process: its own temp folder, one kill for its group."""
 
 from __future__ import annotations
 
 import os
 import signal
+import tempfile
 
 
 def kill_group(pid: int) -> None:
@@ -14,3 +15,10 @@ def kill_group(pid: int) -> None:
             kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def use_temp_dir(path: str) -> None:
+    """Make ``path`` this process's temp folder, for it and the solvers it starts."""
+    for key in ("TMPDIR", "TEMP", "TMP"):
+        os.environ[key] = path
+    tempfile.tempdir = path
