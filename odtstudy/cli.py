@@ -1,5 +1,5 @@
-"""Command line: ``odtstudy study``, ``odtstudy report``, ``odtstudy datasets``,
-``odtstudy methods``."""
+"""Command line: ``odtstudy study``, ``odtstudy reproduce``, ``odtstudy report``,
+``odtstudy datasets``, ``odtstudy methods``."""
 
 from __future__ import annotations
 
@@ -9,23 +9,30 @@ import time
 
 
 def _study(args) -> int:
+    if args.name == "list":
+        from odtstudy.study import list_studies
+
+        for name in list_studies():
+            print(name)
+        return 0
+    overrides = {"folds": args.folds, "time_limit": args.time_limit}
+    return _run_study(args, args.name, overrides, scheduler=args.scheduler)
+
+
+def _run_study(args, name, overrides=None, scheduler=None) -> int:
+    """Run study ``name`` (resumable) and write its report: the one code path
+    of ``odtstudy study`` and ``odtstudy reproduce``."""
     from odtstudy.study import (
         StudyInterrupted,
         expand_runs,
-        list_studies,
         load_config,
         make_report,
         run_study,
         study_folder,
     )
 
-    if args.name == "list":
-        for name in list_studies():
-            print(name)
-        return 0
-    overrides = {"folds": args.folds, "time_limit": args.time_limit}
-    config = load_config(args.name, scale=args.scale, **overrides)
-    if args.scheduler is not None:
+    config = load_config(name, scale=args.scale, **(overrides or {}))
+    if scheduler is not None:
         _refuse_user_inputs_on_dask(config)
     folder = study_folder(args.output, config.name, config.scale)
     if args.dry_run:
@@ -38,12 +45,12 @@ def _study(args) -> int:
             workers=args.workers,
             retry_failed=args.retry_failed,
             quiet=args.quiet,
-            scheduler=args.scheduler,
+            scheduler=scheduler,
         )
     except StudyInterrupted as stop:
         if stop.recorded or (folder / "results.jsonl").exists():
             make_report(config.name, output_dir=args.output, scale=config.scale)
-        resume = " ".join(["odtstudy", "study", *args.argv])
+        resume = " ".join(["odtstudy", args.command, *args.argv])
         print(f"\nodtstudy: {stop}; resume with: {resume}", file=sys.stderr)
         return 128 + stop.signum
     path = make_report(config.name, output_dir=args.output, scale=config.scale)
@@ -51,6 +58,36 @@ def _study(args) -> int:
         f"study {config.name!r}: {len(store.load())} runs recorded in {store.path} "
         f"({time.perf_counter() - start:.1f} s); report: {path}"
     )
+    return 0
+
+
+def _reproduce(args) -> int:
+    from odtstudy.reproduce import (
+        check_reproduction,
+        list_reproductions,
+        load_published,
+        verdict_table_problems,
+    )
+
+    if args.name == "list":
+        for name in list_reproductions():
+            print(f"{name:18s} {load_published(name).paper['citation']}")
+        return 0
+    check_reproduction(args.name)
+    code = _run_study(args, args.name)
+    if code or args.dry_run:
+        return code
+    from odtstudy.study import study_folder
+
+    report = study_folder(args.output, args.name, args.scale) / "report.md"
+    problems = verdict_table_problems(report.read_text())
+    if problems:
+        print(
+            f"odtstudy: the verdict table of {args.name!r} is incomplete: "
+            + "; ".join(problems),
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -180,6 +217,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on a Dask distributed cluster (tcp://HOST:PORT)",
     )
     study.set_defaults(func=_study)
+    reproduce = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's claims: run its study, then report paper vs "
+        "odtstudy (or 'list' the reproductions)",
+    )
+    reproduce.add_argument("name", help="a reproduction's name, or 'list'")
+    reproduce.add_argument(
+        "--scale", default="default", choices=["smoke", "default", "paper"]
+    )
+    reproduce.add_argument("--output", default="reports", help="reports folder")
+    reproduce.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="runs executed at the same time (default: the config's)",
+    )
+    reproduce.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="re-run runs recorded as error/timeout/memout",
+    )
+    reproduce.add_argument("--quiet", action="store_true", help="no progress lines")
+    reproduce.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the config, print the runs it would execute, and exit",
+    )
+    reproduce.set_defaults(func=_reproduce)
     report = sub.add_parser("report", help="rebuild a study's report from its records")
     report.add_argument("name")
     report.add_argument(

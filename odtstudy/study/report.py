@@ -464,6 +464,16 @@ def _environment(doc: Document, frame: pd.DataFrame) -> None:
         doc.text(f"Host(s): {hosts}. " + ", ".join(f"{k} {v}" for k, v in pairs))
 
 
+def _paper_section(doc, study, frame, protocol_id, scale) -> None:
+    """The "Paper vs odtstudy" section first, when ``study`` reproduces a paper."""
+    from odtstudy.reproduce import list_reproductions, paper_section
+
+    if study in list_reproductions():
+        part = frame[frame["protocol_id"] == protocol_id]
+        paper_section(doc, study, StudyRecords.from_frame(part), scale)
+        doc.heading("The study behind the verdicts")
+
+
 def make_report(
     study: str, output_dir="reports", scale: str = "default", reference=None
 ) -> Path:
@@ -471,9 +481,11 @@ def make_report(
 
     Runs of different protocols (see :func:`odtstudy.study.protocol_of`) are
     never pooled: each protocol gets its own section, newest first, and the
-    top of the report says how many there are. Each section is described in
-    :func:`protocol_section`. ``results.csv`` and ``results.parquet`` (every
-    record, flat) are written beside it.
+    top of the report says how many there are. A study that reproduces a
+    paper (``odtstudy/reproduce/published/<study>.toml`` exists) opens with
+    :func:`odtstudy.reproduce.paper_section` on its newest protocol. Each
+    section is described in :func:`protocol_section`. ``results.csv`` and
+    ``results.parquet`` (every record, flat) are written beside it.
 
     Parameters
     ----------
@@ -509,6 +521,7 @@ def make_report(
             alert=True,
         )
     protocols = _protocols_newest_first(frame)
+    _paper_section(doc, study, frame, protocols[0], scale)
     if len(protocols) > 1:
         doc.text(
             f"This folder holds runs of {len(protocols)} different protocols "

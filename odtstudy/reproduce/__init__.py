@@ -1,0 +1,54 @@
+"""Reproductions of the source papers' claims: ``odtstudy reproduce <name>``.
+
+A reproduction ``<name>`` is three files: the study
+``odtstudy/study/configs/<name>.toml`` (scales ``smoke``, ``default``,
+``paper``), the published numbers ``published/<name>.toml``
+(:func:`load_published`) and the claims module ``_papers/<name>.py`` (``-`` as
+``_``) with ``RULES`` and ``evaluate(records, published)`` returning one
+:class:`ClaimResult` per claim. Its report opens with :func:`paper_section`.
+"""
+
+from odtstudy.reproduce._claims import VERDICTS, ClaimResult
+from odtstudy.reproduce._published import Published, list_reproductions, load_published
+from odtstudy.reproduce._report import (
+    PAPER_HEADING,
+    claims_module,
+    evaluate_claims,
+    our_values,
+    paper_section,
+    verdict_table_complete,
+    verdict_table_problems,
+)
+
+__all__ = [
+    "PAPER_HEADING",
+    "VERDICTS",
+    "ClaimResult",
+    "Published",
+    "check_reproduction",
+    "claims_module",
+    "evaluate_claims",
+    "list_reproductions",
+    "load_published",
+    "our_values",
+    "paper_section",
+    "verdict_table_complete",
+    "verdict_table_problems",
+]
+
+
+def check_reproduction(name: str) -> None:
+    """Raise a ``ValueError`` unless ``name`` is a whole reproduction.
+
+    It needs its published numbers (an unknown name lists the reproductions),
+    a study configuration of the same name and a claims module.
+    """
+    from odtstudy.study import list_studies
+
+    load_published(name)
+    if name not in list_studies():
+        raise ValueError(
+            f"reproduction {name!r} has no study configuration: write "
+            f"odtstudy/study/configs/{name}.toml"
+        )
+    claims_module(name)

@@ -1,0 +1,1 @@
+"""Claims modules, one per reproduction (``RULES`` and ``evaluate``)."""

@@ -1,0 +1,632 @@
+"""Claims of Aglin, Nijssen & Schaus (AAAI 2020), DL8.5: Table 2 and Figure 4.
+
+Every rule is applied twice with the same code: to the paper's Table 2 (depth
+4, its 600 s limit; an instance that timed out counts its limit as its time)
+and to our records (every depth run, our limit). Both sides are turned into
+the same *cells* (dataset × depth × method: proven, time, objective), so the
+published column of the verdict table is computed, not paraphrased.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.reproduce._claims import ClaimResult
+
+#: The paper's methods, as labelled in the study.
+DL85 = "dl85"
+OTHERS = {"binoct": "BinOCT", "dl8": "DL8", "cpsat": "the CP model"}
+ORDERS = {"dl85": "d.o.", "dl85-asc": "asc", "dl85-desc": "desc"}
+NO_LB = "dl85-no-lb"
+VARIANTS = [DL85, "dl85-asc", "dl85-desc", NO_LB]
+PAPER_LIMIT = 600.0
+#: Times below this are one tick (the paper prints 0.01 s at least).
+TICK = 0.01
+#: A time within this factor of another ties with it.
+TIE = 1.1
+#: Times below this are process noise on a shared machine: too short to rank.
+NOISE = 0.5
+
+RULES = f"""\
+Each rule is applied with the same code to the paper's Table 2 (depth 4, the \
+23 vendored CP4IM sets, 600 s limit) and to our records (every dataset and \
+depth run, our limit). A *cell* is (dataset, depth, method); it is *proven* \
+when every run proved optimality; its time is the mean fit time, at least \
+{TICK} s, and the time limit for a cell not proven (a lower bound of the \
+time to a proof). `dl85` is the paper's DL8.5 (data order).
+
+- **same-data**: reproduced when every dataset run has Table 2's rows \
+(nTrans) and 0/1 features (nItems / 2); partly when only the row counts \
+differ; otherwise not reproduced.
+- **same-optimum**: at depth 4, every proven optimum of ours equals the \
+paper's proven optimum of the set; no tree of ours beats the paper's proven \
+optimum, and no proven optimum of ours is worse than a tree the paper found. \
+Reproduced: at least one equality checked and no violation; not reproduced: \
+any violation; not comparable: nothing to check (no depth 4 at this scale).
+- **faster-than-binoct / -dl8 / -cp**: a cell is decided when DL8.5 or the \
+other method proves optimality and the longer time is ≥ {NOISE} s. DL8.5 is \
+faster when it proves and the other does not, or takes at least {TIE}× less \
+time; slower in the symmetric case; else a tie. Reproduced: DL8.5 faster \
+on ≥ 80 % of the decided cells; partly: ≥ 50 %; not reproduced: below; not \
+comparable: fewer than 3 decided cells.
+- **orders-of-magnitude**: over the cells DL8.5 proves, the geometric mean \
+of (other method's time / DL8.5's time) — a lower bound where the other \
+times out. Reproduced: ≥ 10 for each of BinOCT, DL8 and the CP model; \
+partly: for one or two; not reproduced: none; not comparable: fewer than 3 \
+cells.
+- **solves-most**: instances proven per depth. Reproduced: DL8.5 proves at \
+least as many as each of BinOCT, DL8 and the CP model at every depth and \
+strictly more than each at the deepest; partly: at least as many everywhere; \
+not reproduced: another method proves more somewhere.
+- **cactus-dominates** (Figure 4 has no numbers): per depth, the number of \
+instances a method proves within a time t (times below {NOISE} s count as \
+{NOISE} s). Reproduced: every DL8.5 variant (d.o., asc, desc, no LB) is at \
+or above each of DL8, BinOCT and the CP model at every t and depth; partly: \
+DL8.5 d.o. is; not reproduced: otherwise; not comparable: no proof at all.
+- **branching-small**: (a) at every depth the numbers of instances proven by \
+d.o., asc and desc differ by at most max(1, 10 % of the datasets); (b) on the \
+cells all three prove, each order's geometric-mean time is within 2× of the \
+others'. Reproduced: (a) and (b); partly: one of them; not reproduced: \
+neither; with fewer than 3 cells proven by all three, (b) cannot be \
+judged: not reproduced when (a) fails, else not comparable.
+- **desc-best-deep**: at the deepest depth, desc (a) proves at least as many \
+instances as d.o. and as asc and (b) has the lowest total time (PAR-1: the \
+limit for an instance not proven). Reproduced: (a) and (b); partly: one; not \
+reproduced: neither.
+- **no-lb-slower**: a cell is decided when `dl85` or `dl85-no-lb` proves and \
+the longer time is ≥ {NOISE} s. Without the bound it is slower when it does \
+not prove while `dl85` does, or takes at least {TIE}× more time. \
+Reproduced: slower on ≥ 80 % of the decided cells; partly: ≥ 50 %; not \
+reproduced: below; not comparable: fewer than 3 decided cells.
+"""
+
+CELL_COLUMNS = ["dataset", "depth", "method", "proven", "time", "objective"]
+
+
+# ------------------------------------------------------------ the two sides
+def paper_cells(published) -> pd.DataFrame:
+    """Table 2 as cells (depth 4; a time-out counts 600 s)."""
+    values = published.values
+    table = values[(values["where"] == "Table 2") & values["method"].notna()]
+    rows = []
+    for (dataset, method), part in table.groupby(["dataset", "method"], sort=False):
+        by = part.set_index("metric")
+        time, objective = by.loc["fit_time_s"], by.loc["objective"]
+        rows.append(
+            {
+                "dataset": dataset,
+                "depth": int(time["depth"]),
+                "method": method,
+                "proven": not bool(time["timeout"]),
+                "time": PAPER_LIMIT
+                if time["timeout"]
+                else max(float(time["value"]), TICK),
+                "objective": np.nan
+                if objective["timeout"]
+                else float(objective["value"]),
+            }
+        )
+    return pd.DataFrame(rows, columns=CELL_COLUMNS)
+
+
+def our_cells(records) -> pd.DataFrame:
+    """Our cells with a tree or not (time: the limit when not proven)."""
+    cells = records.cells.copy()
+    limit = cells["method"].map(records.time_limit)
+    fit = cells["fit_time"].astype(float)
+    time = np.where(
+        cells["all_proven"],
+        np.maximum(fit.fillna(0), TICK),
+        np.maximum(limit, fit.fillna(0)),
+    )
+    return pd.DataFrame(
+        {
+            "dataset": cells["dataset"],
+            "depth": cells["depth"].astype(int),
+            "method": cells["method"],
+            "proven": cells["all_proven"].astype(bool),
+            "time": time,
+            "objective": cells["objective"].astype(float),
+        }
+    )
+
+
+def _pivot(cells, column):
+    return cells.pivot_table(
+        index=["dataset", "depth"], columns="method", values=column, aggfunc="first"
+    )
+
+
+def _geomean(values) -> float:
+    values = np.asarray(values, dtype=float)
+    return float(np.exp(np.log(values).mean())) if len(values) else np.nan
+
+
+def _pct(k, n) -> str:
+    return f"{k}/{n} ({100 * k / n:.0f} %)" if n else "0/0"
+
+
+def _share_verdict(k, n, minimum=3) -> str:
+    if n < minimum:
+        return "not comparable"
+    share = k / n
+    return (
+        "reproduced"
+        if share >= 0.8
+        else "partly"
+        if share >= 0.5
+        else ("not reproduced")
+    )
+
+
+# ----------------------------------------------------------------- measures
+def compare(cells, first, second) -> dict:
+    """Decided cells, and those where ``first`` / ``second`` is the faster.
+
+    Decided: either proves optimality and the longer time is at least
+    :data:`NOISE`. Faster: proves while the other does not, or takes
+    :data:`TIE` times less.
+    """
+    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    if first not in proven or second not in proven:
+        return {"decided": 0, "first": 0, "second": 0}
+    both = proven[[first, second]].dropna().astype(bool)
+    t = time.loc[both.index, [first, second]]
+    a, b = both[first], both[second]
+    decided = (a | b) & (t.max(axis=1) >= NOISE)
+    one = decided & ((a & ~b) | (a & b & (t[second] >= TIE * t[first])))
+    two = decided & ((b & ~a) | (a & b & (t[first] >= TIE * t[second])))
+    return {
+        "decided": int(decided.sum()),
+        "first": int(one.sum()),
+        "second": int(two.sum()),
+    }
+
+
+def faster(cells, other) -> dict:
+    """Decided cells where DL8.5 is faster / slower than ``other``."""
+    r = compare(cells, DL85, other)
+    return {"decided": r["decided"], "faster": r["first"], "slower": r["second"]}
+
+
+def speedup(cells, other) -> tuple:
+    """(geometric-mean time ratio other / DL8.5 over DL8.5's proofs, cells,
+    cells where the ratio is only a lower bound)."""
+    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    if DL85 not in proven or other not in proven:
+        return np.nan, 0, 0
+    part = proven[[DL85, other]].dropna()
+    part = part[part[DL85].astype(bool)]
+    ratio = time.loc[part.index, other] / time.loc[part.index, DL85]
+    return _geomean(ratio), len(part), int((~part[other].astype(bool)).sum())
+
+
+def solved(cells) -> pd.DataFrame:
+    """Instances proven: depth × method."""
+    return cells.pivot_table(
+        index="depth", columns="method", values="proven", aggfunc="sum"
+    ).astype(int)
+
+
+def _cactus_ok(cells, method, other) -> bool:
+    """``method``'s cactus curve is at or above ``other``'s at every depth."""
+    for _, part in cells.groupby("depth"):
+        mine = np.sort(
+            np.maximum(
+                part.loc[part["method"] == method].query("proven")["time"], NOISE
+            )
+        )
+        theirs = np.sort(
+            np.maximum(part.loc[part["method"] == other].query("proven")["time"], NOISE)
+        )
+        for t in theirs:
+            if np.searchsorted(mine, t, side="right") < np.searchsorted(
+                theirs, t, side="right"
+            ):
+                return False
+    return True
+
+
+def slower_without_lb(cells) -> dict:
+    r = compare(cells, DL85, NO_LB)
+    return {"decided": r["decided"], "slower": r["first"], "faster": r["second"]}
+
+
+def branching(cells) -> dict:
+    """Solve counts per depth and geometric-mean times of the three orders."""
+    orders = [m for m in ORDERS if m in set(cells["method"])]
+    counts = solved(cells[cells["method"].isin(orders)])
+    n_sets = cells["dataset"].nunique()
+    spread = (
+        int((counts.max(axis=1) - counts.min(axis=1)).max())
+        if len(counts.columns) == 3
+        else None
+    )
+    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    means, n_common = {}, 0
+    if len(orders) == 3:
+        common = proven[orders].dropna().astype(bool).all(axis=1)
+        common = common[common].index
+        n_common = len(common)
+        means = {m: _geomean(time.loc[common, m]) for m in orders}
+    return {
+        "counts": counts,
+        "spread": spread,
+        "allowed": max(1, int(0.1 * n_sets)),
+        "means": means,
+        "n_common": n_common,
+    }
+
+
+def desc_deep(cells, limit_of) -> dict:
+    deepest = cells["depth"].max()
+    part = cells[(cells["depth"] == deepest) & cells["method"].isin(ORDERS)]
+    counts = part.groupby("method")["proven"].sum().astype(int)
+    par1 = {
+        m: float(
+            sum(
+                t if p else limit_of(m)
+                for t, p in zip(g["time"], g["proven"], strict=True)
+            )
+        )
+        for m, g in part.groupby("method")
+    }
+    return {"depth": int(deepest), "counts": counts, "par1": par1}
+
+
+# ------------------------------------------------------------------- claims
+def _names(method):
+    return OTHERS.get(method, ORDERS.get(method, method))
+
+
+def _same_data(records, published) -> tuple:
+    values = published.values
+    expect = values[values["metric"].isin(["n_train", "n_features"])]
+    frame = records.frame
+    rows_bad, feats_bad, checked = [], [], 0
+    for dataset in records.datasets:
+        want = expect[expect["dataset"] == dataset].set_index("metric")["value"]
+        if want.empty:
+            continue
+        runs = frame[frame["dataset"] == dataset]
+        checked += 1
+        got_rows = runs["n_train"].dropna().max()
+        got_feats = runs["n_features"].dropna().max()
+        if got_rows != want.get("n_train"):
+            rows_bad.append(f"{dataset} {got_rows:g} rows vs {want['n_train']:g}")
+        if got_feats != want.get("n_features"):
+            feats_bad.append(
+                f"{dataset} {got_feats:g} features vs {want['n_features']:g}"
+            )
+    published_text = f"{len(expect) // 2} sets: rows and items of Table 2"
+    if not checked:
+        return (
+            published_text,
+            "no Table 2 set run",
+            "not comparable",
+            ("no dataset of Table 2 at this scale"),
+        )
+    ours = (
+        f"{checked} sets checked; {checked - len(set(rows_bad) | set(feats_bad))} match"
+    )
+    if feats_bad:
+        return published_text, ours, "not reproduced", "; ".join(feats_bad + rows_bad)
+    if rows_bad:
+        return published_text, ours, "partly", "rows differ: " + "; ".join(rows_bad)
+    return (
+        published_text,
+        ours,
+        "reproduced",
+        (f"all {checked} sets have Table 2's rows and nItems / 2 features"),
+    )
+
+
+def _same_optimum(records, published) -> tuple:
+    values = published.values
+    table = values[
+        (values["where"] == "Table 2")
+        & (values["metric"] == "objective")
+        & values["method"].notna()
+        & ~values["timeout"]
+    ]
+    optimum, best_found = {}, {}
+    for row in table.itertuples():
+        if "proven" in str(row.note) and "not proven" not in str(row.note):
+            optimum.setdefault(row.dataset, set()).add(float(row.value))
+        else:
+            best_found[row.dataset] = min(
+                best_found.get(row.dataset, np.inf), float(row.value)
+            )
+    inconsistent = [d for d, v in optimum.items() if len(v) > 1]
+    published_text = (
+        f"proven optima of {len(optimum)} sets at depth 4 (all methods agree"
+        + (f", except {inconsistent})" if inconsistent else ")")
+    )
+    cells = records.cells
+    exact = set(records.exact_methods)
+    deep = cells[(cells["depth"] == 4) & cells["method"].isin(exact)]
+    equal, violations, bounded = 0, [], 0
+    for row in deep.itertuples():
+        if np.isnan(row.objective):
+            continue
+        if row.dataset in optimum:
+            opt = min(optimum[row.dataset])
+            if row.all_proven and row.objective == opt:
+                equal += 1
+            elif row.all_proven:
+                violations.append(
+                    f"{row.method} on {row.dataset}: {row.objective:g} "
+                    f"proven vs {opt:g}"
+                )
+            elif row.objective < opt:
+                violations.append(
+                    f"{row.method} on {row.dataset}: {row.objective:g} "
+                    f"beats the proven {opt:g}"
+                )
+            else:
+                bounded += 1
+        elif row.dataset in best_found and row.all_proven:
+            if row.objective > best_found[row.dataset]:
+                violations.append(
+                    f"{row.method} on {row.dataset}: proven {row.objective:g} worse "
+                    f"than the paper's tree {best_found[row.dataset]:g}"
+                )
+            else:
+                bounded += 1
+    ours = (
+        f"{equal} proven optima equal to the paper's; {bounded} consistent bounds; "
+        f"{len(violations)} violations"
+    )
+    if violations:
+        return published_text, ours, "not reproduced", "; ".join(violations[:8])
+    if not equal:
+        return (
+            published_text,
+            ours,
+            "not comparable",
+            ("no depth-4 cell of ours proven on a set the paper proved"),
+        )
+    return (
+        published_text,
+        ours,
+        "reproduced",
+        (f"{equal} optima equal across {deep['dataset'].nunique()} sets, no violation"),
+    )
+
+
+# Each rule maps (cells, limit_of) to (shown evidence, verdict, reason); it
+# is applied to Table 2 and to our records alike.
+def _faster(other):
+    def rule(cells, limit_of):
+        r = faster(cells, other)
+        depths = sorted(int(d) for d in cells["depth"].unique())
+        return (
+            f"faster on {_pct(r['faster'], r['decided'])} decided cells (slower "
+            f"on {r['slower']}; depths {depths})",
+            _share_verdict(r["faster"], r["decided"]),
+            f"DL8.5 faster than {OTHERS[other]} on {r['faster']} of "
+            f"{r['decided']} decided cells; thresholds 80 % / 50 %, at least 3 cells",
+        )
+
+    return rule
+
+
+def _orders(cells, limit_of):
+    parts, big, n_min = [], [], np.inf
+    for other, name in OTHERS.items():
+        ratio, n, bounded = speedup(cells, other)
+        n_min = min(n_min, n)
+        parts.append(
+            f"{name} {ratio:.3g}× ({n} cells, {bounded} lower bounds)"
+            if n
+            else f"{name} —"
+        )
+        if n and ratio >= 10:
+            big.append(name)
+    if n_min < 3:
+        verdict = "not comparable"
+    else:
+        verdict = ["not reproduced", "partly", "partly", "reproduced"][len(big)]
+    return (
+        "geometric-mean slowdown vs DL8.5: " + "; ".join(parts),
+        verdict,
+        "geometric mean ≥ 10× against: "
+        + (", ".join(big) or "none")
+        + "; below 10× against: "
+        + (", ".join(n for n in OTHERS.values() if n not in big) or "none"),
+    )
+
+
+def _solves_most(cells, limit_of):
+    counts = solved(cells)
+    n = cells["dataset"].nunique()
+    shown = "; ".join(
+        f"depth {d}: "
+        + ", ".join(
+            f"{m} {counts.loc[d, m]}" for m in [DL85, *OTHERS] if m in counts.columns
+        )
+        + f" of {n}"
+        for d in counts.index
+    )
+    present = [m for m in OTHERS if m in counts.columns]
+    if DL85 not in counts.columns or not present:
+        return shown, "not comparable", "DL8.5 or the others not run"
+    at_least = all((counts[DL85] >= counts[m]).all() for m in present)
+    deepest = counts.index.max()
+    strictly = all(counts.loc[deepest, DL85] > counts.loc[deepest, m] for m in present)
+    if at_least and strictly:
+        return (
+            shown,
+            "reproduced",
+            (f"DL8.5 proves the most at every depth, strictly at depth {deepest}"),
+        )
+    if at_least:
+        level = [
+            OTHERS[m]
+            for m in present
+            if counts.loc[deepest, m] >= counts.loc[deepest, DL85]
+        ]
+        return (
+            shown,
+            "partly",
+            (
+                f"DL8.5 proves at least as many at every depth, but at depth "
+                f"{deepest} as many proofs by {', '.join(level)}"
+            ),
+        )
+    beaten = [
+        f"{OTHERS[m]} at depth {d}"
+        for m in present
+        for d in counts.index
+        if counts.loc[d, m] > counts.loc[d, DL85]
+    ]
+    return shown, "not reproduced", "more proofs by " + ", ".join(beaten)
+
+
+def _cactus(cells, limit_of):
+    variants = [m for m in VARIANTS if m in set(cells["method"])]
+    others = [m for m in OTHERS if m in set(cells["method"])]
+    depths = sorted(int(d) for d in cells["depth"].unique())
+    shown = (
+        f"{len(variants)} DL8.5 variants vs {len(others)} methods, depths {depths} "
+        "(the cactus plot is in the study's report below)"
+    )
+    if not cells["proven"].any() or DL85 not in variants or not others:
+        return shown, "not comparable", "no proof recorded"
+    failing = [
+        f"{_names(v)} below {OTHERS[o]}"
+        for v in variants
+        for o in others
+        if not _cactus_ok(cells, v, o)
+    ]
+    if not failing:
+        return shown, "reproduced", "every DL8.5 variant at or above every other curve"
+    if all(_cactus_ok(cells, DL85, o) for o in others):
+        return shown, "partly", "DL8.5 d.o. dominates; " + ", ".join(failing)
+    return shown, "not reproduced", ", ".join(failing)
+
+
+def _branching_small(cells, limit_of):
+    o = branching(cells)
+    if o["spread"] is None:
+        return "—", "not comparable", "not all three orders run"
+    means = ", ".join(f"{ORDERS[m]} {v:.3g} s" for m, v in o["means"].items())
+    shown = (
+        f"solve counts differ by ≤ {o['spread']} (allowed {o['allowed']}); "
+        f"geometric-mean time on {o['n_common']} common proofs: {means}"
+    )
+    a = o["spread"] <= o["allowed"]
+    if o["n_common"] < 3:
+        return (
+            shown,
+            "not comparable" if a else "not reproduced",
+            f"(a) solve counts differ by {o['spread']} (allowed {o['allowed']}); "
+            "(b) fewer than 3 cells proven by d.o., asc and desc",
+        )
+    values = list(o["means"].values())
+    b = max(values) <= 2 * min(values)
+    verdict = "reproduced" if a and b else "partly" if a or b else "not reproduced"
+    return (
+        shown,
+        verdict,
+        (
+            f"(a) counts {'within' if a else 'beyond'} {o['allowed']}; (b) times "
+            f"{'within' if b else 'beyond'} 2× of each other"
+        ),
+    )
+
+
+def _desc_best(cells, limit_of):
+    o = desc_deep(cells, limit_of)
+    shown = f"depth {o['depth']}: " + ", ".join(
+        f"{ORDERS[m]} {o['counts'].get(m, 0)} proven, PAR-1 {o['par1'][m]:.4g} s"
+        for m in ORDERS
+        if m in o["par1"]
+    )
+    if len(o["par1"]) < 3:
+        return shown, "not comparable", "not all three orders run"
+    counts = o["counts"]
+    a = all(counts["dl85-desc"] >= counts[m] for m in ("dl85", "dl85-asc"))
+    b = o["par1"]["dl85-desc"] <= min(o["par1"]["dl85"], o["par1"]["dl85-asc"])
+    verdict = "reproduced" if a and b else "partly" if a or b else "not reproduced"
+    return (
+        shown,
+        verdict,
+        (
+            f"(a) desc proves {'at least' if a else 'fewer than'} as many; (b) desc's "
+            f"total time is {'the lowest' if b else 'not the lowest'}"
+        ),
+    )
+
+
+def _no_lb(cells, limit_of):
+    r = slower_without_lb(cells)
+    counts = solved(cells)
+    deepest = counts.index.max()
+    count = (
+        f"; depth {deepest}: {counts.loc[deepest].get(NO_LB, 0)} proven vs "
+        f"{counts.loc[deepest].get(DL85, 0)}"
+        if NO_LB in counts.columns
+        else ""
+    )
+    return (
+        f"slower on {_pct(r['slower'], r['decided'])} decided cells (faster on "
+        f"{r['faster']}){count}",
+        _share_verdict(r["slower"], r["decided"]),
+        f"no LB slower on {r['slower']} of {r['decided']} decided cells; "
+        "thresholds 80 % / 50 %, at least 3 cells",
+    )
+
+
+RULE_OF = {
+    "faster-than-binoct": _faster("binoct"),
+    "faster-than-dl8": _faster("dl8"),
+    "faster-than-cp": _faster("cpsat"),
+    "orders-of-magnitude": _orders,
+    "solves-most": _solves_most,
+    "cactus-dominates": _cactus,
+    "branching-small": _branching_small,
+    "desc-best-deep": _desc_best,
+    "no-lb-slower": _no_lb,
+}
+
+
+def _judge(cid, claim, paper, ours, records) -> tuple:
+    rule = RULE_OF[cid]
+    ours_shown, verdict, why = rule(ours, records.time_limit)
+    if claim.get("figure_only"):
+        published = "figure only (Figure 4: cactus plots at depths 2, 3, 4)"
+        paper_verdict = ""
+    else:
+        published, paper_verdict, _ = rule(paper, lambda m: PAPER_LIMIT)
+        paper_verdict = f"; Table 2 itself, by the same rule: {paper_verdict}"
+    return published, ours_shown, verdict, why + paper_verdict
+
+
+def evaluate(records, published) -> list:
+    """One :class:`ClaimResult` per claim of ``published/dl85-aaai20.toml``."""
+    paper, ours = paper_cells(published), our_cells(records)
+    results = []
+    for claim in published.claims:
+        cid = claim["id"]
+        if cid == "same-data":
+            shown = _same_data(records, published)
+        elif cid == "same-optimum":
+            shown = _same_optimum(records, published)
+        else:
+            shown = _judge(cid, claim, paper, ours, records)
+        results.append(ClaimResult(cid, claim["statement"], claim["where"], *shown))
+    return results
+
+
+def our_value(records, row) -> str | None:
+    """Rows and features of a set (Table 2's nTrans and nItems / 2)."""
+    if row["metric"] not in ("n_train", "n_features") or isinstance(
+        row.get("method"), str
+    ):
+        return None
+    runs = records.frame[records.frame["dataset"] == row["dataset"]]
+    if runs.empty:
+        return "— (not run at this scale)"
+    return f"{runs[row['metric']].dropna().max():g}"

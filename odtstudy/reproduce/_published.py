@@ -1,0 +1,153 @@
+"""The published numbers of a paper, transcribed into ``published/<name>.toml``.
+
+Layout of a data file (one per paper; ``<name>`` is the reproduction's name,
+which is also the name of its study configuration)::
+
+    [paper]
+    citation = "Aglin, Nijssen & Schaus (2020). Learning optimal ... AAAI."
+    source = "dl85-aaai2020-caching-branch-and-bound.txt"
+    protocol = "data sets, depths, time limit, folds, repetitions"
+    hardware = "the machine the paper reports, or 'not stated'"
+    time_limit = 600         # optional: the paper's seconds per fit (or a text)
+
+    [[values]]               # one transcribed number
+    where = "Table 2"        # the table or figure it comes from
+    dataset = "anneal"       # odtstudy's dataset name
+    method = "dl85"          # the method label in the study
+    paper_method = "DL8.5"   # the paper's name for it
+    depth = 3
+    metric = "fit_time_s"    # a results column, or a quantity named in note
+    value = 0.12             # omit when the paper shows a time-out
+    timeout = false          # true: the paper reports a time-out (no value)
+    note = ""
+
+    [[claims]]               # one claim the report gives a verdict on
+    id = "dl85-faster-than-dl8"
+    statement = "DL8.5 is faster than DL8 on every set and depth"
+    where = "Table 2"
+    figure_only = false      # true: the paper gives no number for it
+
+Every key of ``[[values]]`` but ``where``, ``metric`` and ``value`` /
+``timeout`` is optional (a value may be a mean over data sets).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+
+import pandas as pd
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Published", "list_reproductions", "load_published"]
+
+_VALUE_COLUMNS = [
+    "where", "dataset", "method", "paper_method", "depth", "metric", "value",
+    "timeout", "note",
+]  # fmt: skip
+_PAPER_KEYS = {"citation", "source", "protocol", "hardware"}
+_CLAIM_KEYS = {"id", "statement", "where", "figure_only"}
+
+
+@dataclass
+class Published:
+    """A paper's transcribed numbers and the claims a reproduction judges.
+
+    Attributes
+    ----------
+    name : str
+        The reproduction's name.
+    paper : dict
+        ``citation``, ``source``, ``protocol`` and ``hardware``.
+    values : DataFrame
+        One row per transcribed number, columns as in the module docstring.
+    claims : list of dict
+        ``id``, ``statement``, ``where`` and ``figure_only`` per claim.
+    """
+
+    name: str
+    paper: dict
+    values: pd.DataFrame
+    claims: list = field(default_factory=list)
+
+    def claim(self, claim_id: str) -> dict:
+        """The claim with this id (KeyError naming the known ids otherwise)."""
+        for claim in self.claims:
+            if claim["id"] == claim_id:
+                return claim
+        known = ", ".join(c["id"] for c in self.claims)
+        raise KeyError(f"{self.name}: no claim {claim_id!r} (claims: {known})")
+
+
+def _data_dir():
+    return resources.files("odtstudy.reproduce").joinpath("published")
+
+
+def list_reproductions() -> list:
+    """Names of the built-in reproductions (one per published data file)."""
+    return sorted(
+        p.name[: -len(".toml")]
+        for p in _data_dir().iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def _problem(name, where, text) -> ValueError:
+    return ValueError(f"published/{name}.toml {where}: {text}")
+
+
+def load_published(name: str) -> Published:
+    """Read and check ``published/<name>.toml``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (listing the known ones) or a file that breaks
+        the layout (naming the table, the entry and the key).
+    """
+    known = list_reproductions()
+    if name not in known:
+        raise ValueError(
+            f"no reproduction named {name!r}; the reproductions are: "
+            f"{', '.join(known) or '(none yet)'} (odtstudy reproduce list)"
+        )
+    data = tomllib.loads(_data_dir().joinpath(f"{name}.toml").read_text())
+    paper = data.get("paper", {})
+    missing = _PAPER_KEYS - set(paper)
+    if missing:
+        raise _problem(name, "[paper]", f"missing {', '.join(sorted(missing))}")
+    rows = []
+    for i, entry in enumerate(data.get("values", [])):
+        unknown = set(entry) - set(_VALUE_COLUMNS)
+        if unknown:
+            raise _problem(name, f"[[values]] #{i + 1}", f"unknown {sorted(unknown)}")
+        for key in ("where", "metric"):
+            if key not in entry:
+                raise _problem(name, f"[[values]] #{i + 1}", f"missing {key}")
+        if ("value" in entry) == bool(entry.get("timeout", False)):
+            raise _problem(
+                name, f"[[values]] #{i + 1}", "give either value or timeout = true"
+            )
+        rows.append(entry)
+    values = pd.DataFrame(rows, columns=_VALUE_COLUMNS)
+    values["timeout"] = [v is True for v in values["timeout"]]
+    claims = []
+    for i, claim in enumerate(data.get("claims", [])):
+        missing = {"id", "statement", "where"} - set(claim)
+        unknown = set(claim) - _CLAIM_KEYS
+        if missing or unknown:
+            raise _problem(
+                name,
+                f"[[claims]] #{i + 1}",
+                f"missing {sorted(missing)}, unknown {sorted(unknown)}",
+            )
+        claims.append({"figure_only": False, **claim})
+    ids = [c["id"] for c in claims]
+    if len(set(ids)) != len(ids) or not ids:
+        raise _problem(name, "[[claims]]", "claim ids must be present and distinct")
+    return Published(name, paper, values, claims)

@@ -1,0 +1,528 @@
+"""The opening section of a reproduction's report: "Paper vs odtstudy".
+
+:func:`paper_section` is called by :func:`odtstudy.study.make_report` first,
+before the protocol sections, whenever ``published/<study>.toml`` exists. It
+writes the paper's citation, the paper's protocol beside ours (hardware, time
+limit, scale), the claims module's ``RULES``, the verdict table (one row per
+claim of the data file, checked complete), a count of the verdicts, and every
+published value beside our matching value.
+
+A claims module is ``odtstudy.reproduce._papers.<name with - as _>`` and
+exposes ``RULES`` (Markdown) and ``evaluate(records, published)`` returning one
+:class:`~odtstudy.reproduce.ClaimResult` per claim id, in file order. It may
+also expose ``our_value(records, row) -> str | None``: our value beside one
+published ``[[values]]`` row (``row`` a dict), for a metric that is not a
+results column; ``None`` falls back to the default (the mean of the column over
+the matching cell's runs with a tree).
+
+Nothing raised by a claims module loses the report: the error is logged, and
+the claims are shown as "not comparable" with the error in their reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import re
+import socket
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.reproduce._claims import VERDICTS, ClaimResult
+from odtstudy.reproduce._published import Published, load_published
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "PAPER_HEADING",
+    "claims_module",
+    "evaluate_claims",
+    "our_values",
+    "paper_section",
+    "verdict_table_complete",
+    "verdict_table_problems",
+]
+
+log = logging.getLogger("odtstudy.reproduce")
+
+PAPER_HEADING = "Paper vs odtstudy"
+VERDICT_COLUMNS = ["claim", "where", "published", "odtstudy", "verdict", "reason"]
+_INCOMPLETE = "VERDICT TABLE INCOMPLETE"
+_NAME_LINE = re.compile(r"Reproduction `([^`]+)`")
+_CLAIM_CELL = re.compile(r"^\*\*(.+?)\*\*")
+
+
+def module_name(name: str) -> str:
+    """Import path of a reproduction's claims module."""
+    return f"odtstudy.reproduce._papers.{name.replace('-', '_')}"
+
+
+def claims_module(name: str):
+    """Import the claims module of reproduction ``name``.
+
+    Raises
+    ------
+    ValueError
+        When there is none (naming the file to write), or when it lacks
+        ``RULES`` or ``evaluate``.
+    """
+    path = module_name(name)
+    try:
+        module = importlib.import_module(path)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and path.startswith(exc.name):
+            raise ValueError(
+                f"reproduction {name!r} has no claims module: write "
+                f"odtstudy/reproduce/_papers/{name.replace('-', '_')}.py "
+                "(RULES and evaluate(records, published))"
+            ) from None
+        raise
+    missing = [key for key in ("RULES", "evaluate") if not hasattr(module, key)]
+    if missing:
+        raise ValueError(f"claims module {path} lacks {', '.join(missing)}")
+    return module
+
+
+def _not_comparable(published: Published, why: str) -> list:
+    return [
+        ClaimResult(
+            claim=c["id"],
+            statement=c["statement"],
+            where=c["where"],
+            published="figure only" if c.get("figure_only") else "see the values",
+            ours="—",
+            verdict="not comparable",
+            reason=why,
+        )
+        for c in published.claims
+    ]
+
+
+def evaluate_claims(name: str, records, published: Published) -> tuple:
+    """``(rules, results, error)`` of reproduction ``name`` on ``records``.
+
+    Any exception raised by the claims module (import, ``RULES``,
+    ``evaluate``) is logged and turned into one "not comparable" result per
+    claim whose reason names the error; ``error`` is then its text, else None.
+    """
+    try:
+        module = claims_module(name)
+        rules = str(module.RULES)
+        results = list(module.evaluate(records, published))
+        bad = [r for r in results if not isinstance(r, ClaimResult)]
+        if bad:
+            raise TypeError(
+                f"evaluate returned {type(bad[0]).__name__} items, not ClaimResult"
+            )
+    except Exception as exc:  # a claims module must never lose the report
+        log.exception("claims module of reproduction %r failed", name)
+        error = f"{type(exc).__name__}: {exc}"
+        return (
+            "",
+            _not_comparable(published, f"the claims module failed: {error}"),
+            error,
+        )
+    return rules, results, None
+
+
+def verdict_table_problems(results_or_text, published: Published | None = None) -> list:
+    """What is wrong with a verdict table; empty when it is complete.
+
+    Parameters
+    ----------
+    results_or_text : list of ClaimResult, str or Path
+        The claims module's results, or a report (its Markdown text or file):
+        the table under "Paper vs odtstudy" is parsed, and the reproduction's
+        name is read from the section.
+    published : Published, default=None
+        The paper's data file (default: read by the name in the report).
+
+    Complete means: exactly one row per claim id of the data file, in file
+    order, every verdict one of :data:`VERDICTS`, and (for a report) no
+    incompleteness alert.
+    """
+    problems = []
+    if isinstance(results_or_text, (str, Path)):
+        text = results_or_text
+        if isinstance(text, Path) or (
+            "\n" not in str(text) and str(text).endswith(".md") and Path(text).exists()
+        ):
+            text = Path(text).read_text()
+        rows, name, alert = _parse_section(text)
+        if name is None:
+            return [f"no '{PAPER_HEADING}' section naming its reproduction"]
+        if alert:
+            problems.append(f"the report says: {alert}")
+        if published is None:
+            published = load_published(name)
+    else:
+        if published is None:
+            raise ValueError("give published= with a list of ClaimResult")
+        rows = [(r.claim, r.verdict) for r in results_or_text]
+    ids = [claim for claim, _ in rows]
+    expected = [c["id"] for c in published.claims]
+    missing = [i for i in expected if i not in ids]
+    extra = [i for i in ids if i not in expected]
+    doubled = sorted({i for i in ids if ids.count(i) > 1})
+    if missing:
+        problems.append(f"no row for claim(s) {', '.join(missing)}")
+    if extra:
+        problems.append(f"row(s) for unknown claim(s) {', '.join(extra)}")
+    if doubled:
+        problems.append(f"several rows for claim(s) {', '.join(doubled)}")
+    if not (missing or extra or doubled) and ids != expected:
+        problems.append("rows are not in the data file's order")
+    for claim, verdict in rows:
+        if verdict not in VERDICTS:
+            problems.append(f"claim {claim}: verdict {verdict!r} not in {VERDICTS}")
+    return problems
+
+
+def verdict_table_complete(results_or_text, published: Published | None = None) -> bool:
+    """True when :func:`verdict_table_problems` finds nothing."""
+    return not verdict_table_problems(results_or_text, published)
+
+
+def _cells(line: str) -> list:
+    inner = line.strip()[1:-1]
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def _parse_section(text: str) -> tuple:
+    """(rows as (claim, verdict), reproduction name, alert text) of a report."""
+    start = text.find(f"## {PAPER_HEADING}")
+    if start < 0:
+        return [], None, None
+    end = text.find("\n## ", start + 3)
+    section = text[start : end if end >= 0 else len(text)]
+    found = _NAME_LINE.search(section)
+    name = found.group(1) if found else None
+    alert = None
+    for line in section.splitlines():
+        if _INCOMPLETE in line:
+            alert = re.sub(r"<[^>]+>|\*\*", "", line).strip()
+    rows, header = [], None
+    for line in section.splitlines():
+        if not line.startswith("|"):
+            if header is not None:
+                break
+            continue
+        cells = _cells(line)
+        if header is None:
+            if cells == VERDICT_COLUMNS:
+                header = cells
+            continue
+        if set(line.replace("|", "").strip()) <= {"-"}:
+            continue
+        claim = _CLAIM_CELL.match(cells[0])
+        rows.append((claim.group(1) if claim else cells[0], cells[4]))
+    return rows, name, alert
+
+
+def _study_description(name: str) -> str:
+    """The built-in study's ``description`` (empty when there is none)."""
+    from odtstudy.study.config import _configs_dir
+
+    path = _configs_dir().joinpath(f"{name}.toml")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return " ".join(str(data.get("study", {}).get("description", "")).split())
+
+
+def _limits(records) -> list:
+    return sorted({records.time_limit(m) for m in records.method_order})
+
+
+def _seconds(limits) -> str:
+    return ", ".join(f"{t:g} s" for t in limits)
+
+
+def _this_machine() -> str:
+    model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cpus = os.cpu_count()
+    return ", ".join(x for x in (model, f"{cpus} logical CPUs" if cpus else "") if x)
+
+
+def _our_hardware(frame: pd.DataFrame) -> str:
+    hosts = sorted(frame["host"].dropna().unique()) if "host" in frame else []
+    text = f"host {', '.join(hosts)}" if hosts else "host not recorded"
+    if socket.gethostname() in hosts:
+        text += f" ({_this_machine()}; the report's machine)"
+    return text
+
+
+def _our_protocol(records, protocol: dict) -> str:
+    folds = int(protocol.get("folds", 1))
+    split = (
+        f"{folds}-fold stratified CV"
+        if folds > 1
+        else "fitted on all rows (test accuracy = training accuracy)"
+    )
+    datasets = records.datasets
+    listed = ", ".join(datasets) if len(datasets) <= 12 else f"{len(datasets)} sets"
+    memory = protocol.get("memory_limit_mb")
+    memory = f"{memory:g} MB" if memory else "none"
+    return (
+        f"{len(datasets)} datasets ({listed}); depths {records.depths}; "
+        f"methods {', '.join(records.method_order)}; {split}; seeds "
+        f"{protocol.get('seeds')}; memory limit {memory}"
+    )
+
+
+def _protocol_table(published: Published, records, scale: str) -> tuple:
+    frame = records.frame
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    paper = published.paper
+    ours_limits = _limits(records)
+    paper_limit = paper.get("time_limit")
+    rows = [
+        ("protocol", paper["protocol"], _our_protocol(records, protocol)),
+        ("hardware", paper["hardware"], _our_hardware(frame)),
+        (
+            "time limit per fit",
+            f"{paper_limit:g} s"
+            if isinstance(paper_limit, (int, float))
+            else str(paper_limit or "see the protocol"),
+            f"{_seconds(ours_limits)} (+ grace {protocol.get('grace_s', 0):g} s "
+            "before the hard kill)",
+        ),
+        (
+            "scale",
+            "the paper's protocol (`--scale paper` follows it where the data "
+            "are vendored)",
+            f"`{protocol.get('scale', scale)}`: {len(frame)} runs recorded",
+        ),
+    ]
+    table = pd.DataFrame(rows, columns=["", "paper", "odtstudy"])
+    differences = []
+    if isinstance(paper_limit, (int, float)):
+        shorter = [t for t in ours_limits if t < paper_limit]
+        if shorter:
+            differences.append(
+                f"our time limit ({_seconds(ours_limits)}) is "
+                f"{paper_limit / max(shorter):.3g}× shorter than the paper's "
+                f"({paper_limit:g} s): a run that times out here may finish "
+                "within the paper's limit, so read our time-outs as 'not within "
+                "our limit'"
+            )
+        elif any(t > paper_limit for t in ours_limits):
+            differences.append(
+                f"our time limit ({_seconds(ours_limits)}) is longer than the "
+                f"paper's ({paper_limit:g} s)"
+            )
+    differences.append(
+        "the hardware differs: absolute times are compared only as ratios "
+        "between methods measured on the same machine"
+    )
+    return table, differences
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+            return f"{value:.3g}"
+        if value == int(value) and abs(value) >= 1:
+            return f"{int(value)}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _given(value) -> bool:
+    return value is not None and not (isinstance(value, float) and np.isnan(value))
+
+
+def _default_value(records, row: dict) -> str:
+    frame = records.frame
+    metric = row["metric"]
+    if not (_given(row.get("dataset")) and _given(row.get("method"))):
+        return "— (not one cell: see the claims)"
+    runs = frame[
+        (frame["dataset"] == row["dataset"]) & (frame["method"] == row["method"])
+    ]
+    if _given(row.get("depth")):
+        runs = runs[runs["depth"] == int(row["depth"])]
+    if runs.empty:
+        return "— (not run at this scale)"
+    if metric not in frame.columns:
+        return f"— ({metric} is not a results column)"
+    trees = runs[runs["has_tree"]]
+    exact = records.is_exact(row["method"])
+    unproven = exact and not bool(runs["optimal"].all())
+    if metric in ("fit_time_s", "wall_time_s") and unproven:
+        return f"timeout ({_seconds([records.time_limit(row['method'])])})"
+    if trees.empty:
+        statuses = ", ".join(sorted(runs["status"].astype(str).unique()))
+        return f"— (no tree: {statuses})"
+    text = _fmt(pd.to_numeric(trees[metric], errors="coerce").mean())
+    if unproven:
+        text += " (not proven optimal)"
+    return text
+
+
+def our_values(records, published: Published, module=None) -> pd.DataFrame:
+    """Every published ``[[values]]`` row with our matching value beside it.
+
+    Ours: the claims module's ``our_value(records, row)`` when it gives one,
+    else the mean of the metric over the matching cell's runs with a tree;
+    "—" when the cell was not run at this scale; "timeout" for the time of an
+    exact method that did not prove optimality in every run of the cell.
+    """
+    hook = getattr(module, "our_value", None)
+    rows = []
+    for row in published.values.to_dict("records"):
+        ours = None
+        if hook is not None:
+            try:
+                ours = hook(records, row)
+            except Exception as exc:
+                log.exception("our_value of %s failed", published.name)
+                ours = f"— (our_value failed: {type(exc).__name__}: {exc})"
+        if ours is None:
+            ours = _default_value(records, row)
+        paper = "timeout" if row["timeout"] else _fmt(row["value"])
+        rows.append(
+            {
+                "where": row["where"],
+                "dataset": row["dataset"] if _given(row["dataset"]) else "",
+                "method": row["method"] if _given(row["method"]) else "",
+                "paper method": row["paper_method"]
+                if _given(row["paper_method"])
+                else "",
+                "depth": str(int(row["depth"])) if _given(row["depth"]) else "",
+                "metric": row["metric"],
+                "published": paper,
+                "odtstudy": str(ours),
+                "note": row["note"] if _given(row["note"]) else "",
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "where", "dataset", "method", "paper method", "depth", "metric",
+            "published", "odtstudy", "note",
+        ],
+    )  # fmt: skip
+
+
+def _verdict_frame(results: list) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            (
+                f"**{r.claim}**: {r.statement}",
+                r.where,
+                r.published,
+                r.ours,
+                r.verdict,
+                r.reason,
+            )
+            for r in results
+        ],
+        columns=VERDICT_COLUMNS,
+    )
+
+
+def verdict_counts(results: list) -> str:
+    """One line: how many claims got each verdict."""
+    counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
+    return (
+        f"Verdicts over {len(results)} claims: "
+        + ", ".join(f"{n} {v}" for v, n in counts.items())
+        + "."
+    )
+
+
+def paper_section(doc, name: str, records, scale: str = "default") -> list:
+    """Write the "Paper vs odtstudy" section of reproduction ``name``.
+
+    Parameters
+    ----------
+    doc : odtstudy.study._document.Document
+    name : str
+        The reproduction (= its study's name).
+    records : StudyRecords
+        The newest protocol's records.
+    scale : str, default="default"
+
+    Returns
+    -------
+    list of ClaimResult
+        The verdicts as shown (one "not comparable" per claim when the claims
+        module failed).
+    """
+    published = load_published(name)
+    doc.heading(PAPER_HEADING)
+    doc.text(
+        f"Reproduction `{name}` of {published.paper['citation']} "
+        f"(text: `{published.paper['source']}`). Published numbers: "
+        f"`odtstudy/reproduce/published/{name}.toml`; verdicts: "
+        f"`{module_name(name)}`, computed from the records below, newest "
+        "protocol only."
+    )
+    description = _study_description(name)
+    if description:
+        doc.text(f"The study `{name}`: {description}")
+    table, differences = _protocol_table(published, records, scale)
+    doc.table(table)
+    doc.text("Differences: " + "; ".join(differences) + ".")
+    rules, results, error = evaluate_claims(name, records, published)
+    if error:
+        doc.text(
+            f"The claims module failed ({error}); every claim is shown as not "
+            "comparable.",
+            alert=True,
+        )
+    doc.heading("How each verdict is decided", 3)
+    doc.text(rules or "(no rules: the claims module failed)")
+    doc.heading("Verdicts", 3)
+    problems = verdict_table_problems(results, published)
+    if problems:
+        doc.text(f"{_INCOMPLETE}: " + "; ".join(problems) + ".", alert=True)
+        log.error("reproduction %s: %s", name, "; ".join(problems))
+    doc.table(_verdict_frame(results))
+    doc.text(verdict_counts(results))
+    doc.heading("Published values beside ours", 3)
+    if published.values.empty:
+        doc.text("The data file transcribes no value (figures only).")
+    else:
+        module = None
+        if error is None:
+            module = claims_module(name)
+        doc.text(
+            "Ours: the mean over the matching cell's runs with a tree; —: not "
+            "run at this scale; timeout: an exact method that did not prove "
+            "optimality within our limit in every run of the cell; (not proven "
+            "optimal): the best tree found by the limit."
+        )
+        table = our_values(records, published, module)
+        unmatched = table["odtstudy"].str.startswith("—")
+        if len(table) <= 40 or not unmatched.any():
+            doc.table(table)
+        else:
+            doc.table(table[~unmatched])
+            doc.begin_details(
+                f"{int(unmatched.sum())} more published values with nothing of "
+                "ours to compare at this scale"
+            )
+            doc.table(table[unmatched])
+            doc.end_details()
+    return results

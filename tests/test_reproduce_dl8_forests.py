@@ -1,0 +1,321 @@
+"""The ``dl8-forests`` reproduction (Bosch's thesis, figures 3.1, 3.4, 4.3-4.5):
+its smoke run through ``odtstudy reproduce`` and each verdict branch of its
+claims module on synthetic records."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from odtstudy import cli
+from odtstudy.reproduce import (
+    PAPER_HEADING,
+    VERDICTS,
+    load_published,
+    verdict_table_problems,
+)
+from odtstudy.reproduce._papers import dl8_forests as claims
+from odtstudy.study import load_config
+from odtstudy.study._records import StudyRecords
+
+NAME = "dl8-forests"
+PUBLISHED = load_published(NAME)
+CLAIMS = [c["id"] for c in PUBLISHED.claims]
+FOLDS = 2
+SETS = ["zoo-1", "hepatitis", "lymph", "audiology", "vote"]
+SMALL = ["zoo-1", "hepatitis", "lymph", "audiology", "heart-cleveland"]
+OPT, DL8, RF, GB = "optdl8-forest", "dl85", "random-forest", "gradient-boosting"
+NAIVE = "dl8forest"
+
+
+def test_smoke_reproduction_report(tmp_path):
+    code = cli.main(
+        ["reproduce", NAME, "--scale", "smoke", "--output", str(tmp_path), "--quiet"]
+    )
+    assert code == 0
+    text = (tmp_path / f"{NAME}-smoke" / "report.md").read_text()
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0] == f"## {PAPER_HEADING}"
+    assert verdict_table_problems(text, PUBLISHED) == []
+    section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| **")]
+    assert len(rows) == len(CLAIMS)
+    for claim, row in zip(CLAIMS, rows):
+        assert row.startswith(f"| **{claim}**")
+        assert any(f"| {verdict} |" in row for verdict in VERDICTS)
+    assert "| trees |" in text  # the forests' number of trees is reported
+    frame = pd.read_csv(tmp_path / f"{NAME}-smoke" / "results.csv")
+    assert (frame["status"] == "ok").all(), frame[frame["status"] != "ok"]["error"]
+
+
+def test_scales_follow_the_thesis():
+    paper = load_config(NAME, scale="paper")
+    assert paper.depths == [1, 2, 3] and paper.time_limit == 60
+    assert len(paper.folds * paper.seeds) == 10  # the thesis's 10 runs
+    published_sets = set(PUBLISHED.values["dataset"].dropna())
+    assert set(paper.datasets) == published_sets - {"letter"}  # not vendored
+    for scale in ("smoke", "default", "paper"):
+        config = load_config(NAME, scale=scale)
+        labels = {m.label for m in config.methods}
+        assert labels <= set(PUBLISHED.values["method"].dropna())
+    opt = next(m for m in paper.methods if m.label == OPT)
+    assert opt.method == "optiboost-lp"
+    assert opt.params["reg"] == 1.0 and opt.params["stop_after_positive_margin"] == 10
+
+
+def test_published_values_match_the_thesis_text():
+    values = PUBLISHED.values
+
+    # spot checks against the thesis's tables (flattened text)
+    def value(where, dataset, method):
+        rows = values[
+            (values["where"] == where)
+            & (values["dataset"] == dataset)
+            & (values["method"] == method)
+        ]
+        assert len(rows) == 1
+        return float(rows["value"].iloc[0])
+
+    assert value("Figure 3.1", "lymph", NAIVE) == 0.6387
+    assert value("Figure 4.3", "zoo-1", DL8) == 0.9921
+    assert value("Figure 4.4", "mushroom", OPT) == 0.9994
+    assert value("Figure 4.5", "tic-tac-toe", OPT) == 0.8405
+    assert value("Figure 4.5", "tic-tac-toe", GB) == 0.7994
+    depth1 = values[(values["where"] == "Figure 4.3") & (values["method"] == OPT)]
+    assert {"primary-tumor", "letter"}.isdisjoint(depth1["dataset"])  # dashes
+    assert len(values[values["where"] == "Figure 4.4"]) == 5 * 24
+
+
+# -- synthetic records --------------------------------------------------------
+
+
+def _records(means, margins=None, trees=None, train=None, folds_acc=None):
+    """Records with one run per fold (seed 0).
+
+    ``means[(dataset, depth, method)]``: every run's test accuracy;
+    ``margins[(dataset, depth)]``: per-run ``positive_margin_at`` of the
+    optimal forest (default: 1, a positive margin); ``trees[key]``: its
+    number of trees; ``train[key]``: train accuracy; ``folds_acc[key]``: the
+    runs' test accuracies (overrides ``means``).
+    """
+    margins, trees = margins or {}, trees or {}
+    train, folds_acc = train or {}, folds_acc or {}
+    methods = sorted({m for _, _, m in means})
+    protocol = json.dumps(
+        {
+            "folds": FOLDS,
+            "seeds": [0],
+            "methods": {
+                m: {"method": m, "params": {}, "time_limit": 60} for m in methods
+            },
+        }
+    )
+    rows = []
+    for key, mean in means.items():
+        dataset, depth, method = key
+        for fold in range(FOLDS):
+            stats = {"n_trees": trees.get(key, 5)}
+            if method == OPT:
+                stats["positive_margin_at"] = margins.get((dataset, depth), [1, 1])[
+                    fold
+                ]
+            elif method == DL8:
+                stats = {}
+            acc = folds_acc.get(key, [mean] * FOLDS)[fold]
+            rows.append(
+                {
+                    "run_id": f"{dataset}-{depth}-{method}-{fold}",
+                    "protocol_id": "p",
+                    "protocol": protocol,
+                    "dataset": dataset,
+                    "method": method,
+                    "depth": depth,
+                    "fold": fold,
+                    "seed": 0,
+                    "status": "ok",
+                    "has_tree": True,
+                    "optimal": False,
+                    "claimed_optimal": False,
+                    "test_acc": acc,
+                    "train_acc": train.get(key, 1.0),
+                    "objective": 0.0,
+                    "n_train": 50,
+                    "fit_time_s": 0.1,
+                    "fit_mem_mb": 1.0,
+                    "time_limit": 60.0,
+                    "stats": json.dumps(stats),
+                }
+            )
+    return StudyRecords.from_frame(pd.DataFrame(rows))
+
+
+def _grid(accuracy: dict, datasets=SETS, depths=(1, 2, 3)) -> dict:
+    return {
+        (d, k, m): acc for d in datasets for k in depths for m, acc in accuracy.items()
+    }
+
+
+def _verdict(records, claim):
+    results = claims.evaluate(records, PUBLISHED)
+    assert [r.claim for r in results] == CLAIMS
+    assert verdict_table_problems(results, PUBLISHED) == []
+    return next(r for r in results if r.claim == claim)
+
+
+def test_no_records_of_a_claim_is_not_comparable():
+    records = _records(_grid({DL8: 0.9}, depths=(2,)))
+    for result in claims.evaluate(records, PUBLISHED):
+        assert result.verdict == "not comparable", result
+
+
+@pytest.mark.parametrize(
+    ("rf", "naive", "verdict"),
+    [
+        ({s: 0.9 for s in SETS}, {s: 0.8 for s in SETS}, "reproduced"),
+        ({s: 0.8 for s in SETS}, {s: 0.9 for s in SETS}, "not reproduced"),
+        # ahead on 3 of 5 sets by a little, behind on 2 by a lot: lower mean
+        (
+            {"zoo-1": 0.91, "hepatitis": 0.91, "lymph": 0.91, "audiology": 0.5,
+             "vote": 0.5},
+            {s: 0.9 for s in SETS},
+            "partly",
+        ),
+    ],
+)  # fmt: skip
+def test_ahead_rule(rf, naive, verdict):
+    means = {(s, 3, RF): rf[s] for s in SETS} | {(s, 3, NAIVE): naive[s] for s in SETS}
+    result = _verdict(_records(means), "naive-forest-below-random-forest")
+    assert result.verdict == verdict, result
+
+
+def test_ahead_rule_needs_three_sets():
+    means = {(s, 3, m): 0.9 for s in SETS[:2] for m in (RF, NAIVE)}
+    result = _verdict(_records(means), "naive-forest-below-random-forest")
+    assert result.verdict == "not comparable"
+
+
+def test_depth3_below_depth2_compares_depths_of_one_method():
+    means = {(s, 2, OPT): 0.9 for s in SETS} | {(s, 3, OPT): 0.8 for s in SETS}
+    assert _verdict(_records(means), "depth3-below-depth2").verdict == "reproduced"
+    means = {(s, 2, OPT): 0.8 for s in SETS} | {(s, 3, OPT): 0.9 for s in SETS}
+    result = _verdict(_records(means), "depth3-below-depth2")
+    assert result.verdict == "not reproduced"
+
+
+def test_small_sets_are_the_thesis_small_sets():
+    means = _grid({RF: 0.9, OPT: 0.8}, datasets=SMALL, depths=(2,))
+    result = _verdict(_records(means), "trails-random-forest-on-small-sets")
+    assert result.verdict == "reproduced"
+    assert "on our 5 sets" in result.published
+    means = _grid({RF: 0.8, OPT: 0.9}, datasets=SMALL, depths=(2,))
+    result = _verdict(_records(means), "trails-random-forest-on-small-sets")
+    assert result.verdict == "not reproduced"
+
+
+def test_versus_others_rule():
+    # the thesis at depth 3 on these sets: the forest behind RF and GB
+    ranks = {OPT: 0.85, DL8: 0.8, RF: 0.9, GB: 0.95}
+    sets = ["hepatitis", "lymph", "heart-cleveland", "vote", "tic-tac-toe"]
+    paper = {m: claims._paper(PUBLISHED, "Figure 4.5", m, 3) for m in ranks}
+    signs = []
+    for other in (DL8, RF, GB):
+        w, _, loss, _ = claims._wins(paper[OPT], paper[other], sets)
+        signs.append((w > loss) - (w < loss))
+    means = _grid(ranks, datasets=sets, depths=(3,))
+    result = _verdict(_records(means), "depth3-optimal-forest-vs-others")
+    ours = [1, -1, -1]  # ahead of DL8, behind RF and GB
+    same = sum(a == b for a, b in zip(signs, ours))
+    expected = {3: "reproduced", 0: "not reproduced"}.get(same, "partly")
+    assert result.verdict == expected, (signs, result)
+    flipped = {OPT: 0.99, DL8: 0.5, RF: 0.5, GB: 0.5}
+    result = _verdict(
+        _records(_grid(flipped, datasets=sets, depths=(3,))),
+        "depth3-optimal-forest-vs-others",
+    )
+    expected = {3: "reproduced", 0: "not reproduced"}.get(
+        sum(s == 1 for s in signs), "partly"
+    )
+    assert result.verdict == expected, (signs, result)
+
+
+def test_dashes_are_left_out_and_never_best():
+    sets = ["soybean", "kr-vs-kp", "mushroom"]
+    means = _grid({OPT: 0.99, DL8: 0.9, RF: 0.9, GB: 0.9}, datasets=sets, depths=(2,))
+    result = _verdict(_records(means), "depth2-best-on-larger-sets")
+    assert result.verdict == "reproduced", result
+    no_margin = {("mushroom", 2): [None, None]}
+    result = _verdict(_records(means, margins=no_margin), "depth2-best-on-larger-sets")
+    assert result.verdict == "partly" and "dash" in result.ours, result
+    means = _grid({OPT: 0.8, DL8: 0.9, RF: 0.9, GB: 0.9}, datasets=sets, depths=(2,))
+    result = _verdict(_records(means), "depth2-best-on-larger-sets")
+    assert result.verdict == "not reproduced"
+
+
+def test_attribute_variants_rule():
+    base = {
+        NAIVE: 0.975,
+        "dl8forest-progressive": 0.976,
+        "dl8forest-progressive-random": 0.972,
+        "dl8forest-random-attributes": 0.93,
+    }
+    grid = _grid(base, datasets=["hypothyroid"], depths=(3,))
+    result = _verdict(_records(grid), "attribute-selection-variants")
+    assert result.verdict == "reproduced"
+    worse = dict(base, **{"dl8forest-progressive": 0.94})
+    grid = _grid(worse, datasets=["hypothyroid"], depths=(3,))
+    result = _verdict(_records(grid), "attribute-selection-variants")
+    assert result.verdict == "partly"
+    best = dict(worse, **{"dl8forest-random-attributes": 0.99})
+    grid = _grid(best, datasets=["hypothyroid"], depths=(3,))
+    result = _verdict(_records(grid), "attribute-selection-variants")
+    assert result.verdict == "not reproduced"
+
+
+@pytest.mark.parametrize(
+    ("margins", "verdict"),
+    [
+        ({("primary-tumor", 1): [None, None]}, "reproduced"),
+        ({("primary-tumor", 1): [None, None], ("vote", 1): [None, None]}, "partly"),
+        ({("primary-tumor", 1): [None, 3]}, "not reproduced"),
+    ],
+)
+def test_depth1_margin_rule(margins, verdict):
+    means = _grid({OPT: 0.8}, datasets=["primary-tumor", "vote", "lymph"], depths=(1,))
+    result = _verdict(_records(means, margins=margins), "depth1-no-positive-margin")
+    assert result.verdict == verdict, result
+
+
+def test_zoo_rule():
+    means = _grid({OPT: 0.95, DL8: 0.95}, datasets=["zoo-1"], depths=(2, 3))
+    one = {("zoo-1", d, OPT): 1 for d in (2, 3)}
+    result = _verdict(_records(means, trees=one), "zoo-stops-at-dl8-tree")
+    assert result.verdict == "reproduced", result
+    # an equally optimal single tree, other test accuracy: partly
+    other = {("zoo-1", 2, OPT): [0.9, 0.95]}
+    result = _verdict(
+        _records(means, trees=one, folds_acc=other), "zoo-stops-at-dl8-tree"
+    )
+    assert result.verdict == "partly", result
+    many = {("zoo-1", d, OPT): 4 for d in (2, 3)}
+    result = _verdict(_records(means, trees=many), "zoo-stops-at-dl8-tree")
+    assert result.verdict == "not reproduced"
+
+
+@pytest.mark.parametrize(
+    ("opt", "verdict"), [(0.9, "reproduced"), (0.81, "partly"), (0.7, "not reproduced")]
+)
+def test_tic_tac_toe_rule(opt, verdict):
+    means = _grid(
+        {OPT: opt, DL8: 0.75, RF: 0.78, GB: 0.8}, datasets=["tic-tac-toe"], depths=(3,)
+    )
+    result = _verdict(_records(means), "tic-tac-toe-depth3-best")
+    assert result.verdict == verdict, result
+
+
+def test_our_value_gives_training_size_and_marks_dashes():
+    means = _grid({OPT: 0.3}, datasets=["anneal"], depths=(2,))
+    records = _records(means, margins={("anneal", 2): [None, None]})
+    row = {"metric": "test_acc", "method": OPT, "dataset": "anneal", "depth": 2}
+    assert "dash" in claims.our_value(records, row)
+    row = {"metric": "n_train", "method": float("nan"), "dataset": "anneal"}
+    assert claims.our_value(records, row) == "50"

@@ -1,0 +1,263 @@
+"""The reproduction framework: ``odtstudy reproduce``, the "Paper vs odtstudy"
+section, its completeness check and its resilience to a failing claims module.
+
+A fake reproduction ``fakerepro`` (a tiny study, a data file, a claims module)
+is installed by monkeypatching the folders of the built-in studies and data
+files, and ``sys.modules`` for the claims module.
+"""
+
+import logging
+import sys
+import types
+
+import pytest
+
+from odtstudy import cli
+from odtstudy.reproduce import (
+    PAPER_HEADING,
+    VERDICTS,
+    ClaimResult,
+    list_reproductions,
+    load_published,
+    verdict_table_complete,
+    verdict_table_problems,
+)
+from odtstudy.study import make_report
+
+NAME = "fakerepro"
+MODULE = f"odtstudy.reproduce._papers.{NAME}"
+
+STUDY = """
+[study]
+name = "fakerepro"
+description = "A fake paper: DL8.5 against CART on zoo-1."
+datasets = ["zoo-1"]
+methods = ["dl85", "cart"]
+depths = [2]
+folds = 1
+seeds = [0]
+time_limit = 5
+grace_s = 5
+workers = 1
+
+[scales.smoke]
+depths = [1, 2]
+"""
+
+PUBLISHED = """
+[paper]
+citation = "Doe (2020). A fake paper. Proceedings of Tests."
+source = "fake.txt"
+protocol = "zoo-1, depth 2, fitted on all rows"
+hardware = "a fake machine"
+time_limit = 600
+
+[[values]]
+where = "Table 1"
+dataset = "zoo-1"
+method = "dl85"
+paper_method = "DL8.5"
+depth = 2
+metric = "train_acc"
+value = 0.99
+
+[[values]]
+where = "Table 1"
+dataset = "zoo-1"
+method = "cart"
+depth = 4
+metric = "fit_time_s"
+timeout = true
+
+[[claims]]
+id = "dl85-beats-cart"
+statement = "DL8.5 is at least as accurate as CART on training data"
+where = "Table 1"
+
+[[claims]]
+id = "cart-is-fast"
+statement = "CART is fast"
+where = "Figure 2"
+figure_only = true
+"""
+
+
+def _evaluate_ok(records, published):
+    cells = records.cells.set_index(["method", "depth"])
+    results = []
+    for claim in published.claims:
+        if claim["id"] == "dl85-beats-cart":
+            dl85 = cells.loc[("dl85", 2), "train_acc"]
+            cart = cells.loc[("cart", 2), "train_acc"]
+            holds = dl85 >= cart
+            results.append(
+                ClaimResult(
+                    claim["id"],
+                    claim["statement"],
+                    claim["where"],
+                    "DL8.5 ≥ CART",
+                    f"{dl85:.3f} vs {cart:.3f}",
+                    "reproduced" if holds else "not reproduced",
+                    "training accuracy compared at depth 2",
+                )
+            )
+        else:
+            results.append(
+                ClaimResult(
+                    claim["id"],
+                    claim["statement"],
+                    claim["where"],
+                    "figure only",
+                    "—",
+                    "not comparable",
+                    "no number in the paper",
+                )
+            )
+    return results
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """Install the fake reproduction; yields the claims module to tweak."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / f"{NAME}.toml").write_text(STUDY)
+    data = tmp_path / "published"
+    data.mkdir()
+    (data / f"{NAME}.toml").write_text(PUBLISHED)
+    monkeypatch.setattr("odtstudy.study.config._configs_dir", lambda: configs)
+    monkeypatch.setattr("odtstudy.reproduce._published._data_dir", lambda: data)
+    module = types.ModuleType(MODULE)
+    module.RULES = "reproduced: DL8.5's training accuracy ≥ CART's."
+    module.evaluate = _evaluate_ok
+    monkeypatch.setitem(sys.modules, MODULE, module)
+    return module
+
+
+def _run(tmp_path, *extra):
+    out = tmp_path / "out"
+    argv = ["reproduce", NAME, "--scale", "smoke", "--output", str(out), "--quiet"]
+    code = cli.main([*argv, *extra])
+    return code, out / f"{NAME}-smoke"
+
+
+def _sections(text):
+    return [line for line in text.splitlines() if line.startswith("## ")]
+
+
+def test_list_prints_name_and_citation(fake, capsys):
+    assert cli.main(["reproduce", "list"]) == 0
+    out = capsys.readouterr().out
+    assert NAME in out and "Doe (2020). A fake paper." in out
+    assert list_reproductions() == [NAME]
+
+
+def test_unknown_name_lists_the_reproductions(fake, capsys):
+    assert cli.main(["reproduce", "no-such-paper", "--scale", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert "no reproduction named 'no-such-paper'" in err and NAME in err
+
+
+def test_missing_claims_module_or_study_is_a_clear_error(
+    fake, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.delitem(sys.modules, MODULE)
+    assert _run(tmp_path)[0] == 2
+    assert "has no claims module" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, MODULE, fake)
+    (tmp_path / "configs" / f"{NAME}.toml").unlink()
+    assert _run(tmp_path)[0] == 2
+    assert "has no study configuration" in capsys.readouterr().err
+
+
+def test_dry_run_runs_nothing(fake, tmp_path, capsys):
+    code, folder = _run(tmp_path, "--dry-run")
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "4 runs in the grid" in out and "4 to run" in out
+    assert not (folder / "results.jsonl").exists()
+
+
+def test_report_opens_with_the_paper_section(fake, tmp_path):
+    code, folder = _run(tmp_path)
+    assert code == 0
+    text = (folder / "report.md").read_text()
+    # the paper's section comes first, before any protocol section
+    assert _sections(text)[0] == f"## {PAPER_HEADING}"
+    assert text.index(PAPER_HEADING) < text.index("## Summary")
+    head = text[: text.index("## Summary")]
+    assert "Doe (2020). A fake paper." in head
+    for row in ("| protocol |", "| hardware |", "| time limit per fit |", "| scale |"):
+        assert row in head
+    assert "600 s" in head and "120× shorter" in head  # 5 s here vs 600 s
+    assert "The study `fakerepro`: A fake paper: DL8.5 against CART" in head
+    assert "reproduced: DL8.5's training accuracy ≥ CART's." in head
+    assert "| claim | where | published | odtstudy | verdict | reason |" in head
+    assert "**dl85-beats-cart**" in head and "**cart-is-fast**" in head
+    assert "Verdicts over 2 claims: 1 reproduced, 0 partly" in head
+    assert "INCOMPLETE" not in text
+    assert verdict_table_complete(text)
+    assert verdict_table_complete(folder / "report.md")
+    # values beside ours: depth 2 was run (a mean), depth 4 was not
+    assert "Published values beside ours" in head
+    assert "— (not run at this scale)" in head
+    assert "| 0.99 |" in head and "| timeout |" in head
+    # `odtstudy report` gives the same report (through make_report)
+    again = make_report(NAME, output_dir=tmp_path / "out", scale="smoke")
+    assert again.read_text() == text
+    assert PAPER_HEADING in (folder / "report.html").read_text()
+
+
+def test_incomplete_claims_module_raises_an_alert(fake, tmp_path, capsys):
+    def evaluate(records, published):
+        first = _evaluate_ok(records, published)[0]
+        extra = ClaimResult("made-up", "x", "y", "", "", "reproduced", "")
+        return [first, extra]
+
+    fake.evaluate = evaluate
+    code, folder = _run(tmp_path)
+    assert code == 1
+    assert "incomplete" in capsys.readouterr().err
+    text = (folder / "report.md").read_text()
+    assert "VERDICT TABLE INCOMPLETE" in text
+    problems = verdict_table_problems(text)
+    assert any("cart-is-fast" in p for p in problems)
+    assert any("made-up" in p for p in problems)
+    assert not verdict_table_complete(text)
+    published = load_published(NAME)
+    assert not verdict_table_complete([], published)
+
+
+def test_exception_in_evaluate_shows_not_comparable_rows(fake, tmp_path, caplog):
+    def evaluate(records, published):
+        raise RuntimeError("boom in the claims")
+
+    fake.evaluate = evaluate
+    with caplog.at_level(logging.ERROR, logger="odtstudy.reproduce"):
+        code, folder = _run(tmp_path)
+    assert code == 0  # the report is produced and complete
+    assert "boom in the claims" in caplog.text
+    text = (folder / "report.md").read_text()
+    assert _sections(text)[0] == f"## {PAPER_HEADING}"
+    assert "Verdicts over 2 claims: 0 reproduced, 0 partly, 0 not reproduced, 2" in (
+        text
+    )
+    assert text.count("RuntimeError: boom in the claims") >= 2
+    assert verdict_table_complete(text)
+    assert "## Summary" in text  # the rest of the report is there
+
+
+def test_check_on_results(fake):
+    published = load_published(NAME)
+    good = [
+        ClaimResult(c["id"], "", "", "", "", VERDICTS[0], "") for c in published.claims
+    ]
+    assert verdict_table_complete(good, published)
+    assert (
+        "not in the data file's order"
+        in verdict_table_problems(good[::-1], published)[0]
+    )
+    assert not verdict_table_complete(good[:1], published)
+    assert not verdict_table_complete(good + good[:1], published)
+    with pytest.raises(ValueError, match="verdict"):
+        ClaimResult("x", "", "", "", "", "maybe", "")

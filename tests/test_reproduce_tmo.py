@@ -1,0 +1,231 @@
+"""The ``tmo`` reproduction (TMO paper, Tables 1-3): its smoke run through
+``odtstudy reproduce`` and each verdict branch of its claims module on
+synthetic records."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odtstudy import cli
+from odtstudy.reproduce import (
+    PAPER_HEADING,
+    VERDICTS,
+    load_published,
+    verdict_table_problems,
+)
+from odtstudy.reproduce._papers import tmo
+from odtstudy.study import load_config
+from odtstudy.study._records import StudyRecords
+
+PUBLISHED = load_published("tmo")
+CLAIMS = [c["id"] for c in PUBLISHED.claims]
+FOLDS = 5
+#: Per-fold offsets around a cell's mean (they sum to 0: the mean is exact).
+NOISE = np.array([-0.02, -0.01, 0.0, 0.01, 0.02])
+SMALL = ["uci/heart", "uci/sonar", "uci/parkinsons", "uci/diabetes"]
+LARGE = ["uci/phishing", "uci/a4a", "uci/spambase"]
+
+
+def test_smoke_reproduction_report(tmp_path):
+    code = cli.main(
+        ["reproduce", "tmo", "--scale", "smoke", "--output", str(tmp_path), "--quiet"]
+    )
+    assert code == 0
+    report = tmp_path / "tmo-smoke" / "report.md"
+    text = report.read_text()
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0] == f"## {PAPER_HEADING}"
+    assert verdict_table_problems(text, PUBLISHED) == []
+    for claim in CLAIMS:
+        assert f"**{claim}**" in text
+    # smoke: 2 sets at one depth, fewer cells than any rule needs
+    section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| **")]
+    assert len(rows) == len(CLAIMS)
+    assert all("not comparable" in row for row in rows)
+
+
+def test_study_scales_follow_the_paper():
+    paper = load_config("tmo", scale="paper")
+    assert paper.depths == [2, 3, 4] and paper.folds == 5 and paper.time_limit == 600
+    assert {"uci/phishing", "uci/a4a", "uci/spambase"} <= set(paper.datasets)
+    tmo_spec = next(m for m in paper.methods if m.label == "tmo")
+    assert tmo_spec.params["population_size"] == 100
+    assert tmo_spec.params["n_generations"] == 5
+    for scale in ("smoke", "default", "paper"):
+        config = load_config("tmo", scale=scale)
+        assert [m.label for m in config.methods] == ["cart", "tao", "tmo", "oct"]
+        published_sets = set(PUBLISHED.values["dataset"])
+        assert set(config.datasets) <= published_sets
+
+
+# -- synthetic records --------------------------------------------------------
+
+
+def _records(means: dict, no_tree: dict | None = None) -> StudyRecords:
+    """Records with one run per fold; ``means[(dataset, depth, method)]`` is
+    the cell's mean test accuracy; ``no_tree[(dataset, depth, method)]`` the
+    number of folds that gave no tree (status "memory")."""
+    no_tree = no_tree or {}
+    methods = sorted({m for _, _, m in means})
+    protocol = json.dumps(
+        {
+            "folds": FOLDS,
+            "seeds": [0],
+            "methods": {
+                m: {"method": m, "params": {}, "time_limit": 5} for m in methods
+            },
+        }
+    )
+    rows = []
+    for (dataset, depth, method), mean in means.items():
+        missing = no_tree.get((dataset, depth, method), 0)
+        for fold in range(FOLDS):
+            has_tree = fold >= missing
+            acc = mean + NOISE[fold] if has_tree else np.nan
+            rows.append(
+                {
+                    "run_id": f"{dataset}-{depth}-{method}-{fold}",
+                    "protocol_id": "p",
+                    "protocol": protocol,
+                    "dataset": dataset,
+                    "method": method,
+                    "depth": depth,
+                    "fold": fold,
+                    "seed": 0,
+                    "status": "ok" if has_tree else "memory",
+                    "has_tree": has_tree,
+                    "optimal": False,
+                    "claimed_optimal": False,
+                    "test_acc": acc,
+                    "train_acc": acc,
+                    "objective": 0.0,
+                    "n_train": 100,
+                    "fit_time_s": 1.0,
+                    "fit_mem_mb": 10.0,
+                    "time_limit": 5.0,
+                    "stats": "{}",
+                }
+            )
+    return StudyRecords.from_frame(pd.DataFrame(rows))
+
+
+def _grid(accuracy: dict, datasets=SMALL, depths=(2, 3, 4)) -> dict:
+    return {
+        (d, k, m): acc for d in datasets for k in depths for m, acc in accuracy.items()
+    }
+
+
+def _verdicts(records) -> dict:
+    results = tmo.evaluate(records, PUBLISHED)
+    assert [r.claim for r in results] == CLAIMS
+    assert all(r.verdict in VERDICTS for r in results)
+    assert verdict_table_problems(results, PUBLISHED) == []
+    return {r.claim: r for r in results}
+
+
+ORDERINGS = ["tmo-vs-cart", "tmo-vs-tao", "tmo-vs-oct", "tmo-most-wins"]
+
+
+def test_orderings_that_hold_are_reproduced():
+    means = _grid({"tmo": 0.9, "tao": 0.85, "cart": 0.8, "oct": 0.75})
+    means.update(_grid({"tmo": 0.9, "tao": 0.85, "cart": 0.8, "oct": 0.8}, LARGE))
+    verdicts = _verdicts(_records(means))
+    for claim in [*ORDERINGS, "oct-rarely-beats-cart", "tmo-large-sets"]:
+        assert verdicts[claim].verdict == "reproduced", verdicts[claim]
+    assert "TMO ≥ CART on 21/21 cells" in verdicts["tmo-vs-cart"].ours
+    assert "32/42" in verdicts["tmo-vs-cart"].published  # Tables 1-3, ties count
+    assert "training accuracy" in verdicts["tmo-vs-tao"].reason
+
+
+def test_reversed_orderings_are_not_reproduced():
+    means = _grid({"tmo": 0.7, "tao": 0.85, "cart": 0.8, "oct": 0.9})
+    means.update(_grid({"tmo": 0.7, "tao": 0.85, "cart": 0.8, "oct": 0.9}, LARGE))
+    verdicts = _verdicts(_records(means))
+    for claim in [*ORDERINGS, "oct-rarely-beats-cart", "tmo-large-sets"]:
+        assert verdicts[claim].verdict == "not reproduced", verdicts[claim]
+
+
+def test_orderings_on_some_cells_are_partly_reproduced():
+    # TMO beats CART, TAO and OCT on 5 of 12 cells (42 %): partly
+    means = _grid({"tmo": 0.7, "tao": 0.8, "cart": 0.8, "oct": 0.8})
+    for dataset, depth in [(d, 2) for d in SMALL] + [("uci/heart", 3)]:
+        means[(dataset, depth, "tmo")] = 0.9
+    verdicts = _verdicts(_records(means))
+    for claim in ["tmo-vs-cart", "tmo-vs-tao", "tmo-vs-oct"]:
+        assert verdicts[claim].verdict == "partly", verdicts[claim]
+    # most wins at depth 2 only (4 sets), not at 3 (1 of 4) nor 4
+    assert verdicts["tmo-most-wins"].verdict == "partly"
+
+
+def test_ties_count_for_at_least():
+    means = _grid({"tmo": 0.8, "tao": 0.8, "cart": 0.8, "oct": 0.8})
+    verdicts = _verdicts(_records(means))
+    for claim in [*ORDERINGS, "oct-rarely-beats-cart"]:
+        assert verdicts[claim].verdict == "reproduced", verdicts[claim]
+
+
+def test_incomplete_cells_and_few_cells_are_not_comparable():
+    accuracy = {"tmo": 0.9, "tao": 0.85, "cart": 0.8, "oct": 0.75}
+    means = _grid(accuracy, ["uci/heart"], depths=(2, 3))
+    no_tree = {("uci/heart", k, "tmo"): 1 for k in (2, 3)}
+    verdicts = _verdicts(_records(means, no_tree))
+    for claim in CLAIMS:
+        assert verdicts[claim].verdict == "not comparable", verdicts[claim]
+    assert verdicts["tmo-vs-cart"].ours == "TMO ≥ CART on no cell"  # incomplete
+    assert verdicts["oct-rarely-beats-cart"].ours.startswith("CART ≥ OCT on 2/2")
+
+
+def _paper_means(shift: float = 0.0, datasets=SMALL) -> dict:
+    values = PUBLISHED.values
+    rows = values[(values["metric"] == "test_acc") & values["dataset"].isin(datasets)]
+    return {
+        (r.dataset, int(r.depth), r.method): r.value + shift
+        for r in rows.itertuples()
+        if not r.timeout
+    }
+
+
+def test_values_within_the_spread_are_reproduced():
+    verdicts = _verdicts(_records(_paper_means()))
+    for method in ("cart", "tao", "tmo", "oct"):
+        result = verdicts[f"values-{method}"]
+        assert result.verdict == "reproduced", result
+        assert result.ours.startswith("12/12 ")
+
+
+def test_values_far_from_the_paper_are_not_reproduced():
+    verdicts = _verdicts(_records(_paper_means(shift=0.2)))
+    for method in ("cart", "tao", "tmo", "oct"):
+        result = verdicts[f"values-{method}"]
+        assert result.verdict == "not reproduced", result
+        assert "+20.0 pp" in result.reason
+
+
+def test_values_partly_within_the_spread():
+    means = _paper_means()
+    for key in [k for k in means if k[0] in ("uci/heart", "uci/sonar")]:
+        means[key] += 0.2  # 6 of 12 cells per method move out of the spread
+    verdicts = _verdicts(_records(means))
+    assert verdicts["values-tmo"].verdict == "partly"
+
+
+@pytest.mark.parametrize(
+    "missing, verdict", [(5, "reproduced"), (2, "partly"), (0, "not reproduced")]
+)
+def test_oct_on_phishing_at_depth_4(missing, verdict):
+    means = _grid({"tmo": 0.92, "tao": 0.91, "cart": 0.91, "oct": 0.9}, LARGE)
+    records = _records(means, {("uci/phishing", 4, "oct"): missing})
+    assert _verdicts(records)["oct-phishing-depth4"].verdict == verdict
+
+
+def test_our_value_gives_the_spread_over_folds():
+    records = _records(_grid({"tmo": 0.8, "tao": 0.8, "cart": 0.8, "oct": 0.8}))
+    row = {"dataset": "uci/heart", "method": "tmo", "depth": 3}
+    spread = float(tmo.our_value(records, {**row, "metric": "test_acc_std"}))
+    assert spread == pytest.approx(np.std(NOISE, ddof=1), rel=1e-3)
+    assert tmo.our_value(records, {**row, "metric": "test_acc"}) is None
+    absent = {**row, "dataset": "uci/a2a", "metric": "test_acc_std"}
+    assert tmo.our_value(records, absent) == "— (not run at this scale)"
