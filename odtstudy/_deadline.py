@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["Deadline", "DeadlineReached", "allowed_fit_time"]
+__all__ = ["Deadline", "DeadlineReached", "allowed_fit_time", "now"]
+
+
+def now() -> float:
+    """The clock every :class:`Deadline` reads (:func:`time.perf_counter`),
+    for code that compares with :attr:`Deadline.at` (a solver process's
+    supervisor)."""
+    return time.perf_counter()
 
 
 def allowed_fit_time(time_limit: float) -> float:

@@ -4,12 +4,22 @@ A learner subclasses :class:`BaseTreeClassifier` and implements
 ``_fit(X, y, sample_weight) -> FitResult``; the base class validates the
 input, encodes the labels, times the fit and stores the contract attributes
 (``tree_``, ``classes_``, ``objective_``, ``lower_bound_``, ``optimal_``,
-``fit_time_``, ``stats_``, ``status_``).
+``fit_time_``, ``stats_``, ``status_``, ``n_trees_``). Forests hand back a
+:class:`FitResult` too (``estimators``, ``weights``, or ``n_trees`` for a
+wrapped scikit-learn ensemble) and store it with the same ``_store_result``.
+
+What the study registry reads from a learner's *class*:
+
+- ``_requires_binary``: True when ``fit`` only accepts 0/1 features;
+- ``_study_data``: ``"binary"`` or ``"numeric"``, the data a study feeds it
+  (default: ``"binary"`` exactly when ``_requires_binary``);
+- ``_exact``: True when the learner can prove optimality;
+- ``objective_family(params)`` (class method) or ``_objective_family``: what
+  ``objective_`` measures.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -23,6 +33,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from odtstudy._deadline import Deadline
 from odtstudy.tree import Tree
 
 __all__ = [
@@ -38,10 +49,13 @@ STATUSES = ("optimal", "feasible", "timeout", "infeasible")
 
 @dataclass
 class FitResult:
-    """What a learner's ``_fit`` hands back to :class:`BaseTreeClassifier`.
+    """What a learner's ``_fit`` hands back to its base class.
 
-    ``tree`` may be ``None`` only when no tree satisfies the learner's
-    constraints (``status="infeasible"``); ``reason`` then says why.
+    A single-tree learner sets ``tree``; it may be ``None`` only when no tree
+    satisfies the learner's constraints (``status="infeasible"``), and
+    ``reason`` then says why. A forest leaves ``tree`` at ``None`` and sets
+    ``estimators`` (its ``Tree`` s, labels as class indices) and ``weights``;
+    a wrapped scikit-learn ensemble sets only ``n_trees``.
     """
 
     tree: Tree | None
@@ -51,6 +65,23 @@ class FitResult:
     status: str = "feasible"
     stats: dict = field(default_factory=dict)
     reason: str = ""
+    estimators: list | None = None
+    weights: np.ndarray | None = None
+    n_trees: int | None = None
+
+    @property
+    def is_forest(self) -> bool:
+        """True for a forest (``estimators`` or ``n_trees`` given)."""
+        return self.estimators is not None or self.n_trees is not None
+
+    def count_trees(self) -> int:
+        """Trees in the model: ``n_trees``, else ``len(estimators)``, else 1
+        for a tree and 0 when none was found."""
+        if self.n_trees is not None:
+            return int(self.n_trees)
+        if self.estimators is not None:
+            return len(self.estimators)
+        return 0 if self.tree is None else 1
 
 
 def check_binary_features(X: np.ndarray, learner: str) -> None:
@@ -84,7 +115,7 @@ def _explain_validation_error(exc: ValueError) -> ValueError:
         return TypeError(
             f"{msg}. The learners take dense data: convert it with X.toarray()"
         )
-    if "could not convert" or ("dtype" in msg and "numeric" in msg):
+    if "could not convert" in msg or ("dtype" in msg and "numeric" in msg):
         return ValueError(
             f"X must be numeric ({msg}). Encode categorical columns first, "
             "e.g. with odtstudy.datasets.Binarizer."
@@ -178,24 +209,56 @@ def _validate_classification_data(estimator, X, y, binary=False):
     return X, y_encoded.astype(np.int64)
 
 
-class _FittedTreeMixin:
-    """Fitted-state bookkeeping shared by every single-tree estimator:
-    storing a :class:`FitResult`, the ``tree_ is None`` guard and ``apply``."""
+class _ContractMixin:
+    """Stores a :class:`FitResult` as the contract attributes, for every
+    learner (single trees and forests alike).
+
+    Sets ``tree_`` (``None`` for a forest), ``objective_``, ``lower_bound_``,
+    ``optimal_``, ``status_``, ``stats_`` and ``n_trees_``; a forest also
+    gets ``estimators_`` and ``weights_`` when the result lists its trees.
+    :meth:`_timed_fit` also sets ``fit_time_``.
+    """
+
+    def _timed_fit(self, *args) -> FitResult:
+        """Run ``self._fit(*args)``, set ``fit_time_`` and store the result."""
+        clock = Deadline(None)
+        result = self._fit(*args)
+        self.fit_time_ = clock.elapsed()
+        self._store_result(result)
+        return result
 
     def _store_result(self, result: FitResult):
         if result.status not in STATUSES:
             raise ValueError(f"unknown fit status {result.status!r}")
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
         tree = result.tree
         if tree is not None and tree.feature_names is None:
-            if hasattr(self, "feature_names_in_"):
-                tree.feature_names = [str(n) for n in self.feature_names_in_]
+            tree.feature_names = names
+        if result.estimators is not None:
+            # a forest of classifiers: its trees' labels are class indices
+            self.estimators_ = list(result.estimators)
+            self.weights_ = (
+                np.ones(len(self.estimators_))
+                if result.weights is None
+                else np.asarray(result.weights, dtype=np.float64).copy()
+            )
+            for member in self.estimators_:
+                member.classes = self.classes_
+                member.feature_names = names
         self.tree_ = tree
+        self.n_trees_ = result.count_trees()
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.optimal_ = bool(result.optimal)
         self.status_ = result.status
         self.stats_ = dict(result.stats)
         self._no_tree_reason = result.reason
+
+
+class _FittedTreeMixin(_ContractMixin):
+    """Fitted-state bookkeeping shared by every single-tree estimator:
+    storing a :class:`FitResult`, the ``tree_ is None`` guard and ``apply``."""
 
     def _fitted_tree(self) -> Tree:
         check_is_fitted(self, "tree_")
@@ -224,6 +287,8 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     }
     _requires_binary = False
+    _exact = False
+    _objective_family = "misclassification"
 
     # ----------------------------------------------------------------- fit
     def _validate_training_data(self, X, y, sample_weight):
@@ -248,10 +313,7 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y_encoded, sample_weight = self._validate_training_data(X, y, sample_weight)
-        start = time.perf_counter()
-        result = self._fit(X, y_encoded, sample_weight)
-        self.fit_time_ = time.perf_counter() - start
-        self._store_result(result)
+        self._timed_fit(X, y_encoded, sample_weight)
         return self
 
     def _store_result(self, result: FitResult):

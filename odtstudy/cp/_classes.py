@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from numbers import Integral
 
@@ -49,15 +48,15 @@ MAX_BOOLEANS = 2**23
 class _AnytimeRecorder(cp_model.CpSolverSolutionCallback):
     """Record ``(seconds since fit start, objective)`` at every incumbent."""
 
-    def __init__(self, start, scale):
+    def __init__(self, deadline, scale):
         super().__init__()
-        self._start = start
+        self._deadline = deadline
         self._scale = scale
         self.curve = []
 
     def on_solution_callback(self):
         self.curve.append(
-            (time.perf_counter() - self._start, self.objective_value / self._scale)
+            (self._deadline.elapsed(), self.objective_value / self._scale)
         )
 
 
@@ -176,6 +175,7 @@ class CPSATClassifier(BaseTreeClassifier):
         "random_state": ["random_state"],
     }
     _requires_binary = True
+    _exact = True
 
     def __init__(
         self,
@@ -312,7 +312,7 @@ class CPSATClassifier(BaseTreeClassifier):
             params.random_seed = seed
             if deadline.limited:
                 params.max_time_in_seconds = deadline.remaining()
-            recorder = _AnytimeRecorder(deadline.start, scale)
+            recorder = _AnytimeRecorder(deadline, scale)
             code = solver.solve(tm.model, recorder)
             if code not in _STATUS:
                 raise RuntimeError(
@@ -346,14 +346,13 @@ class CPSATClassifier(BaseTreeClassifier):
                 reason="CP-SAT proved that no tree satisfies min_sup",
             )
         if feat is not None:
-            tree = decode_tree(feat, inst, depth, n_classes)
+            tree = decode_tree(feat, inst, depth, X, y, n_classes, sample_weight)
             if feat is hint_feat:  # no incumbent from the solver: the hint
                 stats["anytime"].append((hint_time, stats["hint_objective"]))
         else:  # no incumbent and no hint: a single leaf (always feasible)
             builder = TreeBuilder(n_outputs=n_classes)
             builder.add_leaf()
-            tree = builder.build()
-        tree = tree.with_training_values(X, y, n_classes, sample_weight)
+            tree = builder.build().with_training_values(X, y, n_classes, sample_weight)
         w = np.ones(len(y)) if sample_weight is None else sample_weight
         objective = float(np.sum(w[tree.predict(X) != y]))
 

@@ -11,14 +11,14 @@ positions ``1 .. 2**d - 1``, leaf positions ``2**d .. 2**(d+1) - 1``, children
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from odtstudy._complete_tree import decode, from_splits
 from odtstudy._deadline import Deadline, DeadlineReached
-from odtstudy.tree import Tree, TreeBuilder
+from odtstudy.tree import Tree
 
 __all__ = [
     "BuildTimeout",
@@ -211,22 +211,21 @@ class _BuildClock:
 
     def __init__(self, deadline: Deadline | None):
         self.deadline = deadline
-        self.start = time.perf_counter()
+        self.built = Deadline(None)  # a stopwatch on the fit's clock
 
     def check(self) -> None:
         if self.deadline is None or not self.deadline.limited:
             return
-        built = time.perf_counter() - self.start
-        if self.deadline.expired(reserve=_FREE_SHARE * built):
+        if self.deadline.expired(reserve=_FREE_SHARE * self.built.elapsed()):
             raise BuildTimeout("time limit reached while building the CP-SAT model")
 
-    def check_phase(self, done: int, total: int, phase_start: float) -> None:
+    def check_phase(self, done: int, total: int, phase: Deadline) -> None:
         """:meth:`check`, and give up when the phase's pace, ``done`` of
-        ``total`` items since ``phase_start``, cannot finish in time."""
+        ``total`` items since ``phase`` started, cannot finish in time."""
         self.check()
         if self.deadline is None or not self.deadline.limited or done == 0:
             return
-        spent = time.perf_counter() - phase_start
+        spent = phase.elapsed()
         if spent * (total - done) / done > self.deadline.remaining():
             raise BuildTimeout(
                 "the CP-SAT model cannot be built within the time limit "
@@ -290,10 +289,10 @@ def build_model(
     # reach of every group at every position
     per_check = max(1, _VARS_PER_CHECK // n_nodes)
     r = []
-    phase_start = time.perf_counter()
+    phase = Deadline(None)
     for g in range(n_groups):
         if g % per_check == 0:
-            clock.check_phase(g, n_groups, phase_start)
+            clock.check_phase(g, n_groups, phase)
         rg = [None] + [model.new_bool_var(f"r[{g},{t}]") for t in range(1, n_nodes + 1)]
         r.append(rg)
         n_bool += n_nodes
@@ -302,9 +301,9 @@ def build_model(
     zeros = [
         [0] + [f + 1 for f in np.flatnonzero(inst.Xg[g] == 0)] for g in range(n_groups)
     ]
-    phase_start = time.perf_counter()
+    phase = Deadline(None)
     for t in range(1, n_branch + 1):
-        clock.check_phase((t - 1) * n_groups, n_branch * n_groups, phase_start)
+        clock.check_phase((t - 1) * n_groups, n_branch * n_groups, phase)
         left, right = 2 * t, 2 * t + 1
         xt = x[t]
         for g in range(n_groups):
@@ -578,35 +577,21 @@ def add_hint(tm: TreeModel, feat, values) -> None:
 
 # --------------------------------------------------------------------------
 # decoding
-def decode_tree(feat, inst: Instance, depth: int, n_outputs: int) -> Tree:
-    """Compact :class:`Tree` of a complete-tree assignment.
+def decode_tree(feat, inst: Instance, depth: int, X, y, n_classes, sample_weight=None):
+    """Compact :class:`Tree` of a complete-tree assignment, fitted on ``(X, y)``.
 
     Dummy ("no split") positions and splits that send every training row the
     same way collapse into their live child, so every leaf of the result
-    holds training rows. Features are original column indices; ``value`` is
-    left at zero (refresh it with :meth:`Tree.with_training_values`).
+    holds training rows. Features are original column indices (the test
+    ``x <= 0.5``); see :func:`odtstudy._complete_tree.decode`.
     """
     n_branch = 2**depth - 1
-    builder = TreeBuilder(n_outputs=n_outputs)
-
-    def rec(t, groups):
-        while t <= n_branch:
-            m = int(feat[t])
-            if m == 0:
-                t = 2 * t
-                continue
-            goes_right = inst.Xg[groups, m - 1] == 1
-            if goes_right.all():
-                t = 2 * t + 1
-            elif not goes_right.any():
-                t = 2 * t
-            else:
-                node = builder.add_split(int(inst.kept[m - 1]), 0.5)
-                left = rec(2 * t, groups[~goes_right])
-                right = rec(2 * t + 1, groups[goes_right])
-                builder.set_children(node, left, right)
-                return node
-        return builder.add_leaf()
-
-    rec(1, np.arange(inst.n_groups))
-    return builder.build()
+    splits, dummy = {}, {}
+    for t in range(1, n_branch + 1):
+        m = int(feat[t])
+        if m == 0:
+            dummy[t] = True  # every row goes left
+        else:
+            splits[t] = (int(inst.kept[m - 1]), 0.5)
+    layout = from_splits(depth, splits, left=dummy)
+    return decode(layout, X, y, n_classes, sample_weight, prune=True)

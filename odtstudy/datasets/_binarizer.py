@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import assert_all_finite, check_array, check_is_fitted
 
 __all__ = ["Binarizer"]
 
@@ -34,6 +33,18 @@ def _quantile_thresholds(values: np.ndarray, k: int) -> np.ndarray:
     return np.unique(mids[nearest])
 
 
+def _check_categories(series: pd.Series, position: int) -> None:
+    """Raise a ``TypeError`` for a value that is no category (a dict, a list):
+    categories are strings, numbers or booleans."""
+    for value in series:
+        if not isinstance(value, (str, bytes, Real, bool, np.generic)):
+            raise TypeError(
+                f"column {position} of X holds a {type(value).__name__}: every "
+                "argument must be a string or a number (a category is a string, "
+                "a number or a boolean)"
+            )
+
+
 class Binarizer(TransformerMixin, BaseEstimator):
     """Binarize a table: one-hot categorical columns, ``x <= t`` numeric tests.
 
@@ -45,9 +56,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
     a category unseen in training gives all zeros. Constant columns are
     dropped. Thresholds are learned in ``fit`` and reused by ``transform``,
     so fit it on training data only. ``X`` is a dense array or a DataFrame
-    with distinct column names (sparse input raises a ``TypeError``), and at
-    least one column must vary (else ``fit`` raises a ``ValueError``: the
-    output would have no column).
+    with distinct column names, and at least one column must vary (else
+    ``fit`` raises a ``ValueError``: the output would have no column). Bad
+    input gets scikit-learn's own errors (``check_array``): sparse input
+    raises a ``TypeError``, a 1-D array, no rows or no columns a
+    ``ValueError``, and so do NaN (in any column) and infinity (in a numeric
+    column).
 
     Parameters
     ----------
@@ -90,14 +104,8 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.categorical_features = categorical_features
 
     def _as_frame(self, X) -> pd.DataFrame:
-        if sparse.issparse(X):
-            raise TypeError(
-                "Binarizer needs a dense array or a DataFrame, got a sparse "
-                f"{type(X).__name__}: convert it with X.toarray()"
-            )
         if isinstance(X, pd.DataFrame):
-            frame = X
-            duplicated = frame.columns[frame.columns.duplicated()].unique()
+            duplicated = X.columns[X.columns.duplicated()].unique()
             if len(duplicated):
                 raise ValueError(
                     "X has duplicate column names "
@@ -106,10 +114,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
                     "first, e.g. X.columns = [f'{c}_{i}' for i, c in "
                     "enumerate(X.columns)]"
                 )
+        # scikit-learn's checks and messages: sparse, 1-D, empty input
+        check_array(X, dtype=None, ensure_all_finite=False, accept_sparse=False)
+        if isinstance(X, pd.DataFrame):
+            frame = X
         else:
             arr = np.asarray(X, dtype=object)
-            if arr.ndim != 2:
-                raise ValueError(f"X must be 2-dimensional, got shape {arr.shape}")
             names = getattr(self, "feature_names_in_", None)
             if names is None or len(names) != arr.shape[1]:
                 names = [f"x{j}" for j in range(arr.shape[1])]
@@ -117,9 +127,23 @@ class Binarizer(TransformerMixin, BaseEstimator):
             frame = frame.infer_objects()
         if frame.isna().to_numpy().any():
             raise ValueError(
-                "X contains NaN/missing values; impute or drop them before binarizing"
+                "Input X contains NaN (missing values); impute or drop them "
+                "before binarizing"
             )
         return frame
+
+    def _check_n_features(self, frame):
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} features, but Binarizer is expecting "
+                f"{self.n_features_in_} features as input."
+            )
+
+    @staticmethod
+    def _numeric(frame, position) -> np.ndarray:
+        values = pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64)
+        assert_all_finite(values, input_name="X")
+        return values
 
     def _check_categorical_features(self, frame):
         if isinstance(self.categorical_features, str):
@@ -156,8 +180,6 @@ class Binarizer(TransformerMixin, BaseEstimator):
         """Learn the categories and thresholds of each column of ``X``."""
         self._validate_params()
         frame = self._as_frame(X)
-        if frame.shape[0] == 0:
-            raise ValueError("X has no rows")
         self.feature_names_in_ = np.asarray(
             [str(c) for c in frame.columns], dtype=object
         )
@@ -166,11 +188,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
         outputs = []
         for position, column in enumerate(frame.columns):
             if self._is_categorical(frame, column, position):
+                _check_categories(frame.iloc[:, position], position)
                 values = sorted({str(v) for v in frame.iloc[:, position]})
                 if len(values) > 1:
                     outputs += [(position, "=", v) for v in values]
                 continue
-            values = pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64)
+            values = self._numeric(frame, position)
             distinct = np.unique(values)
             if len(distinct) <= 1:
                 continue
@@ -185,8 +208,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
         if not outputs:
             raise ValueError(
                 "the Binarizer found no test to make: every column of X is "
-                "constant (one distinct value), so the binarized data would have "
-                "no column; drop the constant columns or check the data"
+                f"constant (one distinct value; n_samples={frame.shape[0]}), so "
+                "the binarized data would have no column; drop the constant "
+                "columns or check the data"
             )
         self.outputs_ = outputs
         return self
@@ -195,11 +219,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         """Return the 0/1 ``uint8`` matrix of the learned tests."""
         check_is_fitted(self, "outputs_")
         frame = self._as_frame(X)
-        if frame.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {frame.shape[1]} columns, the Binarizer was fitted on "
-                f"{self.n_features_in_}"
-            )
+        self._check_n_features(frame)
         out = np.zeros((frame.shape[0], len(self.outputs_)), dtype=np.uint8)
         columns = {}
         for k, (position, op, value) in enumerate(self.outputs_):
@@ -209,12 +229,18 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 )
                 out[:, k] = col == value
             else:
-                col = columns.setdefault(
-                    position,
-                    pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64),
-                )
+                if position not in columns:
+                    columns[position] = self._numeric(frame, position)
+                col = columns[position]
                 out[:, k] = (col == 1.0) if op == "id" else (col <= value)
         return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # one-hot encoded
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = []  # the output is 0/1 uint8
+        return tags
 
     def get_feature_names_out(self, input_features=None):
         """Readable names of the output columns, e.g. ``petal_length<=2.45``."""

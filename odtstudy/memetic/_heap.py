@@ -7,29 +7,30 @@ position is a branch (``feature >= 0``), a leaf (``feature == LEAF``) or is
 missing (``feature == MISSING``). This layout gives vectorised routing (one
 numpy step per depth level), cheap copies for the memetic search, and the
 fixed-length encoding of TMO for free (see :mod:`odtstudy.memetic._encoding`).
+The layout and its conversions to and from :class:`~odtstudy.tree.Tree` are
+the codec shared with the MILP and CP models (:mod:`odtstudy._complete_tree`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from odtstudy import _complete_tree as codec
+from odtstudy._complete_tree import (
+    LEAF,
+    MISSING,
+    UNSET,
+    level_positions,
+)
 from odtstudy.tree import Tree
 
-__all__ = ["LEAF", "MISSING", "UNSET", "HeapTree"]
-
-LEAF = -1
-MISSING = -2
-UNSET = -1  # label of a leaf whose class has not been chosen yet
-
-
-def level_positions(level: int) -> range:
-    """Heap positions of the nodes at ``level`` (the root is level 0)."""
-    return range(2**level - 1, 2 ** (level + 1) - 1)
-
-
-def position_level(pos: int) -> int:
-    """Depth of heap position ``pos``."""
-    return int(pos + 1).bit_length() - 1
+__all__ = [
+    "LEAF",
+    "MISSING",
+    "UNSET",
+    "HeapTree",
+    "level_positions",
+]
 
 
 class HeapTree:
@@ -60,12 +61,7 @@ class HeapTree:
     @classmethod
     def single_leaf(cls, depth: int, label: int = UNSET) -> HeapTree:
         """A tree made of one leaf at the root."""
-        n = 2 ** (depth + 1) - 1
-        feature = np.full(n, MISSING, dtype=np.int64)
-        feature[0] = LEAF
-        label_arr = np.full(n, UNSET, dtype=np.int64)
-        label_arr[0] = label
-        return cls(depth, feature, np.zeros(n), label_arr)
+        return cls(depth, *codec.single_leaf(depth, label))
 
     @classmethod
     def from_tree(cls, tree: Tree, depth: int | None = None) -> HeapTree:
@@ -78,26 +74,8 @@ class HeapTree:
             Depth of the heap; defaults to ``tree.depth``. Must be at least
             the tree's depth.
         """
-        depth = tree.depth if depth is None else int(depth)
-        if tree.depth > depth:
-            raise ValueError(
-                f"the tree has depth {tree.depth}, more than the allowed {depth}"
-            )
-        heap = cls.single_leaf(depth)
-        heap.feature[0] = MISSING
-        stack = [(0, 0)]
-        labels = tree.label if tree.label is not None else np.zeros(tree.node_count)
-        while stack:
-            node, pos = stack.pop()
-            if tree.feature[node] < 0:
-                heap.feature[pos] = LEAF
-                heap.label[pos] = int(labels[node])
-            else:
-                heap.feature[pos] = int(tree.feature[node])
-                heap.threshold[pos] = float(tree.threshold[node])
-                stack.append((int(tree.left[node]), 2 * pos + 1))
-                stack.append((int(tree.right[node]), 2 * pos + 2))
-        return heap
+        layout = codec.encode(tree, depth)
+        return cls(layout.depth, *layout)
 
     def copy(self) -> HeapTree:
         return HeapTree(
@@ -258,42 +236,5 @@ class HeapTree:
         ``value`` and ``n_samples`` come from routing ``(X, y)``; leaves keep
         this heap's labels (internal nodes get the weighted majority).
         """
-        order = [0]
-        node_of = {0: 0}
-        i = 0
-        while i < len(order):
-            pos = order[i]
-            if self.feature[pos] >= 0:
-                for child in (2 * pos + 1, 2 * pos + 2):
-                    node_of[child] = len(order)
-                    order.append(child)
-            i += 1
-        m = len(order)
-        feature = np.full(m, -1, dtype=np.int64)
-        threshold = np.full(m, -2.0)
-        left = np.full(m, -1, dtype=np.int64)
-        right = np.full(m, -1, dtype=np.int64)
-        for node, pos in enumerate(order):
-            if self.feature[pos] >= 0:
-                feature[node] = self.feature[pos]
-                threshold[node] = self.threshold[pos]
-                left[node] = node_of[2 * pos + 1]
-                right[node] = node_of[2 * pos + 2]
-        leaf_labels = np.array([self.label[pos] for pos in order], dtype=np.int64)
-        skeleton = Tree(
-            feature,
-            threshold,
-            left,
-            right,
-            np.zeros((m, n_classes)),
-            np.zeros(m, dtype=np.int64),
-            label=np.zeros(m, dtype=np.int64),
-        )
-        tree = skeleton.with_training_values(X, y, n_classes, sample_weight)
-        is_leaf = feature < 0
-        label = tree.label.copy()
-        keep = is_leaf & (leaf_labels >= 0)
-        label[keep] = leaf_labels[keep]
-        fields = tree.to_arrays()
-        fields["label"] = label
-        return Tree(**fields)
+        layout = codec.Layout(self.feature, self.threshold, self.label)
+        return codec.decode(layout, X, y, n_classes, sample_weight)

@@ -9,13 +9,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from odtstudy._complete_tree import decode, encode, from_splits, to_splits
 from odtstudy._deadline import Deadline, DeadlineReached
 from odtstudy._incumbent import report_incumbent
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.milp._binoct import BinOCTModel
-from odtstudy.milp._common import build_tree, cart_layout, fit_cart
+from odtstudy.milp._common import fit_cart
 from odtstudy.milp._oct import OCTModel
 from odtstudy.milp._solvers import SOLVERS, check_solver_available, solve
 from odtstudy.tree import TreeBuilder
@@ -49,13 +50,30 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         "random_state": ["random_state"],
     }
 
+    _exact = True
+
+    def fit(self, X, y):
+        """Fit the tree on ``X`` and ``y``.
+
+        The MILP minimises the plain number of misclassifications, so
+        ``fit`` takes no ``sample_weight`` (scikit-learn's
+        ``has_fit_parameter`` then tells meta-estimators so); to weight rows,
+        use ``DL85Classifier`` or ``CPSATClassifier``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Any labels (strings and non-contiguous integers work).
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(X, y)
+
     def _fit(self, X, y, sample_weight):
         deadline = Deadline(self.time_limit)
-        if sample_weight is not None:
-            raise ValueError(
-                f"{type(self).__name__} does not support sample_weight "
-                "(the MILP minimises the plain number of misclassifications)"
-            )
         check_solver_available(self.solver)
         X = np.asarray(X, dtype=float)
         n_classes = len(self.classes_)
@@ -120,7 +138,7 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         stats["n_nonzeros"] = model.n_nonzeros
         warm_obj = None
         if self.warm_start:
-            warm_obj = self._warm_start(model, cart)
+            warm_obj = self._warm_start(model, to_splits(encode(cart_tree)))
         stats["warm_start_objective"] = warm_obj
         stats["build_time"] = deadline.elapsed()
         if deadline.expired(reserve=_MIN_SOLVE_SECONDS):
@@ -170,8 +188,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
 
         tree, err, obj = None, None, None
         if info.has_solution:
-            splits, labels = model.decode()
-            tree = build_tree(self.max_depth, splits, labels, X, y, n_classes)
+            splits, _ = model.decode()
+            layout = from_splits(self.max_depth, splits)
+            tree = decode(layout, X, y, n_classes, prune=True)
             err = int(np.sum(tree.predict(X) != y))
             obj = self._errors_to_obj(err, tree, X, y)
             milp_errors = self._milp_errors(model)
@@ -270,8 +289,8 @@ class BinOCTClassifier(_MILPTreeClassifier):
     -----
     A node tests ``x < c`` with ``c`` never equal to a training value, so the
     tree's ``x <= c`` test routes the training data identically. The returned
-    tree is never worse than CART on the training data. ``sample_weight`` is
-    not supported.
+    tree is never worse than CART on the training data. ``fit`` takes no
+    ``sample_weight``: the model counts misclassified rows.
 
     The solver runs in a child process that gets the time left as its own
     limit, is stopped at the time limit and killed shortly after (at most
@@ -318,8 +337,7 @@ class BinOCTClassifier(_MILPTreeClassifier):
         )
         return model if model.usable else None
 
-    def _warm_start(self, model, cart):
-        splits, _ = cart_layout(cart.tree_)
+    def _warm_start(self, model, splits):
         return model.set_warm_start(model.assignment_from_splits(splits))
 
     def _errors_to_obj(self, err, tree, X, y):
@@ -430,6 +448,15 @@ class OCTClassifier(_MILPTreeClassifier):
         "scaling": [StrOptions({"minmax", "rank"})],
     }
 
+    @classmethod
+    def objective_family(cls, params=None) -> str:
+        """What the proven objective measures for a learner built with
+        ``params``: misclassifications, plus a split penalty when ``alpha``
+        is positive."""
+        if (params or {}).get("alpha"):
+            return "misclassification+split-penalty"
+        return "misclassification"
+
     def __init__(
         self,
         max_depth=2,
@@ -465,8 +492,7 @@ class OCTClassifier(_MILPTreeClassifier):
             deadline=deadline,
         )
 
-    def _warm_start(self, model, cart):
-        splits, _ = cart_layout(cart.tree_)
+    def _warm_start(self, model, splits):
         return model.set_warm_start(splits)
 
     def _baseline(self, y):

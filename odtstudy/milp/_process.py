@@ -25,6 +25,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from odtstudy._deadline import now as _clock
+
 __all__ = ["ProcessOutcome", "SolverProcess"]
 
 # $1: the private directory. Lifeline (stdin, moved to fd 3): "run" starts
@@ -145,13 +147,13 @@ class SolverProcess:
         log : str
             File receiving the solver's output.
         stop_at, kill_at : float or None
-            :func:`time.perf_counter` values: ``stop_signal`` is sent at
+            :func:`odtstudy._deadline.now` values: ``stop_signal`` is sent at
             ``stop_at`` (a solver that overran its own limit gets the chance
             to write its incumbent) and SIGKILL at ``kill_at``.
         stop_signal : str
             Name of the graceful stop signal.
         """
-        start = time.perf_counter()
+        start = _clock()
         if self._proc is None:
             return self._run_direct(argv, log, stop_at, kill_at, stop_signal, start)
         command = " ".join(shlex.quote(str(a)) for a in argv)
@@ -163,7 +165,7 @@ class SolverProcess:
         with selectors.DefaultSelector() as selector:
             selector.register(self._proc.stdout, selectors.EVENT_READ)
             while True:
-                now = time.perf_counter()
+                now = _clock()
                 waits = [t for t in (stop_at, kill_at) if t is not None]
                 pending = [t for t in waits if t > now]
                 if stop_at is not None and not interrupted and now >= stop_at:
@@ -180,16 +182,14 @@ class SolverProcess:
                 if ready:
                     line = self._proc.stdout.readline()
                     break
-                if killed and time.perf_counter() >= kill_at + 5.0:
+                if killed and _clock() >= kill_at + 5.0:
                     self._kill_session()  # the supervisor itself does not answer
                     break
         try:
             returncode = int(line.strip())
         except ValueError:
             returncode = None
-        return ProcessOutcome(
-            returncode, interrupted, killed, time.perf_counter() - start
-        )
+        return ProcessOutcome(returncode, interrupted, killed, _clock() - start)
 
     def _run_direct(self, argv, log, stop_at, kill_at, stop_signal, start):
         with open(log, "w") as out:
@@ -201,7 +201,7 @@ class SolverProcess:
             )
         interrupted = killed = False
         while self._direct.poll() is None:
-            now = time.perf_counter()
+            now = _clock()
             if stop_at is not None and not interrupted and now >= stop_at:
                 self._direct.send_signal(getattr(signal, f"SIG{stop_signal}"))
                 interrupted = True
@@ -212,7 +212,7 @@ class SolverProcess:
                 break
             time.sleep(0.01)
         return ProcessOutcome(
-            self._direct.returncode, interrupted, killed, time.perf_counter() - start
+            self._direct.returncode, interrupted, killed, _clock() - start
         )
 
     # -------------------------------------------------------------- cleanup

@@ -59,7 +59,7 @@ def check_solver_available(name: str) -> None:
 
 
 def kill_time(deadline: Deadline) -> float | None:
-    """When a solver still running past ``deadline`` is killed (perf_counter).
+    """When a solver still running past ``deadline`` is killed (on its clock).
 
     Half of the contract's slack (``0.1 T + 1`` s), at most 5 s: the other
     half is left for reading the solution back and building the tree.

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from odtstudy.base import _validate_classification_data, _validate_X
+from odtstudy.base import _ContractMixin, _validate_classification_data, _validate_X
 from odtstudy.tree import Tree
 
 __all__ = ["BaseForestClassifier", "weighted_vote"]
@@ -35,23 +35,29 @@ def weighted_vote(predictions, weights, n_classes) -> np.ndarray:
     return votes
 
 
-class BaseForestClassifier(ClassifierMixin, BaseEstimator):
+class BaseForestClassifier(_ContractMixin, ClassifierMixin, BaseEstimator):
     """Input validation, weighted voting, prediction for forests of ``Tree``.
 
-    Subclasses implement ``fit`` and set ``estimators_`` (trees whose labels
-    are class indices), ``weights_`` and ``classes_``. The forest predicts
+    Subclasses validate the data in ``fit`` (which sets ``classes_``), then
+    call ``self._timed_fit(X, y)``; their ``_fit(X, y)`` returns a
+    :class:`~odtstudy.base.FitResult` with ``estimators`` (trees whose labels
+    are class indices) and ``weights``, stored as the common contract
+    (``estimators_``, ``weights_``, ``n_trees_``, ``objective_``, ...;
+    ``tree_`` is ``None``). The forest predicts
     ``argmax_c sum_{t: h_t(x) = c} w_t`` (ties go to the smallest class
     index).
     """
 
     _requires_binary = False
+    _exact = False
+    _objective_family = "forest-misclassification"
 
     def _validate_training_data(self, X, y, binary=None):
         binary = self._requires_binary if binary is None else binary
         return _validate_classification_data(self, X, y, binary=binary)
 
     def _validate_X(self, X):
-        check_is_fitted(self, "estimators_")
+        check_is_fitted(self, "n_trees_")
         return _validate_X(self, X, reset=False)
 
     def _tree_predictions(self, X) -> np.ndarray:

@@ -2,18 +2,19 @@
 
 Each wrapper takes ``max_depth``, ``n_estimators`` (100, as in the thesis),
 ``time_limit`` (accepted, ignored) and ``random_state``, fits the
-scikit-learn ensemble in ``estimator_`` and exposes the odtstudy contract
-(``objective_`` = training misclassifications, ``lower_bound_ = None``,
-``optimal_ = False``, ``fit_time_``, ``stats_``, ``status_``).
+scikit-learn ensemble in ``estimator_`` and stores the odtstudy contract
+through :class:`~odtstudy.base.FitResult` (``objective_`` = training
+misclassifications, ``lower_bound_ = None``, ``optimal_ = False``,
+``n_trees_``, ``fit_time_``, ``stats_``, ``status_``; ``tree_ = None``).
+They are studied on the same 0/1 data as the optimal forests they are
+compared with (``_study_data = "binary"``), though they accept any numbers.
 """
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import (
     AdaBoostClassifier,
     GradientBoostingClassifier,
@@ -21,15 +22,16 @@ from sklearn.ensemble import (
 )
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from odtstudy.base import _explain_validation_error
+from odtstudy.base import FitResult
+from odtstudy.naiveforest._base import BaseForestClassifier
 
 __all__ = ["AdaBoostBaseline", "GradientBoostingBaseline", "RandomForestBaseline"]
 
 
-class _SklearnEnsemble(ClassifierMixin, BaseEstimator):
+class _SklearnEnsemble(BaseForestClassifier):
+    _study_data = "binary"
+
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -61,37 +63,31 @@ class _SklearnEnsemble(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        try:
-            X, y = validate_data(self, X, y, dtype="numeric")
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); a classifier "
-                "needs at least 2 classes"
-            )
-        start = time.perf_counter()
-        self.estimator_ = self._make().fit(X, y)
-        self.fit_time_ = time.perf_counter() - start
-        self.objective_ = float(np.sum(self.estimator_.predict(X) != y))
-        self.lower_bound_ = None
-        self.optimal_ = False
-        self.status_ = "feasible"
-        self.stats_ = {"n_trees": int(np.size(self.estimator_.estimators_))}
+        X, y = self._validate_training_data(X, y)
+        self._timed_fit(X, y)
         return self
+
+    def _fit(self, X, y) -> FitResult:
+        self.estimator_ = self._make().fit(X, y)
+        n_trees = int(np.size(self.estimator_.estimators_))
+        return FitResult(
+            tree=None,
+            objective=float(np.sum(self.estimator_.predict(X) != y)),
+            lower_bound=None,
+            optimal=False,
+            status="feasible",
+            stats={"n_trees": n_trees},
+            n_trees=n_trees,
+        )
 
     def predict(self, X):
         """Predict with the fitted scikit-learn ensemble."""
-        check_is_fitted(self, "estimator_")
-        X = validate_data(self, X, reset=False, dtype="numeric")
-        return self.estimator_.predict(X)
+        X = self._validate_X(X)
+        return self.classes_[self.estimator_.predict(X)]
 
     def predict_proba(self, X):
         """Class probabilities of the fitted scikit-learn ensemble."""
-        check_is_fitted(self, "estimator_")
-        X = validate_data(self, X, reset=False, dtype="numeric")
+        X = self._validate_X(X)
         return self.estimator_.predict_proba(X)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
+from odtstudy.base import FitResult
 from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.naiveforest._master import make_master
 from odtstudy.naiveforest._pricing import (
@@ -95,6 +96,10 @@ class OptimalBoostClassifier(BaseForestClassifier):
         Trees with non-zero weight, in generation order.
     weights_ : ndarray of shape (n_estimators,)
         Their weights (LPBoost: sum to 1; MDBoost: sum to ``reg``).
+    n_trees_ : int
+        ``len(estimators_)``.
+    tree_ : None
+        A forest has no single tree (the common contract).
     classes_ : ndarray of shape (n_classes,)
     objective_ : float
         Master objective of the returned forest (maximised).
@@ -168,6 +173,9 @@ class OptimalBoostClassifier(BaseForestClassifier):
         "min_sup": [Interval(Integral, 1, 2**31 - 1, closed="both")],
         "random_state": ["random_state"],
     }
+    #: studied on 0/1 data (DL8.5 pricing needs it; the CART-priced
+    #: baselines run on the same data for the comparison)
+    _study_data = "binary"
 
     def __init__(
         self,
@@ -264,6 +272,16 @@ class OptimalBoostClassifier(BaseForestClassifier):
         """
         self._validate_params()
         X, y = self._validate_training_data(X, y, binary=self.pricing in _EXACT_PRICING)
+        self._timed_fit(X, y)
+        return self
+
+    @classmethod
+    def objective_family(cls, params=None) -> str:
+        """``"lpboost"`` or ``"mdboost"``: what ``objective_`` (the master
+        problem's value) measures for a learner built with ``params``."""
+        return (params or {}).get("objective", "lpboost")
+
+    def _fit(self, X, y) -> FitResult:
         if self.pricing == "exhaustive" and self.max_depth > 3:
             raise ValueError(
                 "pricing='exhaustive' enumerates every tree and is limited to "
@@ -394,32 +412,23 @@ class OptimalBoostClassifier(BaseForestClassifier):
         keep = np.flatnonzero(sol.weights > 1e-9)
         if keep.size == 0:  # pragma: no cover - weights always sum to > 0
             keep = np.array([int(np.argmax(sol.weights))])
-        names = (
-            None
-            if not hasattr(self, "feature_names_in_")
-            else [str(n) for n in self.feature_names_in_]
-        )
-        self.estimators_ = []
-        for t in keep:
-            tree = trees[t]
-            tree.classes = self.classes_
-            tree.feature_names = names
-            self.estimators_.append(tree)
-        self.weights_ = sol.weights[keep].copy()
-        self.objective_ = float(sol.objective)
-        self.lower_bound_ = None
-        self.optimal_ = bool(optimal)
-        self.status_ = status
-        self.fit_time_ = deadline.elapsed()
-        self.stats_ = {
-            **history,
-            "pricing": self._pricing,
-            "n_columns": master.n_columns,
-            "n_iterations": iteration,
-            "stop_reason": reason,
-            "upper_bound": upper_bound,
-            "dual_objective": sol.dual_objective,
-            "positive_margin_at": positive_at,
-        }
         self.sample_weights_ = sol.sample_weights.copy()
-        return self
+        return FitResult(
+            tree=None,
+            objective=float(sol.objective),
+            lower_bound=None,
+            optimal=bool(optimal),
+            status=status,
+            stats={
+                **history,
+                "pricing": self._pricing,
+                "n_columns": master.n_columns,
+                "n_iterations": iteration,
+                "stop_reason": reason,
+                "upper_bound": upper_bound,
+                "dual_objective": sol.dual_objective,
+                "positive_margin_at": positive_at,
+            },
+            estimators=[trees[t] for t in keep],
+            weights=sol.weights[keep],
+        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,7 +10,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
-from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
+from odtstudy.base import FitResult
+from odtstudy.naiveforest._base import (
+    BaseForestClassifier,
+    _class_index,
+    weighted_vote,
+)
 from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = ["DL8ForestClassifier"]
@@ -44,9 +48,9 @@ def _fit_one(
         if deadline.limited:
             time_limit = max(min(time_limit, deadline.remaining()), 1e-3)
     ys = y[rows]
-    start = time.perf_counter()
+    clock = Deadline(None)
     if len(np.unique(ys)) < 2 or len(columns) == 0:
-        return _leaf_tree(ys, n_classes), True, time.perf_counter() - start
+        return _leaf_tree(ys, n_classes), True, clock.elapsed()
     clf = DL85Classifier(max_depth=max_depth, min_sup=min_sup, time_limit=time_limit)
     clf.fit(X[np.ix_(rows, columns)], ys)
     fields = clf.tree_.to_arrays()
@@ -58,7 +62,7 @@ def _fit_one(
     value[:, clf.classes_] = fields["value"]
     fields["value"] = value
     fields["classes"] = None
-    return Tree(**fields), bool(clf.optimal_), time.perf_counter() - start
+    return Tree(**fields), bool(clf.optimal_), clock.elapsed()
 
 
 class DL8ForestClassifier(BaseForestClassifier):
@@ -123,6 +127,10 @@ class DL8ForestClassifier(BaseForestClassifier):
     estimators_ : list of Tree
     weights_ : ndarray of shape (n_estimators,)
         All ones (majority vote).
+    n_trees_ : int
+        ``len(estimators_)``.
+    tree_ : None
+        A forest has no single tree (the common contract).
     classes_ : ndarray
     objective_ : float
         Training misclassifications of the forest.
@@ -250,7 +258,10 @@ class DL8ForestClassifier(BaseForestClassifier):
         """
         self._validate_params()
         X, y = self._validate_training_data(X, y)
-        X = np.ascontiguousarray(X, dtype=np.uint8)
+        self._timed_fit(np.ascontiguousarray(X, dtype=np.uint8), y)
+        return self
+
+    def _fit(self, X, y) -> FitResult:
         deadline = Deadline(self.time_limit)
         n, p = X.shape
         k = len(self.classes_)
@@ -327,23 +338,9 @@ class DL8ForestClassifier(BaseForestClassifier):
                 optimal.append(opt)
                 times.append(secs)
 
-        names = (
-            None
-            if not hasattr(self, "feature_names_in_")
-            else [str(f) for f in self.feature_names_in_]
-        )
-        for tree in trees:
-            tree.classes = self.classes_
-            tree.feature_names = names
-        self.estimators_ = trees
-        self.weights_ = np.ones(len(trees))
-        preds = self._tree_predictions(X)
-        votes = weighted_vote(preds, self.weights_, k)
-        forest = np.argmax(votes, axis=1)
-        self.objective_ = float(np.sum(forest != y))
-        self.lower_bound_ = None
-        self.optimal_ = False
-        self.status_ = "feasible" if all(optimal) and not skipped else "timeout"
+        weights = np.ones(len(trees))
+        preds = np.array([_class_index(t, X) for t in trees]).reshape(len(trees), n)
+        forest = np.argmax(weighted_vote(preds, weights, k), axis=1)
         self.agreement_ = self._agreement(preds, forest)
         self.unanimity_ = float(np.mean(np.all(preds == preds[0], axis=0)))
         root = np.zeros(p)
@@ -357,19 +354,27 @@ class DL8ForestClassifier(BaseForestClassifier):
             "root": root / len(trees),
             "overall": overall / len(trees),
         }
-        self.fit_time_ = deadline.elapsed()
-        self.stats_ = {
-            "n_trees": len(trees),
-            "trees_skipped": skipped,
-            "tree_fit_time": times,
-            "tree_optimal": optimal,
-            "removed_features": removed,
-        }
-        return self
+        return FitResult(
+            tree=None,
+            objective=float(np.sum(forest != y)),
+            lower_bound=None,
+            optimal=False,
+            status="feasible" if all(optimal) and not skipped else "timeout",
+            stats={
+                "n_trees": len(trees),
+                "trees_skipped": skipped,
+                "tree_fit_time": times,
+                "tree_optimal": optimal,
+                "removed_features": removed,
+            },
+            estimators=trees,
+            weights=weights,
+        )
 
-    def _agreement(self, preds, forest) -> np.ndarray:
+    @staticmethod
+    def _agreement(preds, forest) -> np.ndarray:
         agree = np.sum(preds == forest[None, :], axis=0)
-        return np.bincount(agree, minlength=len(self.estimators_) + 1) / len(forest)
+        return np.bincount(agree, minlength=preds.shape[0] + 1) / len(forest)
 
     def agreement(self, X) -> np.ndarray:
         """Share of the rows of ``X`` on which exactly ``k`` trees agree with the vote.

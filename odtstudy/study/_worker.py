@@ -27,7 +27,6 @@ from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
 from odtstudy.study.registry import get_method
-from odtstudy.tree import Tree
 
 __all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]
 
@@ -120,17 +119,46 @@ def _prepare_user_table(dataset, method, train, test, max_thresholds):
     return X[train], X[test], names
 
 
-def _tree_shape(estimator):
-    """``(n_leaves, depth)`` of the fitted model (an odtstudy ``Tree`` or a
-    scikit-learn tree), ``(None, None)`` for other models."""
-    tree = getattr(estimator, "tree_", None)
-    if isinstance(tree, Tree):
-        return int(tree.n_leaves), int(tree.depth)
-    leaves = getattr(estimator, "get_n_leaves", None)
-    depth = getattr(estimator, "get_depth", None)
-    if callable(leaves) and callable(depth):
-        return int(leaves()), int(depth())
-    return None, None
+def _fitted_outcome(estimator, train_pred, y_train) -> dict:
+    """What a fitted learner says about its fit, as outcome fields.
+
+    odtstudy's learners (and subclasses of their bases) expose the common
+    contract (:mod:`odtstudy.base`): ``tree_`` (``None`` for a forest; a
+    single-tree learner that found no tree has already failed in
+    ``predict``), ``n_trees_``, ``objective_``, ``lower_bound_``,
+    ``optimal_``, ``status_``, ``stats_``. A user's plain scikit-learn
+    classifier has none of them: its objective is its training
+    misclassifications and nothing is claimed.
+    """
+    if not hasattr(estimator, "n_trees_"):
+        shape, stats = (None, None), {}
+        if hasattr(estimator, "get_n_leaves") and hasattr(estimator, "get_depth"):
+            shape = (int(estimator.get_n_leaves()), int(estimator.get_depth()))
+        if hasattr(estimator, "estimators_"):  # a scikit-learn ensemble
+            stats["n_trees"] = len(estimator.estimators_)
+        return {
+            "learner_status": None,
+            "objective": float(np.sum(train_pred != y_train)),
+            "lower_bound": None,
+            "claimed_optimal": False,
+            "n_leaves": shape[0],
+            "tree_depth": shape[1],
+            "stats": stats,
+        }
+    tree = estimator.tree_
+    stats = dict(estimator.stats_)
+    if tree is None:  # a forest: the records tell forests by this entry
+        stats["n_trees"] = estimator.n_trees_
+    objective, lower_bound = estimator.objective_, estimator.lower_bound_
+    return {
+        "learner_status": estimator.status_,
+        "objective": None if objective is None else float(objective),
+        "lower_bound": None if lower_bound is None else float(lower_bound),
+        "claimed_optimal": bool(estimator.optimal_),
+        "n_leaves": None if tree is None else int(tree.n_leaves),
+        "tree_depth": None if tree is None else int(tree.depth),
+        "stats": stats,
+    }
 
 
 class _TreeScorer:
@@ -201,32 +229,19 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     train_pred = estimator.predict(X_train)
     test_pred = estimator.predict(X_test)
     predict_time = time.perf_counter() - t0
-    n_leaves, tree_depth = _tree_shape(estimator)
-    stats = dict(getattr(estimator, "stats_", {}) or {})
-    forest = getattr(estimator, "estimators_", None)
-    if forest is not None:
-        stats["n_trees"] = len(forest)
-    objective = getattr(estimator, "objective_", None)
-    if objective is None and not hasattr(estimator, "objective_"):
-        # a plain scikit-learn classifier: its training misclassifications
-        objective = float(np.sum(train_pred != y_train))
+    fitted = _fitted_outcome(estimator, train_pred, y_train)
+    # an adapter may refine its family at fit time (a penalty scaled to n)
     family = getattr(estimator, "objective_family_", labels["objective_family"])
-    lower_bound = getattr(estimator, "lower_bound_", None)
-    claimed = bool(getattr(estimator, "optimal_", False))
+    claimed = fitted["claimed_optimal"]
     return {
         "status": "ok",
         "tool": labels["tool"],
         "objective_family": family,
-        "learner_status": getattr(estimator, "status_", None),
         "has_tree": True,
         "train_acc": float(np.mean(train_pred == y_train)),
         "test_acc": float(np.mean(test_pred == y_test)),
-        "objective": None if objective is None else float(objective),
-        "lower_bound": None if lower_bound is None else float(lower_bound),
-        "claimed_optimal": claimed,
+        **fitted,
         "optimal": claimed and fit_time <= allowed_fit_time(run["time_limit"]),
-        "n_leaves": n_leaves,
-        "tree_depth": tree_depth,
         "fit_time_s": fit_time,
         "predict_time_s": predict_time,
         "wall_time_s": time.perf_counter() - started,
@@ -235,7 +250,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "n_train": len(train),
         "n_test": len(test),
         "n_features": X_train.shape[1],
-        "stats": {k: v for k, v in stats.items() if _is_plain(v)},
+        "stats": {k: v for k, v in fitted["stats"].items() if _is_plain(v)},
         "error": None,
     }
 

@@ -4,15 +4,23 @@ Built-in methods are declared by import path, so a study only imports the
 learners it runs, and a learner whose dependencies are missing is reported
 as "not installed" before any run starts. The adapters of published solvers
 (:mod:`odtstudy.external`) are always registered; each is available only when
-its solver's package imports (the ``external`` extra), and its data kind,
-exactness, objective family and tool come from its class. A study file can
+its solver's package imports (the ``external`` extra). A study file can
 register the user's own learners by import path
 (:func:`register_user_method`).
 
-:meth:`Method.objective_family` says what a learner's ``objective_``
-measures (``"misclassification"``, ``"misclassification+leaf-penalty"``,
-``"lpboost"``, ...): proven objectives are only compared within a family.
-:meth:`Method.tool` names who solves: ``"odtstudy"`` or the solver's package.
+A learner's data kind, exactness and objective family come from its class
+(see :mod:`odtstudy.base`: ``_study_data`` / ``_requires_binary``,
+``_exact``, ``objective_family(params)`` / ``_objective_family``), read when
+first asked for; a registry entry only overrides them for a class that does
+not declare them (a user's learner, whose study file says them).
+
+:attr:`Method.data` is ``"binary"`` (the runner feeds 0/1 data) or
+``"numeric"``; :attr:`Method.exact` is True when the learner can prove
+optimality. :meth:`Method.objective_family` says what a learner's
+``objective_`` measures (``"misclassification"``,
+``"misclassification+leaf-penalty"``, ``"lpboost"``, ...): proven objectives
+are only compared within a family. :meth:`Method.tool` names who solves:
+``"odtstudy"`` or the solver's package.
 
 :meth:`Method.make` builds a learner and refuses a parameter its constructor
 does not take (the runner's own ``max_depth``, ``time_limit`` and
@@ -62,6 +70,23 @@ def _close(name: str, choices) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
+def _class_data(cls) -> str:
+    """The data kind a learner class declares (``_study_data``, else
+    ``"binary"`` exactly when it has ``_requires_binary``)."""
+    data = getattr(cls, "_study_data", None)
+    if data is None:
+        data = "binary" if getattr(cls, "_requires_binary", False) else "numeric"
+    return data
+
+
+def _check_data(name: str, data) -> str:
+    if data not in DATA_KINDS:
+        raise ValueError(
+            f"method {name!r}: data must be one of {DATA_KINDS}, got {data!r}"
+        )
+    return data
+
+
 @dataclass(frozen=True)
 class Method:
     """A learner the study runner can run.
@@ -71,19 +96,17 @@ class Method:
     name : str
     target : str or callable
         ``"module:Class"`` import path, or a callable returning an estimator.
-    data : {"binary", "numeric"}
-        ``"binary"``: the runner feeds 0/1 data (numeric sets are binarised
-        on the training fold). ``"numeric"``: the runner feeds the raw
-        numeric matrix (CP4IM sets are already 0/1).
-    exact : bool
-        True when the learner can prove optimality (its objective is used in
-        the exact-method consistency check).
+    declared_data : {"binary", "numeric"} or None, default=None
+        Overrides the class's data kind (see :attr:`data`); ``None``: the
+        class decides.
+    declared_exact : bool or None, default=None
+        Overrides the class's ``_exact`` (see :attr:`exact`).
     defaults : dict
         Extra constructor parameters.
     description : str
     family : str or callable, default=None
-        Objective family of ``objective_`` (see :meth:`objective_family`)
-        when the class does not declare it; a callable gets the parameters.
+        Objective family of ``objective_`` (see :meth:`objective_family`),
+        overriding the class's; a callable gets the parameters.
     user : bool, default=False
         True for a method defined in a study file (``[methods.<label>]
         target = "module:Class"``).
@@ -91,12 +114,30 @@ class Method:
 
     name: str
     target: Any
-    data: str = "numeric"
-    exact: bool = False
+    declared_data: str | None = None
+    declared_exact: bool | None = None
     defaults: dict = field(default_factory=dict)
     description: str = ""
     family: Any = None
     user: bool = False
+
+    @property
+    def data(self) -> str:
+        """``"binary"``: the runner feeds 0/1 data (numeric sets are binarised
+        on the training fold); ``"numeric"``: the raw numeric matrix (CP4IM
+        sets are already 0/1). From the class unless declared."""
+        if self.declared_data is not None:
+            return self.declared_data
+        return _check_data(self.name, _class_data(self._class_or_none()))
+
+    @property
+    def exact(self) -> bool:
+        """True when the learner can prove optimality (its objective is used
+        in the exact-method consistency check). The class's ``_exact``
+        unless declared."""
+        if self.declared_exact is not None:
+            return bool(self.declared_exact)
+        return bool(getattr(self._class_or_none(), "_exact", False))
 
     def estimator_class(self):
         """Import and return the estimator class (or factory).
@@ -129,21 +170,24 @@ class Method:
     def objective_family(self, params=None) -> str:
         """What the learner's ``objective_`` measures, for these parameters.
 
-        Proven objectives are only compared within one family. The class
-        decides when it can (an ``objective_family(params)`` class method or
-        an ``_objective_family`` attribute), then the registry's ``family``;
-        otherwise ``"misclassification"``, the contract's ``objective_``.
+        Proven objectives are only compared within one family. The
+        registry's ``family`` decides when given (a user's declaration),
+        then the class (an ``objective_family(params)`` class method or an
+        ``_objective_family`` attribute); otherwise ``"misclassification"``,
+        the contract's ``objective_``.
         """
         params = {**self.defaults, **(params or {})}
+        if callable(self.family):
+            return self.family(params)
+        if self.family:
+            return self.family
         cls = self._class_or_none()
         declared = getattr(cls, "objective_family", None)
         if callable(declared):
             return declared(params)
         if isinstance(getattr(cls, "_objective_family", None), str):
             return cls._objective_family
-        if callable(self.family):
-            return self.family(params)
-        return self.family or MISCLASSIFICATION
+        return MISCLASSIFICATION
 
     def tool(self) -> str:
         """``"odtstudy"`` for odtstudy's own learners, else the package that
@@ -293,8 +337,8 @@ _REGISTRY: dict[str, Method] = {}
 def register_method(
     name: str,
     target,
-    data: str | None = "numeric",
-    exact: bool | None = False,
+    data: str | None = None,
+    exact: bool | None = None,
     defaults: dict | None = None,
     description: str = "",
     replace: bool = False,
@@ -303,17 +347,11 @@ def register_method(
 ) -> Method:
     """Add a learner to the registry and return its :class:`Method`.
 
-    ``data=None`` / ``exact=None`` take them from the class (its
-    ``_requires_binary`` and ``_exact``), which must then import.
+    ``data``, ``exact`` and ``family`` override what the class declares
+    (``None``: the class decides, when first asked).
     """
-    if data is None or exact is None:
-        cls = _import_target(name, target)
-        if data is None:
-            data = "binary" if getattr(cls, "_requires_binary", False) else "numeric"
-        if exact is None:
-            exact = bool(getattr(cls, "_exact", False))
-    if data not in DATA_KINDS:
-        raise ValueError(f"data must be one of {DATA_KINDS}, got {data!r}")
+    if data is not None:
+        _check_data(name, data)
     if name in _REGISTRY and not replace:
         raise ValueError(f"method {name!r} is already registered")
     method = Method(
@@ -370,38 +408,115 @@ def _dl85_family(params) -> str:
     return "custom" if custom else MISCLASSIFICATION
 
 
-def _oct_family(params) -> str:
-    if params.get("alpha"):
-        return "misclassification+split-penalty"
-    return MISCLASSIFICATION
+#: What the DL8.5 estimators (odtstudy.dl85, being rewritten elsewhere) do not
+#: declare on their class yet; every other built-in declares its own.
+_DL85 = {"exact": True, "family": _dl85_family}
 
+#: Built-in learners: name, import path, constructor defaults, description.
+_SINGLE_TREES_AND_DL8_FORESTS = [
+    ("cart", "odtstudy.cart:CARTClassifier", {}, "scikit-learn CART (greedy, Gini)"),
+    (
+        "dl85",
+        "odtstudy.dl85:DL85Classifier",
+        {},
+        "DL8.5 caching branch-and-bound (Cython)",
+    ),
+    (
+        "dl8",
+        "odtstudy.dl85:DL85Classifier",
+        {"algorithm": "dl8"},
+        "DL8: caching search without bounds",
+    ),
+    (
+        "binoct",
+        "odtstudy.milp:BinOCTClassifier",
+        {},
+        "BinOCT binary linear program (PuLP + CBC)",
+    ),
+    (
+        "oct",
+        "odtstudy.milp:OCTClassifier",
+        {},
+        "OCT mixed-integer program (PuLP + CBC)",
+    ),
+    ("cpsat", "odtstudy.cp:CPSATClassifier", {}, "CP-SAT model (OR-Tools)"),
+    ("tao", "odtstudy.memetic:TAOClassifier", {}, "TAO refinement of CART"),
+    ("tmo", "odtstudy.memetic:TMOClassifier", {}, "TMO memetic search (DEAP + TAO)"),
+    (
+        "dl8forest",
+        "odtstudy.naiveforest:DL8ForestClassifier",
+        {},
+        "DL8-forest: bagged DL8.5 trees, majority vote (Bosch ch. 3)",
+    ),
+]
 
-#: Objective families of the built-in learners that do not declare one.
-_FAMILIES = {
-    "dl85": _dl85_family,
-    "dl8": _dl85_family,
-    "oct": _oct_family,
-    "dl8forest": "forest-misclassification",
-    "random-forest": "forest-misclassification",
-    "gradient-boosting": "forest-misclassification",
-    "adaboost": "forest-misclassification",
-    "optiboost-lp": "lpboost",
-    "lpboost-cart": "lpboost",
-    "optiboost-md": "mdboost",
-    "mdboost-cart": "mdboost",
-}
+#: Optimal forests by column generation (OptimalBoostClassifier): name,
+#: objective, pricing oracle, description. LPBoost's master runs on highspy.
+_BOOSTS = [
+    (
+        "optiboost-lp",
+        "lpboost",
+        "dl85",
+        "OptiLPBoost: LPBoost by column generation, weighted DL8.5 pricing",
+    ),
+    (
+        "optiboost-md",
+        "mdboost",
+        "dl85",
+        "OptiMDBoost: MDBoost by column generation, weighted DL8.5 pricing",
+    ),
+    (
+        "lpboost-cart",
+        "lpboost",
+        "cart",
+        "LPBoost by column generation, weighted CART pricing",
+    ),
+    (
+        "mdboost-cart",
+        "mdboost",
+        "cart",
+        "MDBoost by column generation, weighted CART pricing",
+    ),
+]
 
-
-def _register_builtins(entries: list[tuple[str, str, str, bool, dict, str]]):
-    for name, target, data, exact, defaults, description in entries:
-        register_method(
-            name, target, data, exact, defaults, description, family=_FAMILIES.get(name)
+#: scikit-learn ensembles wrapped for the forest studies.
+_BASELINES = [
+    (
+        "random-forest",
+        "odtstudy.naiveforest:RandomForestBaseline",
+        {},
+        "scikit-learn RandomForestClassifier, 100 trees of the same depth",
+    ),
+    (
+        "gradient-boosting",
+        "odtstudy.naiveforest:GradientBoostingBaseline",
+        {},
+        "scikit-learn GradientBoostingClassifier, 100 trees of the same depth",
+    ),
+    (
+        "adaboost",
+        "odtstudy.naiveforest:AdaBoostBaseline",
+        {},
+        "scikit-learn AdaBoostClassifier, 100 CART trees of the same depth",
+    ),
+]
+_BUILTINS = [
+    *_SINGLE_TREES_AND_DL8_FORESTS,
+    *(
+        (
+            name,
+            "odtstudy.naiveforest:OptimalBoostClassifier",
+            {"objective": objective, "pricing": pricing}
+            | ({"lp_solver": "highspy"} if objective == "lpboost" else {}),
+            description,
         )
+        for name, objective, pricing, description in _BOOSTS
+    ),
+    *_BASELINES,
+]
 
-
-#: Adapters for published solvers (odtstudy.external): data kind, exactness
-#: and objective family come from each class; a method is available when its
-#: solver's package imports (the ``external`` extra).
+#: Adapters for published solvers (odtstudy.external); a method is available
+#: when its solver's package imports (the ``external`` extra).
 _ADAPTERS = [
     ("pystreed", "STreeDClassifier", "STreeD (pystreed): depth-limited optimal trees"),
     ("pydl85", "PyDL85Classifier", "PyDL8.5 (pydl8.5): the authors' C++ DL8.5"),
@@ -410,138 +525,13 @@ _ADAPTERS = [
     ("licketysplit", "LicketySplitClassifier", "LicketySPLIT: lookahead heuristic"),
 ]
 
-
-_register_builtins(
-    [
-        (
-            "cart",
-            "odtstudy.cart:CARTClassifier",
-            "numeric",
-            False,
-            {},
-            "scikit-learn CART (greedy, Gini)",
-        ),
-        (
-            "dl85",
-            "odtstudy.dl85:DL85Classifier",
-            "binary",
-            True,
-            {},
-            "DL8.5 caching branch-and-bound (Cython)",
-        ),
-        (
-            "dl8",
-            "odtstudy.dl85:DL85Classifier",
-            "binary",
-            True,
-            {"algorithm": "dl8"},
-            "DL8: caching search without bounds",
-        ),
-        (
-            "binoct",
-            "odtstudy.milp:BinOCTClassifier",
-            "numeric",
-            True,
-            {},
-            "BinOCT binary linear program (PuLP + CBC)",
-        ),
-        (
-            "oct",
-            "odtstudy.milp:OCTClassifier",
-            "numeric",
-            True,
-            {},
-            "OCT mixed-integer program (PuLP + CBC)",
-        ),
-        (
-            "cpsat",
-            "odtstudy.cp:CPSATClassifier",
-            "binary",
-            True,
-            {},
-            "CP-SAT model (OR-Tools)",
-        ),
-        (
-            "tao",
-            "odtstudy.memetic:TAOClassifier",
-            "numeric",
-            False,
-            {},
-            "TAO refinement of CART",
-        ),
-        (
-            "tmo",
-            "odtstudy.memetic:TMOClassifier",
-            "numeric",
-            False,
-            {},
-            "TMO memetic search (DEAP + TAO)",
-        ),
-        (
-            "dl8forest",
-            "odtstudy.naiveforest:DL8ForestClassifier",
-            "binary",
-            False,
-            {},
-            "DL8-forest: bagged DL8.5 trees, majority vote (Bosch ch. 3)",
-        ),
-        (
-            "optiboost-lp",
-            "odtstudy.naiveforest:OptimalBoostClassifier",
-            "binary",
-            False,
-            {"objective": "lpboost", "pricing": "dl85", "lp_solver": "highspy"},
-            "OptiLPBoost: LPBoost by column generation, weighted DL8.5 pricing",
-        ),
-        (
-            "optiboost-md",
-            "odtstudy.naiveforest:OptimalBoostClassifier",
-            "binary",
-            False,
-            {"objective": "mdboost", "pricing": "dl85"},
-            "OptiMDBoost: MDBoost by column generation, weighted DL8.5 pricing",
-        ),
-        (
-            "lpboost-cart",
-            "odtstudy.naiveforest:OptimalBoostClassifier",
-            "binary",
-            False,
-            {"objective": "lpboost", "pricing": "cart", "lp_solver": "highspy"},
-            "LPBoost by column generation, weighted CART pricing",
-        ),
-        (
-            "mdboost-cart",
-            "odtstudy.naiveforest:OptimalBoostClassifier",
-            "binary",
-            False,
-            {"objective": "mdboost", "pricing": "cart"},
-            "MDBoost by column generation, weighted CART pricing",
-        ),
-        (
-            "random-forest",
-            "odtstudy.naiveforest:RandomForestBaseline",
-            "binary",
-            False,
-            {},
-            "scikit-learn RandomForestClassifier, 100 trees of the same depth",
-        ),
-        (
-            "gradient-boosting",
-            "odtstudy.naiveforest:GradientBoostingBaseline",
-            "binary",
-            False,
-            {},
-            "scikit-learn GradientBoostingClassifier, 100 trees of the same depth",
-        ),
-        (
-            "adaboost",
-            "odtstudy.naiveforest:AdaBoostBaseline",
-            "binary",
-            False,
-            {},
-            "scikit-learn AdaBoostClassifier, 100 CART trees of the same depth",
-        ),
-    ]
-)
+for _name, _target, _defaults, _description in _BUILTINS:
+    register_method(
+        _name,
+        _target,
+        defaults=_defaults,
+        description=_description,
+        **(_DL85 if _target.startswith("odtstudy.dl85:") else {}),
+    )
 for _name, _cls, _description in _ADAPTERS:
-    register_method(_name, f"odtstudy.external:{_cls}", None, None, {}, _description)
+    register_method(_name, f"odtstudy.external:{_cls}", description=_description)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
 from odtstudy.datasets import load_dataset
 from odtstudy.milp import BinOCTClassifier, OCTClassifier, _solvers
@@ -40,7 +41,9 @@ def test_bad_input_errors(learner):
         learner().fit(X6, np.zeros(6))
     with pytest.raises(ValueError, match="lengths"):
         learner().fit(X6, Y6[:4])
-    with pytest.raises(ValueError, match="sample_weight"):
+    # the MILPs count misclassified rows: fit takes no sample_weight
+    assert not has_fit_parameter(learner(), "sample_weight")
+    with pytest.raises(TypeError, match="sample_weight"):
         learner().fit(X6, Y6, sample_weight=np.ones(6))
     with pytest.raises(ValueError, match="max_depth"):
         learner(max_depth=0).fit(X6, Y6)
