@@ -7,6 +7,8 @@ ticks and log time axes with plain tick labels (0.01, 0.1, 1, 10).
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import numpy as np
@@ -92,13 +94,24 @@ def _legend(fig, axes, style: MethodStyle, methods, title="method"):
 
 
 def _log_time_axis(ax, axis="x"):
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     target = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
     target.set_major_locator(LogLocator(base=10, numticks=12))
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    target.set_minor_formatter(NullFormatter())
+    target.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
+    target.set_minor_formatter(FuncFormatter(lambda v, _: _minor_label(target, v)))
+
+
+def _minor_label(axis, value) -> str:
+    """Label the 2 and 5 ticks only when the view shows fewer than two powers
+    of ten (else the axis would have at most one labelled tick)."""
+    low, high = sorted(axis.get_view_interval())
+    if low <= 0:
+        return ""
+    powers = math.floor(math.log10(high)) - math.ceil(math.log10(low)) + 1
+    return f"{value:g}" if powers < 2 else ""
 
 
 def _depth_axis(ax, depths):
