@@ -176,6 +176,32 @@ def _methods(args) -> int:
     return 0
 
 
+def _add_run_options(parser) -> None:
+    """The options :func:`_run_study` reads: those of ``odtstudy study`` and
+    ``odtstudy reproduce`` alike."""
+    parser.add_argument(
+        "--scale", default="default", choices=["smoke", "default", "paper"]
+    )
+    parser.add_argument("--output", default="reports", help="reports folder")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="runs executed at the same time (default: the config's)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="re-run runs recorded as error/timeout/memout",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the config, print the runs it would execute, and exit",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="odtstudy", description="Compare optimal decision tree learners."
@@ -183,33 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     study = sub.add_parser("study", help="run a study (or 'list' the built-in ones)")
     study.add_argument("name", help="built-in study name, a .toml path, or 'list'")
-    study.add_argument(
-        "--scale", default="default", choices=["smoke", "default", "paper"]
-    )
-    study.add_argument("--output", default="reports", help="reports folder")
-    study.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="runs executed at the same time (default: the config's)",
-    )
+    _add_run_options(study)
     study.add_argument("--folds", type=int, default=None)
     study.add_argument(
         "--time-limit",
         type=float,
         default=None,
         help="seconds per run (overrides the config)",
-    )
-    study.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="re-run runs recorded as error/timeout/memout",
-    )
-    study.add_argument("--quiet", action="store_true", help="no progress lines")
-    study.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="check the config, print the runs it would execute, and exit",
     )
     study.add_argument(
         "--scheduler",
@@ -223,27 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "odtstudy (or 'list' the reproductions)",
     )
     reproduce.add_argument("name", help="a reproduction's name, or 'list'")
-    reproduce.add_argument(
-        "--scale", default="default", choices=["smoke", "default", "paper"]
-    )
-    reproduce.add_argument("--output", default="reports", help="reports folder")
-    reproduce.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="runs executed at the same time (default: the config's)",
-    )
-    reproduce.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="re-run runs recorded as error/timeout/memout",
-    )
-    reproduce.add_argument("--quiet", action="store_true", help="no progress lines")
-    reproduce.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="check the config, print the runs it would execute, and exit",
-    )
+    _add_run_options(reproduce)
     reproduce.set_defaults(func=_reproduce)
     report = sub.add_parser("report", help="rebuild a study's report from its records")
     report.add_argument("name")

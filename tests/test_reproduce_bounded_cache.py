@@ -6,14 +6,9 @@ import json
 
 import pandas as pd
 import pytest
+from reproduce_records import checked_results, run_smoke, verdict_rows
 
-from odtstudy import cli
-from odtstudy.reproduce import (
-    PAPER_HEADING,
-    VERDICTS,
-    load_published,
-    verdict_table_problems,
-)
+from odtstudy.reproduce import load_published, verdict_table_problems
 from odtstudy.reproduce._papers import bounded_cache
 from odtstudy.study import load_config
 from odtstudy.study._records import StudyRecords
@@ -24,26 +19,12 @@ NAME = "bounded-cache"
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bounded-cache")
-    code = cli.main(
-        ["reproduce", NAME, "--scale", "smoke", "--output", str(out), "--quiet"]
-    )
-    assert code == 0
-    return out / f"{NAME}-smoke"
+    return run_smoke(NAME, tmp_path_factory.mktemp("bounded-cache"))
 
 
 def test_smoke_report_opens_with_a_complete_verdict_table(smoke):
-    text = (smoke / "report.md").read_text()
-    first = text.index("\n## ")
-    assert text[first:].startswith(f"\n## {PAPER_HEADING}")
-    assert verdict_table_problems(smoke / "report.md") == []
-    published = load_published(NAME)
-    section = text[first : text.index("\n## ", first + 3)]
-    rows = [line for line in section.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(published.claims)
-    for row, claim in zip(rows, published.claims):
-        assert row.startswith(f"| **{claim['id']}**")
-        assert row.split(" | ")[4] in VERDICTS
+    verdict_rows((smoke / "report.md").read_text(), load_published(NAME))
+    assert verdict_table_problems(smoke / "report.md") == []  # from the file
 
 
 def test_smoke_bounded_runs_reach_the_unbounded_optimum(smoke):
@@ -155,10 +136,16 @@ def _records(change=None, ref=REF, binoct=None, datasets=("d1", "d2")):
 
 
 def _verdicts(records):
-    results = bounded_cache.evaluate(records, load_published(NAME))
-    assert [r.claim for r in results] == [c["id"] for c in load_published(NAME).claims]
-    assert all(r.verdict in VERDICTS for r in results)
-    return {r.claim: r.verdict for r in results}
+    results = checked_results(bounded_cache, records, load_published(NAME))
+    return {claim: r.verdict for claim, r in results.items()}
+
+
+def _with_stat(row, key, value):
+    """``row`` with one of its stats set (what a ``change`` returns)."""
+    stats = json.loads(row["stats"])
+    stats[key] = value
+    row["stats"] = json.dumps(stats)
+    return row
 
 
 def test_every_claim_reproduced_when_the_paper_holds():
@@ -174,10 +161,7 @@ def test_optimum_kept_branches():
         return row
 
     def no_wipes(row, *_):
-        stats = json.loads(row["stats"])
-        stats["cache_wipes"] = 0
-        row["stats"] = json.dumps(stats)
-        return row
+        return _with_stat(row, "cache_wipes", 0)
 
     assert _verdicts(_records(worse))["optimum-kept"] == "not reproduced"
     assert _verdicts(_records(no_wipes))["optimum-kept"] == "not comparable"
@@ -215,10 +199,7 @@ def test_rise_claims_reversed_are_not_reproduced():
     def falling(row, strategy, bound, wipe):
         factor = {750: 0.9, 500: 0.8, 120: 0.7}[bound]
         row["fit_time_s"] = REF["time"] * factor
-        stats = json.loads(row["stats"])
-        stats["cache_entries_created"] = REF["created"] * factor
-        row["stats"] = json.dumps(stats)
-        return row
+        return _with_stat(row, "cache_entries_created", REF["created"] * factor)
 
     verdicts = _verdicts(_records(falling))
     assert verdicts["entries-rise-as-bound-tightens"] == "not reproduced"
@@ -256,10 +237,7 @@ def test_time_claims_need_an_unbounded_fit_of_a_second():
 
 def test_entries_within_bound_violated():
     def over(row, strategy, bound, wipe):
-        stats = json.loads(row["stats"])
-        stats["cache_peak_entries"] = bound + 1
-        row["stats"] = json.dumps(stats)
-        return row
+        return _with_stat(row, "cache_peak_entries", bound + 1)
 
     assert _verdicts(_records(over))["entries-within-bound"] == "not reproduced"
 
@@ -306,10 +284,7 @@ def test_time_factor_branches():
 
 def test_reconstitution_branches():
     def slow(row, strategy, bound, wipe):
-        stats = json.loads(row["stats"])
-        stats["reconstitution_ms"] = 12.0
-        row["stats"] = json.dumps(stats)
-        return row
+        return _with_stat(row, "reconstitution_ms", 12.0)
 
     assert _verdicts(_records(slow))["reconstitution-fast"] == "not reproduced"
 

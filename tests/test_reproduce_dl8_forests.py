@@ -2,25 +2,23 @@
 its smoke run through ``odtstudy reproduce`` and each verdict branch of its
 claims module on synthetic records."""
 
-import json
-
 import pandas as pd
 import pytest
-
-from odtstudy import cli
-from odtstudy.reproduce import (
-    PAPER_HEADING,
-    VERDICTS,
-    load_published,
-    verdict_table_problems,
+from reproduce_records import (
+    checked_results,
+    grid,
+    run_row,
+    run_smoke,
+    study_records,
+    verdict_rows,
 )
+
+from odtstudy.reproduce import load_published
 from odtstudy.reproduce._papers import dl8_forests as claims
 from odtstudy.study import load_config
-from odtstudy.study._records import StudyRecords
 
 NAME = "dl8-forests"
 PUBLISHED = load_published(NAME)
-CLAIMS = [c["id"] for c in PUBLISHED.claims]
 FOLDS = 2
 SETS = ["zoo-1", "hepatitis", "lymph", "audiology", "vote"]
 SMALL = ["zoo-1", "hepatitis", "lymph", "audiology", "heart-cleveland"]
@@ -29,22 +27,11 @@ NAIVE = "dl8forest"
 
 
 def test_smoke_reproduction_report(tmp_path):
-    code = cli.main(
-        ["reproduce", NAME, "--scale", "smoke", "--output", str(tmp_path), "--quiet"]
-    )
-    assert code == 0
-    text = (tmp_path / f"{NAME}-smoke" / "report.md").read_text()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[0] == f"## {PAPER_HEADING}"
-    assert verdict_table_problems(text, PUBLISHED) == []
-    section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
-    rows = [line for line in section.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(CLAIMS)
-    for claim, row in zip(CLAIMS, rows):
-        assert row.startswith(f"| **{claim}**")
-        assert any(f"| {verdict} |" in row for verdict in VERDICTS)
+    folder = run_smoke(NAME, tmp_path)
+    text = (folder / "report.md").read_text()
+    verdict_rows(text, PUBLISHED)
     assert "| trees |" in text  # the forests' number of trees is reported
-    frame = pd.read_csv(tmp_path / f"{NAME}-smoke" / "results.csv")
+    frame = pd.read_csv(folder / "results.csv")
     assert (frame["status"] == "ok").all(), frame[frame["status"] != "ok"]["error"]
 
 
@@ -100,16 +87,6 @@ def _records(means, margins=None, trees=None, train=None, folds_acc=None):
     """
     margins, trees = margins or {}, trees or {}
     train, folds_acc = train or {}, folds_acc or {}
-    methods = sorted({m for _, _, m in means})
-    protocol = json.dumps(
-        {
-            "folds": FOLDS,
-            "seeds": [0],
-            "methods": {
-                m: {"method": m, "params": {}, "time_limit": 60} for m in methods
-            },
-        }
-    )
     rows = []
     for key, mean in means.items():
         dataset, depth, method = key
@@ -123,43 +100,20 @@ def _records(means, margins=None, trees=None, train=None, folds_acc=None):
                 stats = {}
             acc = folds_acc.get(key, [mean] * FOLDS)[fold]
             rows.append(
-                {
-                    "run_id": f"{dataset}-{depth}-{method}-{fold}",
-                    "protocol_id": "p",
-                    "protocol": protocol,
-                    "dataset": dataset,
-                    "method": method,
-                    "depth": depth,
-                    "fold": fold,
-                    "seed": 0,
-                    "status": "ok",
-                    "has_tree": True,
-                    "optimal": False,
-                    "claimed_optimal": False,
-                    "test_acc": acc,
-                    "train_acc": train.get(key, 1.0),
-                    "objective": 0.0,
-                    "n_train": 50,
-                    "fit_time_s": 0.1,
-                    "fit_mem_mb": 1.0,
-                    "time_limit": 60.0,
-                    "stats": json.dumps(stats),
-                }
-            )
-    return StudyRecords.from_frame(pd.DataFrame(rows))
+                run_row(
+                    dataset, method, depth, fold, test_acc=acc,
+                    train_acc=train.get(key, 1.0), stats=stats,
+                )
+            )  # fmt: skip
+    return study_records(rows, FOLDS)
 
 
 def _grid(accuracy: dict, datasets=SETS, depths=(1, 2, 3)) -> dict:
-    return {
-        (d, k, m): acc for d in datasets for k in depths for m, acc in accuracy.items()
-    }
+    return grid(accuracy, datasets, depths)
 
 
 def _verdict(records, claim):
-    results = claims.evaluate(records, PUBLISHED)
-    assert [r.claim for r in results] == CLAIMS
-    assert verdict_table_problems(results, PUBLISHED) == []
-    return next(r for r in results if r.claim == claim)
+    return checked_results(claims, records, PUBLISHED)[claim]
 
 
 def test_no_records_of_a_claim_is_not_comparable():

@@ -6,21 +6,20 @@ import json
 
 import pandas as pd
 import pytest
-
-from odtstudy import cli
-from odtstudy.reproduce import (
-    PAPER_HEADING,
-    VERDICTS,
-    load_published,
-    verdict_table_problems,
+from reproduce_records import (
+    checked_results,
+    run_row,
+    run_smoke,
+    study_records,
+    verdict_rows,
 )
+
+from odtstudy.reproduce import load_published
 from odtstudy.reproduce._papers import optimal_boosting as claims
 from odtstudy.study import load_config
-from odtstudy.study._records import StudyRecords
 
 NAME = "optimal-boosting"
 PUBLISHED = load_published(NAME)
-CLAIMS = [c["id"] for c in PUBLISHED.claims]
 FOLDS = 2
 SETS = ["zoo-1", "hepatitis", "lymph", "audiology", "vote"]
 LP_GRID = [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]
@@ -36,21 +35,9 @@ DS = {"LPBoost": (0.25, 0.5), "MDBoost": (3, 25)}
 
 
 def test_smoke_reproduction_report(tmp_path):
-    code = cli.main(
-        ["reproduce", NAME, "--scale", "smoke", "--output", str(tmp_path), "--quiet"]
-    )
-    assert code == 0
-    text = (tmp_path / f"{NAME}-smoke" / "report.md").read_text()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[0] == f"## {PAPER_HEADING}"
-    assert verdict_table_problems(text, PUBLISHED) == []
-    section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
-    rows = [line for line in section.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(CLAIMS)
-    for claim, row in zip(CLAIMS, rows):
-        assert row.startswith(f"| **{claim}**")
-        assert any(f"| {verdict} |" in row for verdict in VERDICTS)
-    frame = pd.read_csv(tmp_path / f"{NAME}-smoke" / "results.csv")
+    folder = run_smoke(NAME, tmp_path)
+    verdict_rows((folder / "report.md").read_text(), PUBLISHED)
+    frame = pd.read_csv(folder / "results.csv")
     assert (frame["status"] == "ok").all(), frame[frame["status"] != "ok"]["error"]
 
 
@@ -131,36 +118,22 @@ def _records(spec, ada=None, sets=SETS, ds=DS):
     """
     methods, rows = {}, []
 
-    def add(label, base, reg, dataset, values):
+    def add(label, reg, dataset, values):
         stats = {"n_trees": values.get("n_trees", 5)}
         for key in ("n_iterations", "normalized_objective"):
             if key in values:
                 stats[key] = values[key]
+        optimal = bool(values.get("optimal", False))
         for fold in range(FOLDS):
             rows.append(
-                {
-                    "run_id": f"{dataset}-{label}-{fold}",
-                    "protocol_id": "p",
-                    "dataset": dataset,
-                    "method": label,
-                    "params": json.dumps({} if reg is None else {"reg": reg}),
-                    "depth": 3,
-                    "fold": fold,
-                    "seed": 0,
-                    "status": "ok",
-                    "has_tree": True,
-                    "optimal": bool(values.get("optimal", False)),
-                    "claimed_optimal": bool(values.get("optimal", False)),
-                    "test_acc": values.get("test_acc", 0.9),
-                    "train_acc": 1.0,
-                    "objective": values.get("objective", 1.0),
-                    "n_train": 50,
-                    "fit_time_s": 0.1,
-                    "fit_mem_mb": 1.0,
-                    "time_limit": 60.0,
-                    "stats": json.dumps(stats),
-                }
-            )
+                run_row(
+                    dataset, label, 3, fold,
+                    params=json.dumps({} if reg is None else {"reg": reg}),
+                    optimal=optimal, claimed_optimal=optimal,
+                    test_acc=values.get("test_acc", 0.9),
+                    objective=values.get("objective", 1.0), stats=stats,
+                )
+            )  # fmt: skip
 
     for (family, pricing), values in spec.items():
         base = BASES[family, pricing]
@@ -171,23 +144,17 @@ def _records(spec, ada=None, sets=SETS, ds=DS):
                 resolved = {
                     k: v(dataset, reg) if callable(v) else v for k, v in values.items()
                 }
-                add(label, base, reg, dataset, resolved)
+                add(label, reg, dataset, resolved)
     if ada is not None:
         methods["adaboost"] = {"method": "adaboost", "params": {}, "time_limit": 60}
         for dataset in sets:
             acc = ada(dataset) if callable(ada) else ada
-            add("adaboost", "adaboost", None, dataset, {"test_acc": acc})
-    protocol = json.dumps({"folds": FOLDS, "seeds": [0], "methods": methods})
-    frame = pd.DataFrame(rows)
-    frame["protocol"] = protocol
-    return StudyRecords.from_frame(frame)
+            add("adaboost", None, dataset, {"test_acc": acc})
+    return study_records(rows, FOLDS, methods)
 
 
 def _verdict(records, claim):
-    results = claims.evaluate(records, PUBLISHED)
-    assert [r.claim for r in results] == CLAIMS
-    assert verdict_table_problems(results, PUBLISHED) == []
-    return next(r for r in results if r.claim == claim)
+    return checked_results(claims, records, PUBLISHED)[claim]
 
 
 def _both(family, optimal: dict, cart: dict) -> dict:

@@ -2,22 +2,20 @@
 ``odtstudy reproduce`` and each verdict branch of its claims module on
 synthetic records."""
 
-import json
-
 import numpy as np
-import pandas as pd
 import pytest
-
-from odtstudy import cli
-from odtstudy.reproduce import (
-    PAPER_HEADING,
-    VERDICTS,
-    load_published,
-    verdict_table_problems,
+from reproduce_records import (
+    checked_results,
+    grid,
+    run_row,
+    run_smoke,
+    study_records,
+    verdict_rows,
 )
+
+from odtstudy.reproduce import load_published
 from odtstudy.reproduce._papers import tmo
 from odtstudy.study import load_config
-from odtstudy.study._records import StudyRecords
 
 PUBLISHED = load_published("tmo")
 CLAIMS = [c["id"] for c in PUBLISHED.claims]
@@ -29,21 +27,9 @@ LARGE = ["uci/phishing", "uci/a4a", "uci/spambase"]
 
 
 def test_smoke_reproduction_report(tmp_path):
-    code = cli.main(
-        ["reproduce", "tmo", "--scale", "smoke", "--output", str(tmp_path), "--quiet"]
-    )
-    assert code == 0
-    report = tmp_path / "tmo-smoke" / "report.md"
-    text = report.read_text()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[0] == f"## {PAPER_HEADING}"
-    assert verdict_table_problems(text, PUBLISHED) == []
-    for claim in CLAIMS:
-        assert f"**{claim}**" in text
+    folder = run_smoke("tmo", tmp_path)
+    rows = verdict_rows((folder / "report.md").read_text(), PUBLISHED)
     # smoke: 2 sets at one depth, fewer cells than any rule needs
-    section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
-    rows = [line for line in section.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(CLAIMS)
     assert all("not comparable" in row for row in rows)
 
 
@@ -64,76 +50,49 @@ def test_study_scales_follow_the_paper():
 # -- synthetic records --------------------------------------------------------
 
 
-def _records(means: dict, no_tree: dict | None = None) -> StudyRecords:
+def _records(means: dict, no_tree: dict | None = None):
     """Records with one run per fold; ``means[(dataset, depth, method)]`` is
     the cell's mean test accuracy; ``no_tree[(dataset, depth, method)]`` the
     number of folds that gave no tree (status "memory")."""
     no_tree = no_tree or {}
-    methods = sorted({m for _, _, m in means})
-    protocol = json.dumps(
-        {
-            "folds": FOLDS,
-            "seeds": [0],
-            "methods": {
-                m: {"method": m, "params": {}, "time_limit": 5} for m in methods
-            },
-        }
-    )
     rows = []
     for (dataset, depth, method), mean in means.items():
         missing = no_tree.get((dataset, depth, method), 0)
         for fold in range(FOLDS):
             has_tree = fold >= missing
             acc = mean + NOISE[fold] if has_tree else np.nan
+            status = "ok" if has_tree else "memory"
             rows.append(
-                {
-                    "run_id": f"{dataset}-{depth}-{method}-{fold}",
-                    "protocol_id": "p",
-                    "protocol": protocol,
-                    "dataset": dataset,
-                    "method": method,
-                    "depth": depth,
-                    "fold": fold,
-                    "seed": 0,
-                    "status": "ok" if has_tree else "memory",
-                    "has_tree": has_tree,
-                    "optimal": False,
-                    "claimed_optimal": False,
-                    "test_acc": acc,
-                    "train_acc": acc,
-                    "objective": 0.0,
-                    "n_train": 100,
-                    "fit_time_s": 1.0,
-                    "fit_mem_mb": 10.0,
-                    "time_limit": 5.0,
-                    "stats": "{}",
-                }
-            )
-    return StudyRecords.from_frame(pd.DataFrame(rows))
+                run_row(
+                    dataset, method, depth, fold, status=status,
+                    has_tree=has_tree, test_acc=acc, train_acc=acc,
+                )
+            )  # fmt: skip
+    return study_records(rows, FOLDS)
 
 
 def _grid(accuracy: dict, datasets=SMALL, depths=(2, 3, 4)) -> dict:
-    return {
-        (d, k, m): acc for d in datasets for k in depths for m, acc in accuracy.items()
-    }
+    return grid(accuracy, datasets, depths)
 
 
 def _verdicts(records) -> dict:
-    results = tmo.evaluate(records, PUBLISHED)
-    assert [r.claim for r in results] == CLAIMS
-    assert all(r.verdict in VERDICTS for r in results)
-    assert verdict_table_problems(results, PUBLISHED) == []
-    return {r.claim: r for r in results}
+    return checked_results(tmo, records, PUBLISHED)
 
 
 ORDERINGS = ["tmo-vs-cart", "tmo-vs-tao", "tmo-vs-oct", "tmo-most-wins"]
+#: Every ordering claim, on the small sets and on the large ones.
+ALL_ORDERINGS = [*ORDERINGS, "oct-rarely-beats-cart", "tmo-large-sets"]
+
+
+def _ordering_verdicts(small: dict, large: dict) -> dict:
+    """Verdicts with ``small`` accuracies on SMALL and ``large`` on LARGE."""
+    return _verdicts(_records({**_grid(small), **_grid(large, LARGE)}))
 
 
 def test_orderings_that_hold_are_reproduced():
-    means = _grid({"tmo": 0.9, "tao": 0.85, "cart": 0.8, "oct": 0.75})
-    means.update(_grid({"tmo": 0.9, "tao": 0.85, "cart": 0.8, "oct": 0.8}, LARGE))
-    verdicts = _verdicts(_records(means))
-    for claim in [*ORDERINGS, "oct-rarely-beats-cart", "tmo-large-sets"]:
+    holds = {"tmo": 0.9, "tao": 0.85, "cart": 0.8}
+    verdicts = _ordering_verdicts({**holds, "oct": 0.75}, {**holds, "oct": 0.8})
+    for claim in ALL_ORDERINGS:
         assert verdicts[claim].verdict == "reproduced", verdicts[claim]
     assert "TMO ≥ CART on 21/21 cells" in verdicts["tmo-vs-cart"].ours
     assert "32/42" in verdicts["tmo-vs-cart"].published  # Tables 1-3, ties count
@@ -141,10 +100,9 @@ def test_orderings_that_hold_are_reproduced():
 
 
 def test_reversed_orderings_are_not_reproduced():
-    means = _grid({"tmo": 0.7, "tao": 0.85, "cart": 0.8, "oct": 0.9})
-    means.update(_grid({"tmo": 0.7, "tao": 0.85, "cart": 0.8, "oct": 0.9}, LARGE))
-    verdicts = _verdicts(_records(means))
-    for claim in [*ORDERINGS, "oct-rarely-beats-cart", "tmo-large-sets"]:
+    reversed_ = {"tmo": 0.7, "tao": 0.85, "cart": 0.8, "oct": 0.9}
+    verdicts = _ordering_verdicts(reversed_, reversed_)
+    for claim in ALL_ORDERINGS:
         assert verdicts[claim].verdict == "not reproduced", verdicts[claim]
 
 

@@ -21,7 +21,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._evidence import (
+    all_some_verdict,
+    both_verdict,
+    claim_result,
+    geomean,
+    judge_claims,
+    share_verdict,
+)
 
 __all__ = ["RULES", "evaluate", "our_value"]
 
@@ -225,20 +232,10 @@ def _table2(bounded: pd.DataFrame, timed: bool = False) -> pd.DataFrame:
 # -- helpers ----------------------------------------------------------------
 
 
-def _share_verdict(hits: int, total: int, minimum: int = MIN_GROUPS) -> str:
-    if total < minimum:
-        return "not comparable"
-    share = hits / total
-    if share >= REPRODUCED:
-        return "reproduced"
-    if share >= PARTLY:
-        return "partly"
-    return "not reproduced"
-
-
-def _geomean(values) -> float:
-    values = [v for v in values if v > 0 and np.isfinite(v)]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else np.nan
+def _share_verdict(hits: int, total: int) -> str:
+    return share_verdict(
+        hits, total, reproduced=REPRODUCED, partly=PARTLY, minimum=MIN_GROUPS
+    )
 
 
 def _short(name) -> str:
@@ -250,7 +247,7 @@ def _factors_by_strategy(counting: pd.DataFrame, column: str) -> str:
     for strategy in STRATEGIES:
         values = counting.loc[counting["strategy"] == strategy, column]
         if len(values):
-            parts.append(f"{_short(strategy)} {_geomean(values):.2f}")
+            parts.append(f"{_short(strategy)} {geomean(values):.2f}")
     return ", ".join(parts)
 
 
@@ -261,16 +258,10 @@ def _fractions(frame: pd.DataFrame) -> str:
     return f"{low:.0%}" if math.isclose(low, high) else f"{low:.0%}-{high:.0%}"
 
 
-def _result(claim, ours, verdict, reason, published_text) -> ClaimResult:
-    return ClaimResult(
-        claim=claim["id"],
-        statement=" ".join(claim["statement"].split()),
-        where=claim["where"],
-        published=published_text,
-        ours=ours,
-        verdict=verdict,
-        reason=reason,
-    )
+def _result(claim, ours, verdict, reason, published_text):
+    """:func:`claim_result` with the published text last, as the rules here
+    pass it."""
+    return claim_result(claim, published_text, ours, verdict, reason)
 
 
 def _nothing_wiped(bounded: pd.DataFrame) -> str:
@@ -408,7 +399,7 @@ def _rise_claim(claim, bounded, ref, column):
     by_bound = []
     for bound, group in counting.groupby("bound"):
         by_bound.append(
-            f"{bound / 1000:g}k ({_fractions(group)}): {_geomean(group[factor]):.2f}"
+            f"{bound / 1000:g}k ({_fractions(group)}): {geomean(group[factor]):.2f}"
         )
     ours = (
         f"{hits}/{n} pairs rise; geometric-mean {factor.replace('_', ' ')} per "
@@ -436,13 +427,7 @@ def _proportional(claim, bounded):
     ratio = float((counting["time_factor"] / counting["entries_factor"]).median())
     rho_ok = bool(np.isfinite(rho) and rho >= RHO)
     band_ok = BAND[0] <= ratio <= BAND[1]
-    verdict = (
-        "reproduced"
-        if rho_ok and band_ok
-        else "partly"
-        if rho_ok or band_ok
-        else "not reproduced"
-    )
+    verdict = both_verdict(rho_ok, band_ok)
     ours = (
         f"Spearman ρ = {rho:.2f} over {len(counting)} bounded runs; median time "
         f"factor / entries factor = {ratio:.2f}"
@@ -592,7 +577,7 @@ def _binoct(claim, runs, bounded):
         holds += bool(not b["proven"] and b["mem"] > d["mem"].max())
     n = len(common)
     ours = f"BinOCT unproven and larger in memory on {holds}/{n} instances"
-    verdict = "reproduced" if holds == n else "partly" if holds else "not reproduced"
+    verdict = all_some_verdict(holds, n)
     return _result(claim, ours, verdict, f"{holds}/{n} instances", published)
 
 
@@ -618,22 +603,7 @@ def evaluate(records, published) -> list:
         "reconstitution-fast": lambda c: _reconstitution(c, bounded),
         "binoct-times-out": lambda c: _binoct(c, runs, bounded),
     }
-    results = []
-    for claim in published.claims:
-        judge = judges.get(claim["id"])
-        if judge is None:
-            results.append(
-                _result(
-                    claim,
-                    "—",
-                    "not comparable",
-                    "no rule for this claim in the claims module",
-                    "see the values",
-                )
-            )
-        else:
-            results.append(judge(claim))
-    return results
+    return judge_claims(published, judges)
 
 
 def our_value(records, row) -> str | None:

@@ -12,7 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._evidence import (
+    both_verdict,
+    claim_result,
+    geomean,
+    method_table,
+    share_verdict,
+)
 
 #: The paper's methods, as labelled in the study.
 DL85 = "dl85"
@@ -132,32 +138,12 @@ def our_cells(records) -> pd.DataFrame:
     )
 
 
-def _pivot(cells, column):
-    return cells.pivot_table(
-        index=["dataset", "depth"], columns="method", values=column, aggfunc="first"
-    )
-
-
-def _geomean(values) -> float:
-    values = np.asarray(values, dtype=float)
-    return float(np.exp(np.log(values).mean())) if len(values) else np.nan
-
-
 def _pct(k, n) -> str:
     return f"{k}/{n} ({100 * k / n:.0f} %)" if n else "0/0"
 
 
-def _share_verdict(k, n, minimum=3) -> str:
-    if n < minimum:
-        return "not comparable"
-    share = k / n
-    return (
-        "reproduced"
-        if share >= 0.8
-        else "partly"
-        if share >= 0.5
-        else ("not reproduced")
-    )
+def _share_verdict(k, n) -> str:
+    return share_verdict(k, n, reproduced=0.8, partly=0.5, minimum=3)
 
 
 # ----------------------------------------------------------------- measures
@@ -168,7 +154,7 @@ def compare(cells, first, second) -> dict:
     :data:`NOISE`. Faster: proves while the other does not, or takes
     :data:`TIE` times less.
     """
-    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    proven, time = method_table(cells, "proven"), method_table(cells, "time")
     if first not in proven or second not in proven:
         return {"decided": 0, "first": 0, "second": 0}
     both = proven[[first, second]].dropna().astype(bool)
@@ -193,13 +179,13 @@ def faster(cells, other) -> dict:
 def speedup(cells, other) -> tuple:
     """(geometric-mean time ratio other / DL8.5 over DL8.5's proofs, cells,
     cells where the ratio is only a lower bound)."""
-    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    proven, time = method_table(cells, "proven"), method_table(cells, "time")
     if DL85 not in proven or other not in proven:
         return np.nan, 0, 0
     part = proven[[DL85, other]].dropna()
     part = part[part[DL85].astype(bool)]
     ratio = time.loc[part.index, other] / time.loc[part.index, DL85]
-    return _geomean(ratio), len(part), int((~part[other].astype(bool)).sum())
+    return geomean(ratio), len(part), int((~part[other].astype(bool)).sum())
 
 
 def solved(cells) -> pd.DataFrame:
@@ -243,13 +229,13 @@ def branching(cells) -> dict:
         if len(counts.columns) == 3
         else None
     )
-    proven, time = _pivot(cells, "proven"), _pivot(cells, "time")
+    proven, time = method_table(cells, "proven"), method_table(cells, "time")
     means, n_common = {}, 0
     if len(orders) == 3:
         common = proven[orders].dropna().astype(bool).all(axis=1)
         common = common[common].index
         n_common = len(common)
-        means = {m: _geomean(time.loc[common, m]) for m in orders}
+        means = {m: geomean(time.loc[common, m]) for m in orders}
     return {
         "counts": counts,
         "spread": spread,
@@ -526,10 +512,9 @@ def _branching_small(cells, limit_of):
         )
     values = list(o["means"].values())
     b = max(values) <= 2 * min(values)
-    verdict = "reproduced" if a and b else "partly" if a or b else "not reproduced"
     return (
         shown,
-        verdict,
+        both_verdict(a, b),
         (
             f"(a) counts {'within' if a else 'beyond'} {o['allowed']}; (b) times "
             f"{'within' if b else 'beyond'} 2× of each other"
@@ -549,10 +534,9 @@ def _desc_best(cells, limit_of):
     counts = o["counts"]
     a = all(counts["dl85-desc"] >= counts[m] for m in ("dl85", "dl85-asc"))
     b = o["par1"]["dl85-desc"] <= min(o["par1"]["dl85"], o["par1"]["dl85-asc"])
-    verdict = "reproduced" if a and b else "partly" if a or b else "not reproduced"
     return (
         shown,
-        verdict,
+        both_verdict(a, b),
         (
             f"(a) desc proves {'at least' if a else 'fewer than'} as many; (b) desc's "
             f"total time is {'the lowest' if b else 'not the lowest'}"
@@ -616,7 +600,7 @@ def evaluate(records, published) -> list:
             shown = _same_optimum(records, published)
         else:
             shown = _judge(cid, claim, paper, ours, records)
-        results.append(ClaimResult(cid, claim["statement"], claim["where"], *shown))
+        results.append(claim_result(claim, *shown))
     return results
 
 

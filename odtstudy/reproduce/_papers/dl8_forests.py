@@ -14,7 +14,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._evidence import (
+    all_some_verdict,
+    both_verdict,
+    claim_result,
+    judge_claims,
+    sign_counts,
+)
 
 __all__ = ["RULES", "evaluate", "our_value"]
 
@@ -176,9 +182,7 @@ def _ours(acc, method, depth) -> dict:
 def _wins(a: dict, b: dict, sets) -> tuple:
     """(wins, ties, losses of a, mean difference a - b) over ``sets``."""
     diffs = np.array([a[s] - b[s] for s in sets]) if len(sets) else np.zeros(0)
-    ties = int(np.sum(np.abs(diffs) <= TIE))
-    wins = int(np.sum(diffs > TIE))
-    losses = int(np.sum(diffs < -TIE))
+    wins, losses, ties = sign_counts(diffs, TIE)
     return wins, ties, losses, float(diffs.mean()) if len(diffs) else 0.0
 
 
@@ -191,18 +195,6 @@ def _score(wins, ties, losses) -> str:
 def _ahead_count(wins, ties) -> str:
     """Wins of a, ties counting half."""
     return f"{wins + ties / 2:g}"
-
-
-def _result(claim, published, ours, verdict, reason) -> ClaimResult:
-    return ClaimResult(
-        claim=claim["id"],
-        statement=" ".join(claim["statement"].split()),
-        where=claim["where"],
-        published=published,
-        ours=ours,
-        verdict=verdict,
-        reason=reason,
-    )
 
 
 def _dash_note(dashes, depths, sets=None) -> str:
@@ -239,7 +231,7 @@ def _ahead(claim, name_a, name_b, paper_a, paper_b, ours_a, ours_b, note="", set
         f"(mean {_pts(pm)})"
     )
     if len(common) < MIN_SETS:
-        return _result(
+        return claim_result(
             claim,
             published,
             f"{len(common)} common set(s){note}",
@@ -263,19 +255,13 @@ def _ahead(claim, name_a, name_b, paper_a, paper_b, ours_a, ours_b, note="", set
     )
     majority = ahead > len(common) / 2
     higher = om > TIE
-    verdict = (
-        "reproduced"
-        if majority and higher
-        else "partly"
-        if majority or higher
-        else "not reproduced"
-    )
+    verdict = both_verdict(majority, higher)
     reason = (
         f"strict majority: {'yes' if majority else 'no'} "
         f"({ahead:g}/{len(common)}); higher mean: "
         f"{'yes' if higher else 'no'} ({_pts(om)})"
     )
-    return _result(claim, published, ours, verdict, reason)
+    return claim_result(claim, published, ours, verdict, reason)
 
 
 def _versus_others(claim, published, acc, where, depth, dashes):
@@ -304,7 +290,7 @@ def _versus_others(claim, published, acc, where, depth, dashes):
     published_text = f"optimal forest wins–losses: {', '.join(pub_parts)}"
     note = _dash_note(dashes, [depth])
     if n_common is None or n_common < MIN_SETS:
-        return _result(
+        return claim_result(
             claim,
             published_text,
             f"{n_common or 0} common set(s){note}",
@@ -312,8 +298,8 @@ def _versus_others(claim, published, acc, where, depth, dashes):
             f"fewer than {MIN_SETS} data sets with complete cells of the four "
             f"methods at depth {depth} at this scale",
         )
-    verdict = "reproduced" if same == 3 else "partly" if same else "not reproduced"
-    return _result(
+    verdict = all_some_verdict(same, 3)
+    return claim_result(
         claim,
         published_text,
         "; ".join(our_parts) + note,
@@ -332,7 +318,7 @@ def _attribute_variants(claim, published, acc):
     )
     ours = {m: acc.get((data, depth, m)) for m in labels}
     if any(v is None for v in ours.values()):
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "—",
@@ -349,8 +335,8 @@ def _attribute_variants(claim, published, acc):
         ours[m] for m in labels if m != RANDOM_ATTRIBUTES
     )
     b = lowest and ours[NAIVE] - ours[RANDOM_ATTRIBUTES] > 0.01
-    verdict = "reproduced" if a and b else "partly" if a or b else "not reproduced"
-    return _result(
+    verdict = both_verdict(a, b)
+    return claim_result(
         claim,
         published_text,
         "hypothyroid: " + " / ".join(_pct(ours[m]) for m in labels),
@@ -372,7 +358,7 @@ def _depth1_margin(claim, published, records):
     margins = margins[margins["depth"] == 1]
     tumour = margins[margins["dataset"] == "primary-tumor"]
     if tumour.empty:
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "—",
@@ -380,7 +366,7 @@ def _depth1_margin(claim, published, records):
             "no optimal-forest run on primary-tumor at depth 1 at this scale",
         )
     if tumour["positive"].isna().any():
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "—",
@@ -405,7 +391,7 @@ def _depth1_margin(claim, published, records):
     else:
         verdict = "reproduced"
         reason = "no positive margin on primary-tumor only"
-    return _result(claim, published_text, ours, verdict, reason)
+    return claim_result(claim, published_text, ours, verdict, reason)
 
 
 def _zoo(claim, published, records):
@@ -446,7 +432,7 @@ def _zoo(claim, published, records):
             f"accuracy in {same_train}/{n}, its test accuracy in {same_test}/{n}"
         )
     if not scores:
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "—",
@@ -474,7 +460,7 @@ def _zoo(claim, published, records):
     )
     if len(scores) < 2:
         reason += " (the other depth not run at this scale)"
-    return _result(claim, published_text, "; ".join(parts), verdict, reason)
+    return claim_result(claim, published_text, "; ".join(parts), verdict, reason)
 
 
 def _larger(claim, published, acc, dashes):
@@ -505,15 +491,15 @@ def _larger(claim, published, acc, dashes):
         best += lead > TIE
         parts.append(f"{s} {_pts(lead)}")
     if ran < 2:
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "; ".join(parts) or "—",
             "not comparable",
             f"fewer than 2 of {', '.join(LARGER_SETS)} run at depth 2 at this scale",
         )
-    verdict = "reproduced" if best == ran else "partly" if best else "not reproduced"
-    return _result(
+    verdict = all_some_verdict(best, ran)
+    return claim_result(
         claim,
         published_text,
         "lead over the best other: " + ", ".join(parts),
@@ -532,7 +518,7 @@ def _tic_tac_toe(claim, published, acc, dashes):
     dash = (data, depth, OPT) in dashes
     opt = acc.get((data, depth, OPT))
     if any(v is None for v in ours_other) or (opt is None and not dash):
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "—",
@@ -540,7 +526,7 @@ def _tic_tac_toe(claim, published, acc, dashes):
             "tic-tac-toe at depth 3 not run (complete) at this scale",
         )
     if dash:
-        return _result(
+        return claim_result(
             claim,
             published_text,
             "no ρ > 0 (a dash)",
@@ -556,7 +542,7 @@ def _tic_tac_toe(claim, published, acc, dashes):
         if lead > TIE
         else "not reproduced"
     )
-    return _result(
+    return claim_result(
         claim,
         published_text,
         f"lead {_pts(lead)} ({_pct(opt)}; best other: {best_other} "
@@ -619,22 +605,7 @@ def evaluate(records, published) -> list:
         ),
         "tic-tac-toe-depth3-best": lambda c: _tic_tac_toe(c, published, acc, dashes),
     }
-    results = []
-    for claim in published.claims:
-        handler = handlers.get(claim["id"])
-        if handler is None:
-            results.append(
-                _result(
-                    claim,
-                    "—",
-                    "—",
-                    "not comparable",
-                    "no rule for this claim in the claims module",
-                )
-            )
-            continue
-        results.append(handler(claim))
-    return results
+    return judge_claims(published, handlers)
 
 
 def our_value(records, row) -> str | None:

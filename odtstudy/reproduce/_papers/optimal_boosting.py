@@ -16,6 +16,13 @@ import numpy as np
 import pandas as pd
 
 from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._evidence import (
+    all_some_verdict,
+    claim_result,
+    graded_verdict,
+    judge_claims,
+    sign_counts,
+)
 
 __all__ = ["RULES", "evaluate", "our_value"]
 
@@ -221,8 +228,7 @@ def _tol(a, b):
 
 def _count(diff) -> tuple:
     """(higher, lower, tied) of a series of differences."""
-    diff = np.asarray(diff, dtype=float)
-    return int((diff > 0).sum()), int((diff < 0).sum()), int((diff == 0).sum())
+    return sign_counts(diff)
 
 
 # --------------------------------------------------------------- published
@@ -275,15 +281,10 @@ def _hlt(counts, what="") -> str:
 
 
 # ------------------------------------------------------------------ claims
-def _result(claim, published, ours, verdict, reason) -> ClaimResult:
-    return ClaimResult(
-        claim=claim["id"],
-        statement=claim["statement"],
-        where=claim["where"],
-        published=published,
-        ours=ours,
-        verdict=verdict,
-        reason=reason,
+def _too_few(claim, published, ours, what) -> ClaimResult:
+    """A "not comparable" row: fewer than :data:`MIN_CELLS` ``what``."""
+    return claim_result(
+        claim, published, ours, "not comparable", f"fewer than {MIN_CELLS} {what}"
     )
 
 
@@ -294,12 +295,11 @@ def _objective_claim(claim, family, runs, published) -> ClaimResult:
     pairs = _pairs(runs, family)
     proven = pairs[pairs["optimal_opt"]]
     if len(proven) < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             f"{len(proven)} proven pairs",
-            "not comparable",
-            f"fewer than {MIN_CELLS} pairs whose optimal forest was proven "
+            "pairs whose optimal forest was proven "
             f"optimal ({len(pairs)} pairs in all)",
         )
     a, b = proven["objective_opt"].to_numpy(), proven["objective_cart"].to_numpy()
@@ -341,7 +341,7 @@ def _objective_claim(claim, family, runs, published) -> ClaimResult:
     unproven = len(pairs) - len(proven)
     if unproven:
         reason += f"; {unproven} pairs left out (optimal forest not proven)"
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 def _median_ratio(pairs) -> float:
@@ -354,7 +354,7 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
     pub_text = f"median optimal / CART objective {pub:.2f} (Table 6.2)"
     pairs = _pairs(runs, family)
     if len(pairs) and pairs["normalized_opt"].isna().all():
-        return _result(
+        return claim_result(
             claim,
             pub_text,
             "—",
@@ -367,12 +367,11 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
     cells = _cells(pairs, ["normalized_opt", "normalized_cart"])
     cells = cells[cells["normalized_cart"] > 0]
     if len(cells) < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             f"{len(cells)} cells",
-            "not comparable",
-            f"fewer than {MIN_CELLS} cells with a positive CART-priced objective",
+            "cells with a positive CART-priced objective",
         )
     ratios = cells["normalized_opt"] / cells["normalized_cart"]
     ours = float(np.median(ratios))
@@ -390,7 +389,7 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
     else:
         verdict = "not reproduced"
         reason = f"{ours:.2f}: no improvement"
-    return _result(claim, pub_text, ours_text, verdict, reason)
+    return claim_result(claim, pub_text, ours_text, verdict, reason)
 
 
 def _values_claim(claim, runs, published) -> ClaimResult:
@@ -405,13 +404,11 @@ def _values_claim(claim, runs, published) -> ClaimResult:
     pub_text = f"Table 6.2: OptiLPBoost objective on {table['dataset'].nunique()} sets"
     datasets = sorted(ours["dataset"].unique())
     if len(datasets) < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             f"{len(datasets)} sets",
-            "not comparable",
-            f"fewer than {MIN_CELLS} of the thesis's sets with a proven "
-            "OptiLPBoost forest at this scale",
+            "of the thesis's sets with a proven OptiLPBoost forest at this scale",
         )
     inside, parts = [], []
     for dataset in datasets:
@@ -438,7 +435,7 @@ def _values_claim(claim, runs, published) -> ClaimResult:
         if n_in >= len(datasets) / 2
         else "not reproduced"
     )
-    return _result(
+    return claim_result(
         claim,
         pub_text,
         "; ".join(parts),
@@ -457,12 +454,11 @@ def _iterations_claim(claim, runs) -> ClaimResult:
     pairs = pairs.dropna(subset=["iterations_opt", "iterations_cart"])
     pairs = pairs[(pairs["iterations_opt"] > 1) | (pairs["iterations_cart"] > 1)]
     if len(pairs) < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             f"{len(pairs)} pairs",
-            "not comparable",
-            f"fewer than {MIN_CELLS} pairs with more than one iteration",
+            "pairs with more than one iteration",
         )
     more = int((pairs["iterations_opt"] > pairs["iterations_cart"]).sum())
     share = more / len(pairs)
@@ -478,7 +474,9 @@ def _iterations_claim(claim, runs) -> ClaimResult:
         if share >= 0.75
         else "not reproduced"
     )
-    return _result(claim, pub_text, ours, verdict, f"share {share:.2f} of the pairs")
+    return claim_result(
+        claim, pub_text, ours, verdict, f"share {share:.2f} of the pairs"
+    )
 
 
 def _trees_claim(claim, runs, published) -> ClaimResult:
@@ -499,12 +497,11 @@ def _trees_claim(claim, runs, published) -> ClaimResult:
             shares[family] = more / (more + fewer)
     pub_text, ours = "; ".join(pub_parts), "; ".join(our_parts)
     if lacking:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             ours,
-            "not comparable",
-            f"fewer than {MIN_CELLS} untied cells for {', '.join(lacking)}",
+            f"untied cells for {', '.join(lacking)}",
         )
     strong = [f for f, s in shares.items() if s >= 0.7]
     if len(strong) == 2:
@@ -516,7 +513,7 @@ def _trees_claim(claim, runs, published) -> ClaimResult:
     reason = "share of untied cells with more trees: " + ", ".join(
         f"{f} {s:.2f}" for f, s in shares.items()
     )
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 def _accuracy_claim(claim, family, runs, published) -> ClaimResult:
@@ -538,12 +535,11 @@ def _accuracy_claim(claim, family, runs, published) -> ClaimResult:
         f"{100 * spread:.1f})"
     )
     if higher + lower < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             ours,
-            "not comparable",
-            f"fewer than {MIN_CELLS} untied cells",
+            "untied cells",
         )
     if higher > lower and lower >= 1:
         verdict, reason = "reproduced", "higher in more cells, lower in some"
@@ -556,7 +552,7 @@ def _accuracy_claim(claim, family, runs, published) -> ClaimResult:
         verdict, reason = "partly", "as many cells higher as lower"
     else:
         verdict, reason = "not reproduced", "lower in more cells than higher"
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 def _md_vs_lp_claim(claim, runs, published) -> ClaimResult:
@@ -576,12 +572,11 @@ def _md_vs_lp_claim(claim, runs, published) -> ClaimResult:
         higher, lower, tied = higher + h, lower + l_, tied + t
     ours = "MDBoost " + _hlt((higher, lower, tied), " (data set, pricing) pairs")
     if higher + lower < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             ours,
-            "not comparable",
-            f"fewer than {MIN_CELLS} untied (data set, pricing) pairs",
+            "untied (data set, pricing) pairs",
         )
     verdict = (
         "reproduced"
@@ -591,7 +586,7 @@ def _md_vs_lp_claim(claim, runs, published) -> ClaimResult:
         else "not reproduced"
     )
     reason = f"MDBoost higher on {higher}, lower on {lower} pairs"
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 def _ada_cells(runs, records, family) -> pd.DataFrame:
@@ -620,21 +615,18 @@ def _ada_vs_lp_claim(claim, runs, records, published) -> ClaimResult:
         f"{m} {_hlt(c)}" for m, c in ours_counts.items()
     )
     if any(c[0] + c[1] < MIN_CELLS for c in ours_counts.values()):
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             ours,
-            "not comparable",
-            f"fewer than {MIN_CELLS} untied cells against AdaBoost",
+            "untied cells against AdaBoost",
         )
     beats = [m for m, c in ours_counts.items() if c[0] > c[1]]
-    verdict = (
-        "reproduced" if len(beats) == 2 else "partly" if beats else "not reproduced"
-    )
+    verdict = all_some_verdict(len(beats), 2)
     reason = "AdaBoost higher in more cells than lower against: " + (
         ", ".join(beats) or "neither"
     )
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
@@ -650,12 +642,11 @@ def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
     pub_text = f"Table 6.3: OptiMDBoost strictly best on {best}/{len(common)} sets"
     cells = _ada_cells(runs, records, "MDBoost")
     if len(cells) < MIN_CELLS:
-        return _result(
+        return _too_few(
             claim,
             pub_text,
             f"{len(cells)} cells",
-            "not comparable",
-            f"fewer than {MIN_CELLS} MDBoost cells with AdaBoost",
+            "MDBoost cells with AdaBoost",
         )
     ours_best = int(
         (
@@ -666,17 +657,11 @@ def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
     share = ours_best / len(cells)
     ours = f"OptiMDBoost strictly best on {ours_best}/{len(cells)} cells ({share:.2f})"
     need = pub_share - SHARE_TOLERANCE
-    verdict = (
-        "reproduced"
-        if share >= need
-        else "partly"
-        if share >= need / 2
-        else "not reproduced"
-    )
+    verdict = graded_verdict(share, need, need / 2)
     reason = (
         f"share {share:.2f} against the published {pub_share:.2f} − {SHARE_TOLERANCE:g}"
     )
-    return _result(claim, pub_text, ours, verdict, reason)
+    return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 _CLAIMS = {
@@ -712,23 +697,7 @@ def evaluate(records, published) -> list:
         The newest protocol of the ``optimal-boosting`` study.
     published : odtstudy.reproduce.Published
     """
-    runs = _runs(records)
-    results = []
-    for claim in published.claims:
-        judge = _CLAIMS.get(claim["id"])
-        if judge is None:
-            results.append(
-                _result(
-                    claim,
-                    "—",
-                    "—",
-                    "not comparable",
-                    "no rule for this claim in the claims module",
-                )
-            )
-            continue
-        results.append(judge(claim, runs, records, published))
-    return results
+    return judge_claims(published, _CLAIMS, _runs(records), records, published)
 
 
 def our_value(records, row: dict):

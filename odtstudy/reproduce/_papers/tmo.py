@@ -12,7 +12,12 @@ from collections import Counter
 
 import pandas as pd
 
-from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._evidence import (
+    all_some_verdict,
+    claim_result,
+    graded_verdict,
+    method_table,
+)
 
 __all__ = ["RULES", "evaluate", "our_value"]
 
@@ -82,11 +87,7 @@ def _published_tables(published) -> tuple[pd.DataFrame, pd.DataFrame]:
     frames = []
     for metric in ("test_acc", "test_acc_std"):
         rows = values[(values["metric"] == metric) & values["method"].isin(METHODS)]
-        table = rows.pivot_table(
-            index=["dataset", "depth"], columns="method", values="value",
-            aggfunc="first", dropna=False,
-        )  # fmt: skip
-        frames.append(table.reindex(columns=list(METHODS)))
+        frames.append(method_table(rows, "value", METHODS, dropna=False))
     means, stds = frames
     return means, stds.reindex(means.index)
 
@@ -100,11 +101,7 @@ def _our_table(records, value: str = "test_acc") -> pd.DataFrame:
         index = pd.MultiIndex.from_tuples([], names=["dataset", "depth"])
         return pd.DataFrame(index=index, columns=list(METHODS), dtype=float)
     cells = cells.assign(depth=cells["depth"].astype(int))
-    table = cells.pivot_table(
-        index=["dataset", "depth"], columns="method", values=value,
-        aggfunc="first",
-    )  # fmt: skip
-    return table.reindex(columns=list(METHODS))
+    return method_table(cells, value, METHODS)
 
 
 # -- helpers ------------------------------------------------------------------
@@ -150,18 +147,6 @@ def _pp(fraction: float, sign: bool = False) -> str:
     return f"{fraction * 100:{'+' if sign else ''}.1f} pp"
 
 
-def _result(claim, published_text, ours, verdict, reason) -> ClaimResult:
-    return ClaimResult(
-        claim=claim["id"],
-        statement=claim["statement"],
-        where=claim["where"],
-        published=published_text,
-        ours=ours,
-        verdict=verdict,
-        reason=reason,
-    )
-
-
 # -- the claims ---------------------------------------------------------------
 
 
@@ -192,7 +177,7 @@ def _ordering(
             f"; on training accuracy (what TMO maximises) {relation} on "
             f"{int(fitted.sum())}/{len(fitted)} cells"
         )
-    return _result(
+    return claim_result(
         claim,
         f"{relation} on {_by_depth(theirs)}",
         f"{relation} on {_by_depth(mine)}",
@@ -250,18 +235,12 @@ def _most_wins(claim, pub, ours):
             "are complete"
         )
     else:
-        verdict = (
-            "reproduced"
-            if len(held) == len(judged)
-            else "partly"
-            if held
-            else "not reproduced"
-        )
+        verdict = all_some_verdict(len(held), len(judged))
         reason = (
             f"TMO has the most wins at {len(held)} of the {len(judged)} depths "
             f"judged ({', '.join(f'd{d}' for d in held) or 'none'})"
         )
-    return _result(
+    return claim_result(
         claim,
         "; ".join(published_parts) + " (best of four per data set, ties credit all)",
         "; ".join(our_parts) or "no cell",
@@ -290,7 +269,7 @@ def _phishing_depth4(claim, published, records):
         & (frame["method"] == "oct")
     ]
     if runs.empty:
-        return _result(
+        return claim_result(
             claim, published_text, "not run at this scale", "not comparable",
             "uci/phishing at depth 4 is only in the paper scale",
         )  # fmt: skip
@@ -306,7 +285,7 @@ def _phishing_depth4(claim, published, records):
     else:
         verdict = "not reproduced"
     reason = f"OCT on uci/phishing at depth 4: {ours}"
-    return _result(claim, published_text, ours, verdict, reason)
+    return claim_result(claim, published_text, ours, verdict, reason)
 
 
 def _values(claim, method, pub, pub_std, ours):
@@ -337,13 +316,7 @@ def _values(claim, method, pub, pub_std, ours):
         )
     else:
         share = within.mean()
-        verdict = (
-            "reproduced"
-            if share >= VALUES_REPRODUCED
-            else "partly"
-            if share >= VALUES_PARTLY
-            else "not reproduced"
-        )
+        verdict = graded_verdict(share, VALUES_REPRODUCED, VALUES_PARTLY)
         signed = (mine[ran] - paper[ran])[~within]
         worst = signed.abs().sort_values(ascending=False).head(3).index
         outside = ", ".join(
@@ -354,7 +327,7 @@ def _values(claim, method, pub, pub_std, ours):
             f"reproduced, ≥ {VALUES_PARTLY:.0%} partly)"
             + (f"; largest misses: {outside}" if outside else "")
         )
-    return _result(claim, published_text, ours_text, verdict, reason)
+    return claim_result(claim, published_text, ours_text, verdict, reason)
 
 
 def our_value(records, row: dict):

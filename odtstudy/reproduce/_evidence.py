@@ -1,0 +1,259 @@
+"""Mechanics shared by the claims modules (``_papers/<name>.py``).
+
+A claims module keeps its own rules: which cells it compares, which
+thresholds it states in ``RULES`` and the text of its reasons. What several
+of them do the same way lives here: the verdict row of a claim, the ways a
+count or a share becomes a verdict, the (dataset, depth) × method table of
+cell values, counting the signs of differences, the geometric mean, and the
+claim-by-claim dispatch of ``evaluate``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.reproduce._claims import ClaimResult
+
+__all__ = [
+    "NO_RULE",
+    "all_some_verdict",
+    "both_verdict",
+    "claim_result",
+    "geomean",
+    "graded_verdict",
+    "judge_claims",
+    "method_table",
+    "share_verdict",
+    "sign_counts",
+]
+
+#: The reason of a claim of the data file that the claims module has no rule
+#: for.
+NO_RULE = "no rule for this claim in the claims module"
+
+
+def claim_result(claim: dict, published: str, ours: str, verdict: str, reason: str):
+    """The verdict row of one claim of the paper's data file.
+
+    Parameters
+    ----------
+    claim : dict
+        One ``[[claims]]`` entry of :class:`~odtstudy.reproduce.Published`
+        (``id``, ``statement``, ``where``).
+    published : str
+        The published evidence, short.
+    ours : str
+        The same quantity measured on this run of the study.
+    verdict : str
+        One of :data:`~odtstudy.reproduce.VERDICTS`.
+    reason : str
+        The rule that decided the verdict, with the numbers it compared.
+
+    Returns
+    -------
+    ClaimResult
+        With the claim's statement on one line (white space folded).
+    """
+    return ClaimResult(
+        claim=claim["id"],
+        statement=" ".join(claim["statement"].split()),
+        where=claim["where"],
+        published=published,
+        ours=ours,
+        verdict=verdict,
+        reason=reason,
+    )
+
+
+def graded_verdict(value: float, reproduced: float, partly: float) -> str:
+    """Grade a value: "reproduced" from one threshold, "partly" from another.
+
+    Parameters
+    ----------
+    value : float
+        The measured quantity (a share, a lead, ...).
+    reproduced : float
+        The least value that is "reproduced".
+    partly : float
+        The least value that is "partly" (at most ``reproduced``).
+
+    Returns
+    -------
+    str
+        "reproduced", "partly" or "not reproduced".
+    """
+    if value >= reproduced:
+        return "reproduced"
+    if value >= partly:
+        return "partly"
+    return "not reproduced"
+
+
+def share_verdict(
+    hits: int, total: int, *, reproduced: float, partly: float, minimum: int
+) -> str:
+    """The share rule: ``hits / total`` graded by :func:`graded_verdict`.
+
+    Parameters
+    ----------
+    hits : int
+        Cells (pairs, groups) where the claimed relation holds.
+    total : int
+        Cells (pairs, groups) decided.
+    reproduced, partly : float
+        The least shares that are "reproduced" and "partly" (e.g. 0.8, 0.5).
+    minimum : int
+        Fewer decided cells than this are "not comparable".
+
+    Returns
+    -------
+    str
+        One of the four verdicts.
+    """
+    if total < minimum:
+        return "not comparable"
+    return graded_verdict(hits / total, reproduced, partly)
+
+
+def both_verdict(first: bool, second: bool) -> str:
+    """The two-part rule: both parts hold, one of them, or neither.
+
+    Parameters
+    ----------
+    first, second : bool
+        Whether part (a) and part (b) of the claim hold.
+
+    Returns
+    -------
+    str
+        "reproduced" when both hold, "partly" when one does, else "not
+        reproduced".
+    """
+    if first and second:
+        return "reproduced"
+    if first or second:
+        return "partly"
+    return "not reproduced"
+
+
+def all_some_verdict(held: int, total: int) -> str:
+    """The all-or-some rule: the claim holds on every item, on some, or on none.
+
+    Parameters
+    ----------
+    held : int
+        Items (data sets, depths, pairs of methods) where the claim holds.
+    total : int
+        Items judged.
+
+    Returns
+    -------
+    str
+        "reproduced" when ``held == total``, "partly" when ``held`` > 0, else
+        "not reproduced".
+    """
+    if held == total:
+        return "reproduced"
+    if held:
+        return "partly"
+    return "not reproduced"
+
+
+def sign_counts(diffs, tie: float = 0.0) -> tuple:
+    """Count the differences above ``tie``, below ``-tie`` and within it.
+
+    Parameters
+    ----------
+    diffs : array-like of float
+        Differences of two methods' values, one per cell.
+    tie : float, default=0.0
+        Differences of at most this size are ties.
+
+    Returns
+    -------
+    tuple of int
+        ``(higher, lower, tied)``; a NaN difference counts in none.
+    """
+    diffs = np.asarray(diffs, dtype=float)
+    return (
+        int(np.sum(diffs > tie)),
+        int(np.sum(diffs < -tie)),
+        int(np.sum(np.abs(diffs) <= tie)),
+    )
+
+
+def geomean(values) -> float:
+    """The geometric mean of the positive, finite ``values`` (NaN for none).
+
+    Parameters
+    ----------
+    values : array-like of float
+
+    Returns
+    -------
+    float
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return float(np.exp(np.log(values).mean())) if len(values) else np.nan
+
+
+def method_table(
+    cells: pd.DataFrame, column: str, methods=None, dropna: bool = True
+) -> pd.DataFrame:
+    """A cell value as a table: (dataset, depth) rows, one column per method.
+
+    Parameters
+    ----------
+    cells : DataFrame
+        One row per (dataset, depth, method), with those three columns.
+    column : str
+        The value shown (a cell's mean test accuracy, its time, ...).
+    methods : sequence of str, default=None
+        The columns, in this order (a method without a cell: NaN); default:
+        the methods of ``cells``.
+    dropna : bool, default=True
+        Passed to :meth:`pandas.DataFrame.pivot_table`: False keeps the
+        (dataset, depth) rows without any value.
+
+    Returns
+    -------
+    DataFrame
+    """
+    table = cells.pivot_table(
+        index=["dataset", "depth"],
+        columns="method",
+        values=column,
+        aggfunc="first",
+        dropna=dropna,
+    )
+    return table if methods is None else table.reindex(columns=list(methods))
+
+
+def judge_claims(published, judges: dict, *args) -> list:
+    """One :class:`ClaimResult` per claim of ``published``, in file order.
+
+    Parameters
+    ----------
+    published : Published
+        The paper's data file.
+    judges : dict
+        Claim id -> ``judge(claim, *args)`` returning the claim's
+        :class:`ClaimResult`.
+    *args
+        Passed to every judge after the claim.
+
+    Returns
+    -------
+    list of ClaimResult
+        A claim without a judge is "not comparable" (:data:`NO_RULE`).
+    """
+    results = []
+    for claim in published.claims:
+        judge = judges.get(claim["id"])
+        if judge is None:
+            results.append(claim_result(claim, "—", "—", "not comparable", NO_RULE))
+        else:
+            results.append(judge(claim, *args))
+    return results
