@@ -11,7 +11,7 @@ from odtstudy._deadline import Deadline, now
 
 PACKAGE = Path(odtstudy.__file__).parent
 #: The learners' code: a time limit is read from a ``Deadline`` there.
-LEARNERS = ["base.py", "cart.py", "milp", "cp", "memetic", "naiveforest"]
+LEARNERS = ["base.py", "cart.py", "milp", "cp", "memetic", "naiveforest", "external"]
 #: Still on its own clock, owned elsewhere (the DL8.5 engine rewrite).
 ELSEWHERE = {"naiveforest/_pricing.py"}
 _RAW_CLOCK = re.compile(r"\btime\.(perf_counter|monotonic|time)\(|from time import")

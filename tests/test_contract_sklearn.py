@@ -45,20 +45,6 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
             "predicts one class (33% training accuracy; the check wants 83%)"
         ),
     },
-    # the adapter's fit takes sample_weight and then refuses it (as BinOCT /
-    # OCT did); odtstudy/external is maintained apart from this test
-    "pycontree": {
-        check: "ConTreeClassifier.fit takes sample_weight, then refuses any"
-        for check in (
-            "check_sample_weights_pandas_series",
-            "check_sample_weights_not_an_array",
-            "check_sample_weights_list",
-            "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten",
-            "check_sample_weight_equivalence_on_dense_data",
-            "check_classifiers_one_label_sample_weights",
-        )
-    },
 }
 
 

@@ -14,8 +14,8 @@ import pickle
 import select
 import subprocess
 import sys
-import time
 
+from odtstudy._deadline import Deadline
 from odtstudy._isolation import kill_group
 
 __all__ = ["call_in_fresh_process", "call_with_deadline"]
@@ -68,11 +68,11 @@ def call_with_deadline(task, timeout, setup=None):
         _child(write_fd, task, setup)
     os.close(write_fd)
     payload = bytearray()
-    deadline = None if timeout is None else time.monotonic() + timeout
+    deadline = Deadline(timeout)
     finished = False
     try:
         while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
+            remaining = deadline.remaining()
             if remaining is not None and remaining <= 0:
                 break
             if select.select([read_fd], [], [], remaining)[0]:

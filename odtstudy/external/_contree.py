@@ -47,8 +47,26 @@ class ConTreeClassifier(ExternalTreeClassifier):
         self.max_depth = max_depth
         self.time_limit = time_limit
 
+    def fit(self, X, y):
+        """Fit ConTree on ``X`` and ``y``.
+
+        ConTree minimises the plain number of misclassifications, so ``fit``
+        takes no ``sample_weight`` (scikit-learn's ``has_fit_parameter`` then
+        tells meta-estimators so).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(X, y)
+
     def _fit(self, X, y, sample_weight):
-        self._no_sample_weight(sample_weight, "ConTree")
         pycontree = self._solver()
         solver = pycontree.ConTree(
             max_depth=self.max_depth,

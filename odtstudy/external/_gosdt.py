@@ -6,11 +6,11 @@ import functools
 import json
 import math
 import sys
-import time
 from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._deadline import Deadline, now
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._child import call_in_fresh_process, call_with_deadline
 from odtstudy.external._convert import LEAF
@@ -29,11 +29,13 @@ def _describe(node):
 
 
 def _solve(X, y, regularization, depth, stop_at):
-    """Fit GOSDT (in a child process) until the epoch time ``stop_at``: its
-    model and result as plain data."""
+    """Fit GOSDT (in a child process) until ``stop_at``, a time on the
+    deadline clock (:func:`odtstudy._deadline.now`, the system-wide monotonic
+    clock, so a forked child or a fresh interpreter reads the parent's
+    deadline on it): its model and result as plain data."""
     import gosdt
 
-    time_limit = None if stop_at is None else stop_at - time.time()
+    time_limit = None if stop_at is None else stop_at - now()
     solver = gosdt.GOSDTClassifier(
         regularization=regularization,
         allow_small_reg=True,
@@ -116,7 +118,7 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         timeout = None
         if self.time_limit is not None:
             timeout = 1.05 * self.time_limit + 0.5
-        stop_at = None if self.time_limit is None else time.time() + self.time_limit
+        stop_at = Deadline(self.time_limit).at
         # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
         call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
         finished, out = call(

@@ -119,7 +119,9 @@ class OptimalBoostClassifier(BaseForestClassifier):
         ``stop_reason``, ``upper_bound`` (Lagrangian bound on the optimum
         over all trees from the last exact pricing, else None),
         ``dual_objective``, ``positive_margin_at`` (number of trees when the
-        margin first became positive).
+        margin first became positive), ``normalized_objective`` (the master
+        objective divided by the sum of the tree weights: ``objective_`` for
+        LPBoost, ``objective_ / reg`` for MDBoost; see Notes).
     n_features_in_ : int
 
     Notes
@@ -132,6 +134,14 @@ class OptimalBoostClassifier(BaseForestClassifier):
     weighted ``|u_i|`` (for two classes: the row with its label flipped),
     which leaves the best tree unchanged. Rows of zero weight are dropped
     before DL8.5 pricing, so ``min_sup > 1`` then counts weighted rows only.
+
+    MDBoost's master objective grows with ``D`` (the tree weights sum to
+    ``D``). ``stats_["normalized_objective"]`` is the scale of the thesis
+    (Aglin, eq. 6.12, and Table 6.2): the optimum of its dual ``min r +
+    (u - 1)^T A^-1 (u - 1) / (2 D)`` is the master objective divided by
+    ``D``; in the normalised margins ``r = rho / D`` (tree weights summing
+    to 1) it reads ``1^T r - (D / 2) r^T A r``, the variance still weighted
+    by ``D``.
 
     References
     ----------
@@ -413,6 +423,8 @@ class OptimalBoostClassifier(BaseForestClassifier):
         if keep.size == 0:  # pragma: no cover - weights always sum to > 0
             keep = np.array([int(np.argmax(sol.weights))])
         self.sample_weights_ = sol.sample_weights.copy()
+        # the objective per unit of tree weight (LPBoost's weights sum to 1)
+        scale = self.reg if self.objective == "mdboost" else 1.0
         return FitResult(
             tree=None,
             objective=float(sol.objective),
@@ -428,6 +440,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 "upper_bound": upper_bound,
                 "dual_objective": sol.dual_objective,
                 "positive_margin_at": positive_at,
+                "normalized_objective": float(sol.objective) / scale,
             },
             estimators=[trees[t] for t in keep],
             weights=sol.weights[keep],

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.dl85 import DL85Classifier
@@ -75,12 +76,23 @@ def test_fit_predict_export(cls):
         assert not clf.optimal_ and clf.lower_bound_ is None
 
 
-@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", BINARY, ids=lambda c: c.__name__)
 def test_sample_weight_refused_unless_supported(cls):
     _needs(cls)
     X, y, _ = _random_binary(1)
     with pytest.raises(ValueError, match="sample_weight"):
         cls(max_depth=2).fit(X, y, sample_weight=np.ones(len(y)))
+
+
+def test_contree_fit_takes_no_sample_weight():
+    """ConTree has no row weights: its ``fit`` does not take them, so
+    scikit-learn's ``has_fit_parameter`` tells meta-estimators (as BinOCT's
+    and OCT's)."""
+    assert not has_fit_parameter(ConTreeClassifier(), "sample_weight")
+    _needs(ConTreeClassifier)
+    X, y, _ = _random_binary(1)
+    with pytest.raises(TypeError, match="sample_weight"):
+        ConTreeClassifier(max_depth=2).fit(X, y, sample_weight=np.ones(len(y)))
 
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)

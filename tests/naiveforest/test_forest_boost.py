@@ -8,7 +8,7 @@ from sklearn.base import clone
 from odtstudy.datasets import load_dataset
 from odtstudy.naiveforest import OptimalBoostClassifier
 from odtstudy.naiveforest._master import make_master
-from odtstudy.naiveforest._pricing import dl85_supports_real_weights
+from odtstudy.naiveforest._pricing import column_of, dl85_supports_real_weights
 
 LP_T11 = [(1 / 11, 5 / 11), (0.125, 0.25), (0.25, 0.0), (1.0, 0.0)]
 MD_T11 = [(0.5, 1.765), (1.0, 2.967949), (3.0, 4.35)]
@@ -167,6 +167,62 @@ def test_mdboost_weights_sum_to_reg(vote_subset):
     assert clf.weights_.sum() == pytest.approx(25.0)
     assert clf.sample_weights_.sum() == pytest.approx(len(y))
     assert np.any(clf.sample_weights_ < 0)  # negative weights did occur
+
+
+#: One stump on 4 rows: rows 0-2 right, row 3 wrong, so a = (1, 1, 1, -1),
+#: 1^T a = 2 and a^T A a = M/(M-1) sum (a - mean)^2 = 4/3 * 3 = 4.
+STUMP_X = np.array([[0], [1], [1], [1]])
+STUMP_Y = np.array([0, 1, 1, 0])
+
+
+@pytest.mark.parametrize(
+    ("reg", "objective", "normalized"),
+    # master: D 1^T a - D^2 a^T A a / 2; normalised: that / D = 2 - 2 D
+    [(0.5, 0.5, 1.0), (1.0, 0.0, 0.0), (2.0, -4.0, -2.0)],
+)
+@pytest.mark.parametrize("pricing", ["exhaustive", "cart"])
+def test_mdboost_normalized_objective_by_hand(reg, objective, normalized, pricing):
+    clf = OptimalBoostClassifier(
+        "mdboost", reg, max_depth=1, pricing=pricing, max_iterations=1
+    ).fit(STUMP_X, STUMP_Y)
+    assert clf.n_trees_ == 1 and clf.weights_ == pytest.approx([reg])
+    assert clf.objective_ == pytest.approx(objective)
+    assert clf.stats_["normalized_objective"] == pytest.approx(normalized)
+
+
+@pytest.mark.parametrize("reg", [0.25, 0.5, 1.0])
+@pytest.mark.parametrize("pricing", ["exhaustive", "cart"])
+def test_lpboost_normalized_objective_is_the_objective(vote_subset, reg, pricing):
+    X, y = vote_subset
+    clf = OptimalBoostClassifier(
+        "lpboost", reg, max_depth=1, pricing=pricing, lp_solver="highspy"
+    ).fit(X, y)
+    assert clf.stats_["normalized_objective"] == clf.objective_
+
+
+@pytest.mark.parametrize("reg", [0.5, 3.0, 25.0])
+@pytest.mark.parametrize("pricing", ["exhaustive", "cart"])
+def test_mdboost_normalized_objective_is_the_thesis_dual_scale(
+    vote_subset, reg, pricing
+):
+    """Aglin's eq. 6.12, ``min r + (u - 1)^T A^-1 (u - 1) / (2 D)``, is the
+    master's dual divided by D: the normalised objective is the master
+    objective per unit of tree weight, ``1^T r - (D/2) r^T A r`` on the
+    margins ``r`` of the weights rescaled to sum to 1 (the variance stays
+    weighted by D, so it is not a function of ``r`` alone)."""
+    X, y = vote_subset
+    clf = OptimalBoostClassifier("mdboost", reg, max_depth=1, pricing=pricing).fit(X, y)
+    value = clf.stats_["normalized_objective"]
+    assert value == pytest.approx(clf.objective_ / reg)
+    a = np.column_stack([column_of(t, X, y) for t in clf.estimators_])
+    r = a @ (clf.weights_ / clf.weights_.sum())
+    M = len(r)
+    rAr = M / (M - 1) * np.sum((r - r.mean()) ** 2)
+    assert value == pytest.approx(r.sum() - reg / 2 * rAr, abs=1e-6)
+    if clf.optimal_:  # eq. 6.12 at the final sample weights: primal = dual
+        u, beta = clf.sample_weights_, clf.stats_["beta"][-1]
+        dual = beta + (M - 1) / (2 * M) * np.sum((u - 1) ** 2) / reg
+        assert value == pytest.approx(dual, abs=1e-5)
 
 
 def test_limits_stop_the_loop(vote_subset):

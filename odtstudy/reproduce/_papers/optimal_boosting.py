@@ -44,9 +44,9 @@ TABLE_62_PAIRS = {
         ("MDBoost (at OptiMDBoost's D)", "OptiMDBoost (D tuned for OptiMDBoost)"),
     ],
 }
-#: The stats key of the MDBoost objective of the normalised margins
-#: ``rho / sum(w)``, the quantity of Table 6.2 (for LPBoost, whose tree weights
-#: sum to 1, it is the master objective itself).
+#: The stats key of the MDBoost master objective divided by ``D`` (the scale of
+#: the thesis's eq. 6.12, the quantity of Table 6.2; for LPBoost it is the
+#: master objective itself).
 NORMALIZED_KEY = "normalized_objective"
 #: A difference of objectives below this (relative to max(1, |value|)) is a tie:
 #: the master LP / QP is solved to HiGHS's default tolerances.
@@ -83,9 +83,9 @@ than {MIN_CELLS} usable pairs or cells at this scale is **not comparable**.
   objective is > 0; published: the same median over Table 6.2's data sets
   and both column pairs. **reproduced** when ours is within a factor
   {FACTOR_TOLERANCE:g} of the published median, **partly** when it is outside
-  but above 1, else **not reproduced**. Table 6.2's MDBoost values are
-  objectives of the margins normalised by the sum of the tree weights (see
-  the data file): the MDBoost claim uses the runs' `stats`
+  but above 1, else **not reproduced**. Table 6.2's MDBoost values are on
+  the scale of eq. 6.12, the master objective divided by `D` (see the data
+  file): the MDBoost claim uses the runs' `stats`
   `{NORMALIZED_KEY}` and is **not comparable** while the learner does not
   record it (the unnormalised master objective grows with `D`, so its ratio
   is another quantity).
@@ -359,8 +359,8 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
             pub_text,
             "—",
             "not comparable",
-            f"Table 6.2 reports the {family} objective of the normalised margins "
-            f"(rho / sum of tree weights); the runs do not record it (stats "
+            f"Table 6.2 reports the {family} objective on eq. 6.12's scale "
+            f"(master objective / D); the runs do not record it (stats "
             f"'{NORMALIZED_KEY}' missing), and the master objective they record "
             "grows with D",
         )
@@ -725,7 +725,7 @@ def our_value(records, row: dict):
     if runs.empty:
         return "— (not run at this scale)"
     if metric == "objective" and row.get("where") == "Table 6.2":
-        # the thesis's MDBoost objective is of the normalised margins
+        # the thesis's MDBoost objective is on eq. 6.12's scale (master / D)
         if runs["normalized"].isna().all():
             return (
                 "— (normalised objective not recorded; master objective: "
