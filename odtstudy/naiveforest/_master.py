@@ -350,12 +350,14 @@ class MDBoostMaster(_Master):
         inf = highspy.kHighsInf
         n_free = M + 1
         # columns: sigma_0..sigma_{M-1}, mu
-        for _ in range(n_free):
-            h.addVar(-inf, inf)
+        h.addVars(n_free, np.full(n_free, -inf), np.full(n_free, inf))
         # rows: sigma_i + mu - sum_t a_it w_t = 0, then sum_t w_t = D
-        for i in range(M):
-            h.addRow(0.0, 0.0, 2, np.array([i, M], dtype=np.int32), np.ones(2))
-        h.addRow(self.reg, self.reg, 0, np.array([], dtype=np.int32), np.array([]))
+        lower = np.append(np.zeros(M), self.reg)
+        starts = np.append(np.arange(0, 2 * M, 2), 2 * M).astype(np.int32)
+        index = np.column_stack([np.arange(M), np.full(M, M)]).ravel()
+        h.addRows(
+            M + 1, lower, lower, 2 * M, starts, index.astype(np.int32), np.ones(2 * M)
+        )
         self._h = h
         self._n_free = n_free
         self._hessian_set = False
