@@ -66,6 +66,14 @@ from odtstudy.dl85._cache cimport (
     HashCache,
     TrieCache,
 )
+from odtstudy.dl85._objective cimport (
+    OBJ_COST,
+    OBJ_ERROR,
+    OBJ_PY_CLASS,
+    OBJ_WEIGHTED,
+    Objective,
+)
+from odtstudy.dl85._objective import Objective as _Objective
 from odtstudy.dl85._util cimport _alloc, _now
 from odtstudy.dl85._weighted cimport WeightedCore
 
@@ -390,10 +398,18 @@ cdef class Searcher:
     cdef readonly double reconstitution_ms
     cdef readonly long long n_reconstituted
     cdef object _recon_out
-    # real-valued sample weights (issue 4, ``_weighted.pyx``)
+    # the leaf objective (``_objective.pyx``); ``weighted``: its class
+    # supports / losses are not popcounts (the objective computes them)
+    cdef readonly Objective objective
+    cdef int okind
     cdef WeightedCore wcore
     cdef bint weighted
     cdef double eps
+    cdef double sim_scale     # counts: largest loss one row adds to a leaf
+    cdef double* ntot         # rows of the cover per depth
+    cdef double* node_q       # depth-2 (cost / Python): quadrant class supports
+    cdef double* node_l       # and their losses
+    cdef list _node_loss
     # each cover rewrite gets a new version; the split that made each cover
     cdef long long* cover_version
     cdef long long n_versions
@@ -412,8 +428,9 @@ cdef class Searcher:
                   bint use_depth2_solver=True, str cache="trie", bint dl8=False,
                   double time_limit=0.0, Py_ssize_t max_cache_size=0,
                   double wipe_factor=0.5, str wipe_strategy="reuses",
-                  object weights=None):
-        cdef int D
+                  object weights=None, Objective objective=None):
+        cdef int D, c
+        cdef Py_ssize_t W, m, K
         self.m = cols.shape[0]
         self.K = cmask.shape[0]
         self.W = cmask.shape[1]
@@ -426,12 +443,35 @@ cdef class Searcher:
             raise ValueError("max_depth must be in [0, 60]")
         self.max_depth = max_depth
         D = max_depth + 1
+        W = self.W
+        m = self.m
+        K = self.K
         self.min_sup = min_sup
         self.branching = BRANCHINGS[branching]
         self.dl8 = dl8
+        if objective is None:
+            # misclassification: counts, or weights when given
+            ycls = np.zeros(n_rows, dtype=np.int32)
+            for c in range(1, self.K):
+                bits = np.unpackbits(
+                    np.ascontiguousarray(cmask[c]).view(np.uint8), bitorder="little")
+                ycls[bits[:n_rows].astype(bool)] = c
+            objective = _Objective(
+                "error" if weights is None else "weighted", cols, n_rows,
+                n_classes=self.K, y_class=ycls, weights=weights, min_sup=min_sup,
+                pair_stats=use_depth2_solver)
+        elif weights is not None:
+            raise ValueError("give the weights to the objective")
+        if objective.n != n_rows:
+            raise ValueError("the objective was made for another number of rows")
+        if objective.class_based and objective.K != self.K:
+            raise ValueError("the objective and cmask have different class counts")
+        self.objective = objective
+        self.okind = objective.kind
         self.use_inf_lb = use_infeasibility_lb and not dl8
-        self.use_sim = use_similarity_lb and not dl8 and min_sup == 1
-        self.use_d2 = use_depth2_solver and not dl8
+        self.use_sim = (use_similarity_lb and not dl8 and min_sup == 1
+                        and objective.similarity)
+        self.use_d2 = use_depth2_solver and not dl8 and objective.pair_stats
         self.dynamic = not dl8
         self.time_limit = time_limit
         self.timed_out = False
@@ -448,22 +488,27 @@ cdef class Searcher:
         if self.bounded:
             # raises ValueError when the bound is too small for max_depth
             self.cache.configure(max_cache_size, wipe_factor, wipe_strategy)
-        cdef Py_ssize_t W = self.W, m = self.m, K = self.K
         self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         if m > 0:
             memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
         self.cmask = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         memcpy(self.cmask, &cmask[0, 0], K * W * sizeof(uint64_t))
-        self.weighted = weights is not None
+        self.weighted = not objective.counts
         self.eps = 0.0
-        if self.weighted:
-            # leaf error = total weight - largest class weight
-            self.wcore = WeightedCore(
-                cols, cmask, np.ascontiguousarray(weights, dtype=np.float64),
-                n_rows, min_sup)
-            self.eps = 1e-12 * self.wcore.total_weight
+        self.sim_scale = objective.worst_max if objective.counts else 1.0
+        self.wcore = objective.core
+        if self.wcore is not None:
+            if self.okind == OBJ_WEIGHTED:
+                # leaf error = total weight - largest class weight
+                self.eps = 1e-12 * self.wcore.total_weight
             if self.use_d2 and max_depth >= 3:
                 self.wcore.enable_sibling_counts()
+        self.ntot = <double*>_alloc(D * sizeof(double))
+        if self.use_d2 and self.okind != OBJ_ERROR and not self.weighted:
+            # depth-2 solver of a cost / Python objective over class counts
+            self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
+            self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
+        self._node_loss = None
         self.cover_version = <long long*>_alloc(D * sizeof(long long))
         self.n_versions = 0
         self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
@@ -515,6 +560,9 @@ cdef class Searcher:
             self.cache.cur_items = NULL
         free(self.cols)
         free(self.cmask)
+        free(self.ntot)
+        free(self.node_q)
+        free(self.node_l)
         free(self.cover_version)
         free(self.split_f)
         free(self.split_v)
@@ -568,8 +616,6 @@ cdef class Searcher:
         cdef double* s = self.sup + d * self.K
         cdef long long cnt
         cdef double total = 0.0
-        if self.weighted:
-            return self.wcore.class_supports(w, ix, nnz, s)
         for c in range(self.K):
             cm = self.cmask + c * self.W
             cnt = 0
@@ -579,20 +625,46 @@ cdef class Searcher:
             total += s[c]
         return total
 
-    cdef inline double _rows(self, int d, double total) noexcept nogil:
-        """Rows of the depth-d cover (``total`` counts them when unweighted)."""
-        if not self.weighted:
-            return total
-        return self.wcore.n_rows(self.cov + d * self.W, self.cnnz[d])
-
-    cdef inline double _leaf_error(self, int d, double total) noexcept nogil:
-        cdef double best = 0.0
+    cdef double _leaf(self, int d) noexcept nogil:
+        """Loss of the depth-d cover as one leaf; fills ``sup[d]`` (class
+        supports) and ``ntot[d]`` (rows)."""
+        cdef double best = 0.0, total
         cdef double* s = self.sup + d * self.K
+        cdef int c, j
+        cdef uint64_t* w
+        if not self.weighted:
+            total = self._class_supports(d)
+            self.ntot[d] = total
+            if self.okind != OBJ_ERROR:
+                return self.objective.class_loss(s)
+            for c in range(self.K):
+                if s[c] > best:
+                    best = s[c]
+            return total - best
+        w = self.cov + d * self.W
+        total = 0.0
+        for j in range(self.cnnz[d]):
+            total += odt_popcount(w[j])
+        self.ntot[d] = total
+        return self.objective.leaf(w, self.cidx + d * self.W, self.cnnz[d], s)
+
+    cdef inline double _rows(self, int d) noexcept nogil:
+        """Rows of the depth-d cover (after ``_leaf(d)``)."""
+        return self.ntot[d]
+
+    cdef double _sim_size(self, int d) noexcept nogil:
+        """Size of the depth-d cover for the similarity bound: rows, or the
+        sum of the objective's per-row worst losses."""
         cdef int c
-        for c in range(self.K):
-            if s[c] > best:
-                best = s[c]
-        return total - best
+        cdef double total = 0.0
+        if not self.weighted:
+            return self.ntot[d]
+        if self.okind == OBJ_WEIGHTED:
+            for c in range(self.K):
+                total += self.sup[d * self.K + c]
+            return total
+        return self.objective.sim_weight(self.cov + d * self.W,
+                                         self.cidx + d * self.W, self.cnnz[d])
 
     cdef void _make_child(self, int d, int f, int v) noexcept nogil:
         """Cover and itemset of child ``I + (f, v)`` into depth d + 1."""
@@ -657,9 +729,9 @@ cdef class Searcher:
                 continue
             old = self.sim_words + slot * W
             if self.weighted:
-                # sizes are weights: lb >= LB_old - weight(D_old minus D_new)
+                # sizes are weights: lb >= LB_old - worst(D_old minus D_new)
                 v = self.sim_val[slot] - (
-                    self.sim_size[slot] - self.wcore.common_weight(old, w, ix, nnz)
+                    self.sim_size[slot] - self.objective.sim_common(old, w, ix, nnz)
                 ) - self.eps
                 if v > best:
                     best = v
@@ -667,14 +739,15 @@ cdef class Searcher:
             inter = 0
             for j in range(nnz):
                 inter += odt_popcount(old[ix[j]] & w[j])
-            v = self.sim_val[slot] - (self.sim_size[slot] - <double>inter)
+            v = self.sim_val[slot] - self.sim_scale * (self.sim_size[slot] - <double>inter)
             if v > best:
                 best = v
         return best
 
-    cdef void _sim_store(self, int d, double value, double size) noexcept nogil:
+    cdef void _sim_store(self, int d, double value) noexcept nogil:
         if not self.use_sim or value <= 0:
             return
+        cdef double size = self._sim_size(d)
         cdef int s, j, slot = -1, nnz = self.cnnz[d], W = self.W
         cdef uint64_t* w = self.cov + d * W
         cdef int32_t* ix = self.cidx + d * W
@@ -720,6 +793,9 @@ cdef class Searcher:
         if self.timed_out:
             return True
         if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        if self.objective.aborted:
+            # a Python loss raised: stop (``run`` re-raises)
             self.timed_out = True
         return self.timed_out
 
@@ -960,10 +1036,119 @@ cdef class Searcher:
                 out_f[0] = self.fid[i]
         return <double>best
 
-    cdef double _depth2(self, int d, int r, double total, int* out_f) noexcept nogil:
-        """Exact optimum (error, root feature) of a depth-r (<= 2) subtree."""
+    cdef double _d2_objective(self, int nf, int r, double leaf,
+                              int* out_f) noexcept nogil:
+        """Depth-2 optimum from the class counts for a cost matrix or a
+        Python loss of the class supports.
+
+        First every candidate leaf (each branch of each root, each quadrant
+        of each pair of features) gets its class supports in ``node_q``;
+        then all are priced at once (one batch for a Python loss); then the
+        best left / right branch of each root is kept, as ``_d2_pairs``.
+        """
+        cdef int K = self.K, nnz = self.d2_nnz, j, c, i, k, ms = self.min_sup
+        cdef Py_ssize_t L = 0, o
+        cdef uint64_t* g
+        cdef uint64_t* gk
+        cdef uint64_t* t0
+        cdef int32_t* fi
+        cdef int32_t* fk
+        cdef double* nc = self._d2_nc
+        cdef double* q = self.node_q
+        cdef double* lo = self.node_l
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double ntot = 0.0, best, p, s11, s10, s01, s00
+        cdef long long cnt
+        cdef int32_t* pc = self.pairbuf
+        for c in range(K):
+            ntot += nc[c]
+        # branches of each root as leaves: (f = 1), (f = 0)
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            for c in range(K):
+                q[L * K + c] = fi[c]
+                q[(L + 1) * K + c] = nc[c] - fi[c]
+            L += 2
+        if r >= 2:
+            for i in range(nf):
+                g = self.gw + i * nnz
+                fi = self.fq1 + i * K
+                for c in range(K):
+                    t0 = self.tmp + c * nnz
+                    for j in range(nnz):
+                        t0[j] = g[j] & self.ccw[c * nnz + j]
+                for k in range(i + 1, nf):
+                    gk = self.gw + k * nnz
+                    fk = self.fq1 + k * K
+                    for c in range(K):
+                        t0 = self.tmp + c * nnz
+                        cnt = 0
+                        for j in range(nnz):
+                            cnt += odt_popcount(t0[j] & gk[j])
+                        p = <double>cnt
+                        q[L * K + c] = p                                  # i, k
+                        q[(L + 1) * K + c] = fi[c] - p                    # i, not k
+                        q[(L + 2) * K + c] = fk[c] - p                    # not i, k
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p    # neither
+                    L += 4
+        if self.okind == OBJ_PY_CLASS:
+            self.objective.batch_loss(q, <int>L, lo)
+        else:
+            for o in range(L):
+                lo[o] = self.objective.class_loss(q + o * K)
+        for i in range(nf):
+            br[i] = lo[2 * i]
+            bl[i] = lo[2 * i + 1]
+        o = 2 * nf
+        if r >= 2:
+            for i in range(nf):
+                for k in range(i + 1, nf):
+                    if ms > 1:
+                        s11 = 0.0
+                        s10 = 0.0
+                        s01 = 0.0
+                        s00 = 0.0
+                        for c in range(K):
+                            s11 += q[o * K + c]
+                            s10 += q[(o + 1) * K + c]
+                            s01 += q[(o + 2) * K + c]
+                            s00 += q[(o + 3) * K + c]
+                        if s11 >= ms and s10 >= ms and lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if s01 >= ms and s00 >= ms and lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if s11 >= ms and s01 >= ms and lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if s10 >= ms and s00 >= ms and lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    else:
+                        # min_sup = 1: an empty quadrant gives the branch's leaf
+                        if lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    o += 4
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double _depth2(self, int d, int r, double leaf, int* out_f) noexcept nogil:
+        """Exact optimum (loss, root feature) of a depth-r (<= 2) subtree.
+
+        ``leaf`` is the loss of the depth-d cover as one leaf (``_leaf(d)``
+        was called for this cover: ``sup[d]`` and ``ntot[d]`` are its own).
+        """
         cdef int nf, i, K = self.K, c
-        cdef double leaf = self._leaf_error(d, total), best, left, right, e
+        cdef double total = self.ntot[d], best, left, right, e
         cdef int32_t* fi
         cdef double s0, m0, s1, m1, v
         out_f[0] = FEATURE_LEAF
@@ -983,6 +1168,12 @@ cdef class Searcher:
         nf = self._d2_counts(d, total)
         if nf == 0:
             return leaf
+        if self.okind != OBJ_ERROR:
+            e = self._d2_objective(nf, r, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
         if r == 1:
             for i in range(nf):
                 fi = self.fq1 + i * K
@@ -1093,7 +1284,7 @@ cdef class Searcher:
         no tree < ub exists, returns INFINITY and a lower bound in out_lb.
         """
         cdef Entry* ent = &self.cache.entries[e]
-        cdef double lb, total, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
+        cdef double lb, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
         cdef double b1, b2, err1, err2, l1, l2, newlb
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1, ef, es
@@ -1109,12 +1300,11 @@ cdef class Searcher:
         if lb >= ub:
             self.n_hits += 1
             return INFINITY
-        total = self._class_supports(d)
-        leaf = self._leaf_error(d, total)
+        leaf = self._leaf(d)
         if self._check_time():
             return self._timeout_leaf(e, leaf)
         self.n_explored += 1
-        if (leaf <= self.eps or r == 0 or self._rows(d, total) < 2 * self.min_sup
+        if (leaf <= self.eps or r == 0 or self._rows(d) < 2 * self.min_sup
                 or lb >= leaf):
             self._store_solved(e, leaf, FEATURE_LEAF)
             out_lb[0] = leaf
@@ -1135,13 +1325,13 @@ cdef class Searcher:
                     return INFINITY
         if self.use_d2 and r <= 2:
             self.n_d2 += 1
-            best = self._depth2(d, r, total, &f)
+            best = self._depth2(d, r, leaf, &f)
             self._store_solved(e, best, f)
-            self._sim_store(d, best, total)
+            self._sim_store(d, best)
             out_lb[0] = best
             return best
 
-        nc = self._candidates(d, self._rows(d, total))
+        nc = self._candidates(d, self._rows(d))
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF
@@ -1230,7 +1420,7 @@ cdef class Searcher:
             return ent.error
         if best < ub:
             self._store_solved(e, best, bestf)
-            self._sim_store(d, best, total)
+            self._sim_store(d, best)
             out_lb[0] = best
             return best
         newlb = lb
@@ -1241,22 +1431,40 @@ cdef class Searcher:
         if newlb >= leaf:
             # no split beats the leaf: the leaf is optimal
             self._store_solved(e, leaf, FEATURE_LEAF)
-            self._sim_store(d, leaf, total)
+            self._sim_store(d, leaf)
             out_lb[0] = leaf
             return leaf
         if self.use_inf_lb and newlb > ent.lb:
             ent.lb = newlb
-        self._sim_store(d, newlb, total)
+        self._sim_store(d, newlb)
         out_lb[0] = newlb
         return INFINITY
 
-    def run(self, double max_error=INFINITY):
+    def root_leaf_loss(self):
+        """Loss of the whole training set as a single leaf."""
+        cdef double v
+        self._root_cover()
+        with nogil:
+            v = self._leaf(0)
+        self._raise_if_aborted()
+        return v
+
+    def _raise_if_aborted(self):
+        if self.objective.aborted:
+            exc, self.objective.error = self.objective.error, None
+            raise exc
+
+    def run(self, double max_error=INFINITY, purity_tol=None):
         """Search from the root; returns ``(error, lower_bound)``.
 
-        ``error`` is ``inf`` when no tree has error < ``max_error``.
+        ``error`` is ``inf`` when no tree has error < ``max_error``. A leaf
+        whose loss is ``<= purity_tol`` is not split further (default: 0
+        for counts, ``1e-12`` times the total weight for weights).
         """
         cdef double err, lb, leaf
         cdef Py_ssize_t root
+        if purity_tol is not None:
+            self.eps = purity_tol
         root = self.cache.find(self.items, 0, True)
         if root < 0:
             raise MemoryError("cache allocation failed")
@@ -1264,7 +1472,7 @@ cdef class Searcher:
         self.deadline = self.t_start + self.time_limit
         self.n_trace = 0
         self.tracing = True
-        leaf = self._leaf_error(0, self._class_supports(0))
+        leaf = self._leaf(0)
         if leaf < max_error:
             self._trace_root(leaf, self.cache.entries[root].lb)
         with nogil:
@@ -1272,12 +1480,14 @@ cdef class Searcher:
         if err < max_error:
             self._trace_root(err, lb if self.timed_out else err)
         self.tracing = False
+        self._raise_if_aborted()
         if self.bounded and self.cache.cache_full:
             raise MemoryError(
                 f"the bounded DL8.5 cache ({self.cache.max_size} entries) "
                 "could not make room for the paths under evaluation")
         if self.bounded and not self.timed_out and err < INFINITY:
             self._reconstitute_tree(err)
+            self._raise_if_aborted()
         if self.cache.out_of_memory:
             raise MemoryError("the DL8.5 cache ran out of memory")
         self.root_error = err
@@ -1312,8 +1522,17 @@ cdef class Searcher:
         if self._recon_out is not None:
             return self._recon_out
         out = ([], [], [], [])
+        self._node_loss = []
+        self._root_cover()
         self._rebuild(0, out)
+        self._raise_if_aborted()
         return out
+
+    def node_losses(self):
+        """Loss of each node of :meth:`tree_arrays` taken as one leaf."""
+        if self._node_loss is None:
+            self.tree_arrays()
+        return list(self._node_loss)
 
     # -------------------------------------------- bounded cache (issue 5)
     def _reconstitute_tree(self, double err):
@@ -1327,6 +1546,7 @@ cdef class Searcher:
         cdef double t0 = _now(), tl = self.time_limit
         cdef int node
         out = ([], [], [], [])
+        self._node_loss = []
         self.time_limit = 0.0   # the search is over: no deadline here
         try:
             self._root_cover()
@@ -1351,17 +1571,17 @@ cdef class Searcher:
         cdef int ln, rn
         cdef Py_ssize_t e = self.cache.find(self.items + d * L, d, False)
         cdef Py_ssize_t e0, e1
-        cdef double total = self._class_supports(d), err, lb, left, right, tol
+        cdef double leaf = self._leaf(d), err, lb, left, right, tol
         cdef Entry* ent
         self.cache.cur_path[d] = <int32_t>e
         if e >= 0 and (self.cache.entries[e].flags & ENTRY_SOLVED):
             err = self.cache.entries[e].error
             f = self.cache.entries[e].feature
         elif r == 0:
-            err = self._leaf_error(d, total)
+            err = leaf
             f = FEATURE_LEAF
         elif self.use_d2 and r <= 2:
-            err = self._depth2(d, r, total, &f)
+            err = self._depth2(d, r, leaf, &f)
         else:
             self.n_reconstituted += 1
             e = self.cache.find(self.items + d * L, d, True)
@@ -1384,6 +1604,7 @@ cdef class Searcher:
         left_.append(-1)
         right_.append(-1)
         value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        self._node_loss.append(leaf)
         if f == FEATURE_LEAF:
             return err
         # bounds of the left child from its sibling when that one is known
@@ -1409,15 +1630,16 @@ cdef class Searcher:
 
     cdef int _rebuild(self, int d, tuple out) except -1:
         cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
-        cdef double total = self._class_supports(d)
+        cdef double leaf = self._leaf(d)
         cdef int f = FEATURE_NONE, r = self.max_depth - d, node, c
         cdef Entry* ent
         if e >= 0:
             ent = &self.cache.entries[e]
             if ent.error < INFINITY:
                 f = ent.feature
-        if f == FEATURE_NONE and 1 <= r <= 2 and self.use_d2:
-            self._depth2(d, r, total, &f)
+        if (f == FEATURE_NONE and 1 <= r <= 2 and self.use_d2
+                and not (leaf <= self.eps or self._rows(d) < 2 * self.min_sup)):
+            self._depth2(d, r, leaf, &f)
         if r == 0 or f < 0:
             f = FEATURE_LEAF
         feature, left, right, value = out
@@ -1426,6 +1648,7 @@ cdef class Searcher:
         left.append(-1)
         right.append(-1)
         value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        self._node_loss.append(leaf)
         if f == FEATURE_LEAF:
             return node
         self._make_child(d, f, 0)

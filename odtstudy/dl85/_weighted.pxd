@@ -8,6 +8,7 @@ cdef class WeightedCore:
     cdef int n, m, K, W, MW, min_sup
     cdef double* w            # weight per row
     cdef bint squared         # squared error: slots are (w, w y, w y^2)
+    cdef double* cost         # cost matrix (K x K, cost[p * K + c]) or NULL
     cdef double* stat         # squared error: the 3 statistics of each row
     cdef int32_t* ycls        # class per row
     cdef uint64_t* cols       # feature columns, m * W words

@@ -124,10 +124,22 @@ cdef inline double _leaf_err(const double* v, int K) noexcept nogil:
     return s if s > 0 else 0.0
 
 
-cdef inline double _loss(const double* q, int K, bint squared) noexcept nogil:
-    """Loss of a leaf from its K class weights, or from its statistics
-    ``(w, w y, w y^2)`` when ``squared``."""
-    cdef double v
+cdef inline double _loss(const double* q, int K, bint squared,
+                         const double* cost) noexcept nogil:
+    """Loss of a leaf from its K class weights (misclassification, or the
+    cheapest prediction under ``cost[p * K + c]`` when given), or from its
+    statistics ``(w, w y, w y^2)`` when ``squared``."""
+    cdef double v, best
+    cdef int p, c
+    if cost != NULL:
+        best = 1e308
+        for p in range(K):
+            v = 0.0
+            for c in range(K):
+                v += cost[p * K + c] * q[c]
+            if v < best:
+                best = v
+        return best if best > 0.0 else 0.0
     if not squared:
         return _leaf_err(q, K)
     if q[0] <= 0.0:
@@ -258,6 +270,7 @@ cdef class WeightedCore:
                         self.rowbits[r * MW + (f >> 6)] |= (<uint64_t>1) << (f & 63)
 
     def __dealloc__(self):
+        free(self.cost)
         free(self.w)
         free(self.stat)
         free(self.ycls)
@@ -513,7 +526,7 @@ cdef class WeightedCore:
         cdef int32_t s11, s10, s01, s00
         cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
         cdef bint sq = self.squared
-        if K == 2 and ms <= 1 and r >= 2 and not self.squared:
+        if K == 2 and ms <= 1 and r >= 2 and not self.squared and self.cost == NULL:
             for a in range(nf):
                 self.f0[a] = F[2 * a]
                 self.f1[a] = F[2 * a + 1]
@@ -532,8 +545,8 @@ cdef class WeightedCore:
             Fa = F + a * K
             for c in range(K):
                 q[c] = tot[c] - Fa[c]
-            self.bl[a] = _loss(q, K, sq)
-            self.br[a] = _loss(Fa, K, sq)
+            self.bl[a] = _loss(q, K, sq, self.cost)
+            self.br[a] = _loss(Fa, K, sq, self.cost)
         if r >= 2:
             for a in range(nf):
                 Fa = F + a * K
@@ -548,10 +561,10 @@ cdef class WeightedCore:
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
                         q[3 * K + c] = tot[c] - Fa[c] - Fb[c] + wr
-                    e11 = _loss(q, K, sq)
-                    e10 = _loss(q + K, K, sq)
-                    e01 = _loss(q + 2 * K, K, sq)
-                    e00 = _loss(q + 3 * K, K, sq)
+                    e11 = _loss(q, K, sq, self.cost)
+                    e10 = _loss(q + K, K, sq, self.cost)
+                    e01 = _loss(q + 2 * K, K, sq, self.cost)
+                    e00 = _loss(q + 3 * K, K, sq, self.cost)
                     if ms > 1:
                         s11 = Pc[a * nf + b]
                         s10 = Fc[a] - s11
@@ -664,6 +677,18 @@ cdef class WeightedCore:
                     self.Pc[o + b] = self.pPc[o + b] - self.sPc[o + b]
         return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc,
                               self.pP, self.sP, self.Pc, 2, leaf, out_f)
+
+    def set_cost(self, const double[:, ::1] cost):
+        """Price leaves with ``cost[p, c]`` (predict p, true c) instead of
+        the misclassification: the cheapest prediction's total cost."""
+        cdef int p, c, K = self.K
+        if self.squared or cost.shape[0] != K or cost.shape[1] != K:
+            raise ValueError("cost must be a (n_classes, n_classes) matrix")
+        if self.cost == NULL:
+            self.cost = <double*>_alloc(K * K * sizeof(double))
+        for p in range(K):
+            for c in range(K):
+                self.cost[p * K + c] = cost[p, c]
 
     def enable_sibling_counts(self):
         """Allocate the parent / sibling buffers of :meth:`depth2_child`."""
