@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(__file__).resolve().parent / ".old_engine"
 
-_SETUP = '''
+_SETUP = """
 import numpy as np
 from pathlib import Path
 from Cython.Build import cythonize
@@ -47,7 +47,7 @@ for pyx in sorted(Path("odtstudy_old").rglob("*.pyx")):
 setup(name="odtstudy_old", ext_modules=cythonize(exts, language_level=3,
       compiler_directives={"boundscheck": False, "wraparound": False,
                            "cdivision": True, "initializedcheck": False}))
-'''
+"""
 
 
 def _git(*args: str) -> str:

@@ -40,7 +40,6 @@ from odtstudy.naiveforest import (
     OptimalBoostClassifier,
     RandomForestBaseline,
 )
-from odtstudy.naiveforest._pricing import dl85_supports_real_weights
 
 THESIS_SETS = [
     "anneal",
@@ -66,7 +65,7 @@ DL8_VARIANTS = [
 
 
 def exact_pricing() -> str:
-    return "dl85" if dl85_supports_real_weights() else "exhaustive"
+    return "dl85"
 
 
 def fmt(value, digits=4):
