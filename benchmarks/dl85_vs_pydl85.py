@@ -1,9 +1,14 @@
-"""Time odtstudy's DL8.5 against pydl8.5 and pystreed on the CP4IM sets.
+"""Time odtstudy's DL8.5 against pydl8.5, pystreed and its previous engine.
 
 One command::
 
     python benchmarks/dl85_vs_pydl85.py [--depths 3 4] [--time-limit 60]
                                          [--datasets anneal vote ...]
+                                         [--solvers ours old pydl85 pystreed]
+
+``old`` is the engine this branch started from, built beside the current
+one as ``odtstudy_old`` (``benchmarks/_old_engine.py``): ``ours/old`` is
+the speed-up of the current engine, measured in the same run.
 
 Each fit runs in a forked child process (so memory is returned and a crash
 or hang of one solver cannot stop the others; the child is killed at the
@@ -25,8 +30,12 @@ import multiprocessing as mp
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _old_engine import old_engine_path
 
 from odtstudy.datasets import load_dataset
 
@@ -36,12 +45,23 @@ CP4IM = [
     "kr-vs-kp", "lymph", "mushroom", "pendigits", "primary-tumor", "segment",
     "soybean", "splice-1", "tic-tac-toe", "vehicle", "vote", "yeast", "zoo-1",
 ]  # fmt: skip
-SOLVERS = ["ours", "pydl85", "pystreed"]
+SOLVERS = ["ours", "old", "pydl85", "pystreed"]
 GRACE = 30.0  # seconds past the time limit before a child is killed
 
 
 def _fit_ours(X, y, depth, limit):
     from odtstudy.dl85 import DL85Classifier
+
+    clf = DL85Classifier(max_depth=depth, min_sup=1, time_limit=limit)
+    start = time.perf_counter()
+    clf.fit(X, y)
+    elapsed = time.perf_counter() - start
+    return elapsed, clf.objective_, clf.optimal_
+
+
+def _fit_old(X, y, depth, limit):
+    sys.path.insert(0, old_engine_path())
+    from odtstudy_old.dl85 import DL85Classifier
 
     clf = DL85Classifier(max_depth=depth, min_sup=1, time_limit=limit)
     start = time.perf_counter()
@@ -77,7 +97,12 @@ def _fit_pystreed(X, y, depth, limit):
     return elapsed, error, bool(clf.fit_result.is_optimal())
 
 
-FITTERS = {"ours": _fit_ours, "pydl85": _fit_pydl85, "pystreed": _fit_pystreed}
+FITTERS = {
+    "ours": _fit_ours,
+    "old": _fit_old,
+    "pydl85": _fit_pydl85,
+    "pystreed": _fit_pystreed,
+}
 
 
 def _child(conn, solver, X, y, depth, limit):
@@ -139,6 +164,8 @@ def main(argv=None):
     parser.add_argument("--solvers", nargs="+", default=SOLVERS, choices=SOLVERS)
     args = parser.parse_args(argv)
     solvers = args.solvers
+    if "old" in solvers:
+        old_engine_path()  # build it once, before the forked children
     others = [s for s in solvers if s != "ours"]
 
     print(

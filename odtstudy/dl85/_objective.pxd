@@ -37,12 +37,26 @@ cdef class Objective:
     cdef object error
     cdef readonly bint aborted
     cdef readonly WeightedCore core  # pair statistics (weights, costs, squared error)
-    # Python batches: memo of class-support vectors already priced
-    cdef object memo
+    # Python losses of class supports: a C hash table of the vectors
+    # already priced (open addressing, K doubles per key)
+    cdef double* hkeys
+    cdef double* hvals
+    cdef Py_ssize_t hcap, hcount
+    cdef Py_ssize_t* hslot        # per batch: slot of each vector
+    cdef Py_ssize_t* hmiss        # per batch: first vector of each slot to price
+    # unweighted counts: a dense table indexed by the counts themselves
+    cdef double* dense
+    cdef Py_ssize_t* dstride
+    cdef Py_ssize_t hbatch_cap
+    cdef readonly long long n_priced, n_lookups
 
     cdef double class_loss(self, const double* sup) noexcept nogil
-    cdef double class_loss_py(self, const double* sup) noexcept with gil
-    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept with gil
+    cdef double class_loss_py(self, const double* sup) noexcept nogil
+    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept nogil
+    cdef bint _reserve(self, Py_ssize_t L) noexcept nogil
+    cdef Py_ssize_t _slot(self, const double* key) noexcept nogil
+    cdef void _price(self, const double* Q, Py_ssize_t nmiss) noexcept with gil
+    cdef void _fail(self, str what) noexcept with gil
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
                                int nnz, double* sup) noexcept nogil
     cdef double leaf(self, const uint64_t* cov, const int32_t* idx, int nnz,

@@ -24,17 +24,19 @@ Every leaf loss is non-negative and additive over leaves, so the purity
 test (a leaf of loss 0 is optimal) holds for every objective.
 
 Python losses run with the GIL re-acquired for the call only. Losses of
-class supports are memoised (a vector priced once is never priced again)
-and the depth-2 solver prices all its candidate leaves in one batch; an
-exception stops the search (``aborted``) and is re-raised by the searcher.
+class supports are memoised in a C hash table (a vector priced once is
+never priced again, and looking it up needs no GIL) and the depth-2 solver
+prices all its candidate leaves in one batch: one call into Python per
+batch, for the vectors not seen before. An exception stops the search
+(``aborted``) and is re-raised by the searcher.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from odtstudy.dl85._util cimport _alloc
@@ -52,6 +54,20 @@ cdef extern from *:
     """
     int odt_o_ctz(uint64_t x) noexcept nogil
     int odt_o_popcount(uint64_t x) noexcept nogil
+
+
+cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
+    cdef uint64_t h = <uint64_t>1469598103934665603ULL, bits
+    cdef int j
+    for j in range(K):
+        memcpy(&bits, &key[j], 8)
+        h = (h ^ bits) * <uint64_t>0x100000001B3ULL
+        h ^= h >> 29
+    return h * <uint64_t>0x9E3779B97F4A7C15ULL
+
+
+#: Largest table of priced count vectors (doubles) kept densely.
+DENSE_TABLE_MAX = 1 << 22
 
 
 OBJECTIVES = {
@@ -110,7 +126,11 @@ cdef class Objective:
         self.callback = callback
         self.error = None
         self.aborted = False
-        self.memo = {}
+        self.hcap = 0
+        self.hcount = 0
+        self.hbatch_cap = 0
+        self.dense = NULL
+        self.dstride = NULL
         self.class_based = self.kind in (OBJ_ERROR, OBJ_WEIGHTED, OBJ_COST, OBJ_PY_CLASS)
         self.python = self.kind in (OBJ_PY_CLASS, OBJ_PY_ROWS)
         if self.python and callback is None:
@@ -192,6 +212,22 @@ cdef class Objective:
                 v = self._worst_class(<int32_t>c)
                 if v > self.worst_max:
                     self.worst_max = v
+        if self.kind == OBJ_PY_CLASS and self.counts:
+            # the losses of count vectors, in a table indexed by the counts
+            # when it is small (vector (q_0..q_K-1) at sum_c q_c * stride_c)
+            totals = np.bincount(np.asarray(y_class, dtype=np.int64), minlength=K)
+            size = 1
+            for c in range(K):
+                size *= int(totals[c]) + 1
+            if size <= DENSE_TABLE_MAX:
+                self.dstride = <Py_ssize_t*>_alloc(K * sizeof(Py_ssize_t))
+                p = 1
+                for c in range(K - 1, -1, -1):
+                    self.dstride[c] = p
+                    p *= int(totals[c]) + 1
+                self.dense = <double*>_alloc(size * sizeof(double))
+                for i in range(size):
+                    self.dense[i] = NAN
         # depth-2 statistics: counts in the engine; weights / costs / squared
         # error in a WeightedCore; none for the order statistics and Python
         self.pair_stats = pair_stats and (
@@ -218,6 +254,12 @@ cdef class Objective:
         free(self.cost)
         free(self.worst)
         free(self.rows)
+        free(self.hkeys)
+        free(self.hvals)
+        free(self.hslot)
+        free(self.hmiss)
+        free(self.dense)
+        free(self.dstride)
 
     cdef double _worst_class(self, int32_t c):
         """Largest loss one row of class c adds to a leaf (unit weight)."""
@@ -253,60 +295,138 @@ cdef class Objective:
             return best if best > 0 else 0.0
         return self.class_loss_py(sup)
 
-    cdef double class_loss_py(self, const double* sup) noexcept with gil:
-        cdef int c
-        if self.aborted:
-            return 0.0
-        key = (<char*>sup)[:self.K * sizeof(double)]
-        got = self.memo.get(key)
-        if got is not None:
-            return got
-        try:
-            arr = np.empty(self.K, dtype=np.float64)
-            for c in range(self.K):
-                arr[c] = sup[c]
-            v = float(self.callback(arr))
-        except BaseException as exc:  # re-raised by the searcher
-            self.error = exc
-            self.aborted = True
-            return 0.0
-        self.memo[key] = v
+    cdef double class_loss_py(self, const double* sup) noexcept nogil:
+        cdef double v
+        self.batch_loss(sup, 1, &v)
         return v
 
-    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept with gil:
-        """Losses of L class-support vectors (rows of Q, K each) into out:
-        one call from C for the batch; each distinct vector is priced once."""
-        cdef int i, K = self.K
-        cdef double[:, ::1] qv
-        cdef double[::1] ov
-        if self.aborted or L == 0:
+    cdef bint _reserve(self, Py_ssize_t L) noexcept nogil:
+        """Room for L more keys (load <= 1/2) and a batch of L vectors."""
+        cdef Py_ssize_t cap, i, j, K = self.K
+        cdef double* keys
+        cdef double* vals
+        cdef Py_ssize_t s
+        if L > self.hbatch_cap:
+            free(self.hslot)
+            free(self.hmiss)
+            self.hslot = <Py_ssize_t*>malloc(L * sizeof(Py_ssize_t))
+            self.hmiss = <Py_ssize_t*>malloc(L * sizeof(Py_ssize_t))
+            if self.hslot == NULL or self.hmiss == NULL:
+                self.hbatch_cap = 0
+                return False
+            self.hbatch_cap = L
+        if self.dense != NULL or 2 * (self.hcount + L) <= self.hcap:
+            return True
+        cap = 1024
+        while cap < 2 * (self.hcount + L):
+            cap *= 2
+        keys = <double*>malloc(cap * K * sizeof(double))
+        vals = <double*>malloc(cap * sizeof(double))
+        if keys == NULL or vals == NULL:
+            free(keys)
+            free(vals)
+            return False
+        for i in range(cap):
+            vals[i] = -1.0      # empty slot (losses are >= 0 or NaN)
+        for i in range(self.hcap):
+            if self.hvals[i] == -1.0:
+                continue
+            s = <Py_ssize_t>(_hash(self.hkeys + i * K, K) & <uint64_t>(cap - 1))
+            while vals[s] != -1.0:
+                s = (s + 1) & (cap - 1)
+            for j in range(K):
+                keys[s * K + j] = self.hkeys[i * K + j]
+            vals[s] = self.hvals[i]
+        free(self.hkeys)
+        free(self.hvals)
+        self.hkeys = keys
+        self.hvals = vals
+        self.hcap = cap
+        return True
+
+    cdef Py_ssize_t _slot(self, const double* key) noexcept nogil:
+        """Slot of ``key``, inserted (value NaN: to price) when absent."""
+        cdef Py_ssize_t K = self.K, mask = self.hcap - 1, j
+        cdef Py_ssize_t s = <Py_ssize_t>(_hash(key, <int>K) & <uint64_t>mask)
+        cdef double* k
+        cdef bint same
+        while self.hvals[s] != -1.0:
+            k = self.hkeys + s * K
+            same = True
+            for j in range(K):
+                if k[j] != key[j]:
+                    same = False
+                    break
+            if same:
+                return s
+            s = (s + 1) & mask
+        for j in range(K):
+            self.hkeys[s * K + j] = key[j]
+        self.hvals[s] = NAN
+        self.hcount += 1
+        return s
+
+    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept nogil:
+        """Losses of L class-support vectors (rows of Q, K each) into out.
+
+        Vectors priced before come from the hash table; the others are
+        priced by one call into Python for the whole batch.
+        """
+        cdef Py_ssize_t i, s, c, nmiss = 0, K = self.K
+        cdef double* vals
+        if self.aborted or L <= 0:
             for i in range(L):
                 out[i] = 0.0
             return
+        if not self._reserve(L):
+            self._fail("out of memory for the table of priced leaves")
+            for i in range(L):
+                out[i] = 0.0
+            return
+        self.n_lookups += L
+        vals = self.dense if self.dense != NULL else self.hvals
+        for i in range(L):
+            if self.dense != NULL:
+                s = 0
+                for c in range(K):
+                    s += (<Py_ssize_t>Q[i * K + c]) * self.dstride[c]
+            else:
+                s = self._slot(Q + i * K)
+            self.hslot[i] = s
+            if isnan(vals[s]):
+                vals[s] = -2.0    # being priced in this batch
+                self.hmiss[nmiss] = i
+                nmiss += 1
+        if nmiss:
+            self._price(Q, nmiss)
+        for i in range(L):
+            out[i] = vals[self.hslot[i]] if not self.aborted else 0.0
+
+    cdef void _price(self, const double* Q, Py_ssize_t nmiss) noexcept with gil:
+        """Price the batch's new vectors (rows ``hmiss`` of Q) in Python."""
+        cdef Py_ssize_t i, j, K = self.K
+        cdef double[:, ::1] qv
+        cdef double* table = self.dense if self.dense != NULL else self.hvals
         try:
-            arr = np.empty((L, K), dtype=np.float64)
+            arr = np.empty((nmiss, K), dtype=np.float64)
             qv = arr
-            memcpy(&qv[0, 0], Q, L * K * sizeof(double))
-            keys = arr.view(np.dtype((np.void, K * 8))).ravel()
-            uniq, first, inverse = np.unique(keys, return_index=True,
-                                             return_inverse=True)
-            memo = self.memo
+            for i in range(nmiss):
+                for j in range(K):
+                    qv[i, j] = Q[self.hmiss[i] * K + j]
             fn = self.callback
-            vals = np.empty(len(uniq), dtype=np.float64)
-            for j, key in enumerate(uniq.tolist()):
-                got = memo.get(key)
-                if got is None:
-                    got = float(fn(arr[first[j]].copy()))
-                    memo[key] = got
-                vals[j] = got
-            res = np.ascontiguousarray(vals[inverse.ravel()])
-            ov = res
-            memcpy(out, &ov[0], L * sizeof(double))
+            vals = [float(fn(row)) for row in arr]
+            for i in range(nmiss):
+                table[self.hslot[self.hmiss[i]]] = vals[i]
+            self.n_priced += nmiss
         except BaseException as exc:  # re-raised by the searcher
             self.error = exc
             self.aborted = True
-            for i in range(L):
-                out[i] = 0.0
+            for i in range(nmiss):
+                table[self.hslot[self.hmiss[i]]] = 0.0
+
+    cdef void _fail(self, str what) noexcept with gil:
+        self.error = MemoryError(what)
+        self.aborted = True
 
     # ------------------------------------------------------------ leaves
     cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
@@ -454,3 +574,7 @@ cdef class Objective:
             "similarity": bool(self.similarity),
             "python": bool(self.python),
         }
+
+    def python_calls(self):
+        """(vectors priced in Python, lookups of the priced-vector table)."""
+        return int(self.n_priced), int(self.n_lookups)

@@ -1,5 +1,14 @@
 # cython: language_level=3
-"""The DL8.5 search core (C-level Cython, no Python objects in the hot loop).
+"""The DL8.5 search: one recursion for every leaf objective (C-level Cython).
+
+Responsibility: search the trees of bounded depth for the one of least
+total leaf loss, given a leaf objective (``_objective.pyx``) that prices
+covers and declares which bounds hold. This module owns the recursion, the
+sparse covers it walks, the lower bounds (infeasibility, similarity) and
+the depth-2 solvers over class counts; it does not know what a leaf costs.
+The ISA kernels it calls are in ``_kernels.h``, the cache in ``_cache.pyx``,
+the weighted pair statistics in ``_weighted.pyx``. No Python objects in the
+hot loop (a Python objective calls back with the GIL, batched).
 
 Data layout
 -----------
@@ -45,8 +54,11 @@ Objectives and memory
   reconstituted after the search by re-solving wiped nodes
   (``_reconstitute_tree``).
 
-The two-class depth-2 kernels are compiled for several instruction sets and
-chosen at import (``kernel_isa()``; ``set_kernel_isa`` for tests).
+The two-class depth-2 kernels (``_kernels.h``) are compiled for several
+instruction sets and chosen at import (``kernel_isa()``; ``set_kernel_isa``
+for tests). The leaf objective is a plug-in (``_objective.pyx``): the
+recursion, covers, similarity bound and depth-2 solvers here serve every
+objective, and use what the objective declares valid for it.
 """
 
 import numpy as np
@@ -65,6 +77,15 @@ from odtstudy.dl85._cache cimport (
     Entry,
     HashCache,
     TrieCache,
+)
+from odtstudy.dl85._kernels cimport (
+    odt_compact,
+    odt_kernel_isa,
+    odt_kernels_init,
+    odt_kernels_set,
+    odt_pair_counts,
+    odt_popcount,
+    odt_quadrants,
 )
 from odtstudy.dl85._objective cimport (
     OBJ_COST,
@@ -100,207 +121,6 @@ def set_kernel_isa(name):
     return bool(odt_kernels_set(KERNEL_LEVELS[name]))
 
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
-    #endif
-    /* Hot kernels of the two-class depth-2 solver. With GCC / clang on
-       x86-64 each is compiled for AVX-512 (with vector popcount), AVX2,
-       popcnt and the baseline; odt_kernels_init() picks the best one the
-       CPU supports (called once at import). */
-    static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
-
-    /* For k in [start, end): c0[k] = sum_j |a0[j] & gT[j * stride + k]| and
-       c1[k] likewise (gT: word-major feature words, a0 / a1: the root's
-       words of each class). */
-    #define ODT_PAIR_COUNTS_BODY \
-        for (int k = start; k < end; k++) { \
-            int32_t s0 = 0, s1 = 0; \
-            for (int j = 0; j < nnz; j++) { \
-                uint64_t w = gT[(size_t)j * stride + k]; \
-                s0 += (int32_t)__builtin_popcountll(a0[j] & w); \
-                s1 += (int32_t)__builtin_popcountll(a1[j] & w); \
-            } \
-            c0[k] = s0; \
-            c1[k] = s1; \
-        }
-    #define ODT_PAIR_COUNTS_ARGS const uint64_t* gT, int stride, int nnz, \
-        const uint64_t* a0, const uint64_t* a1, \
-        int32_t* c0, int32_t* c1, int start, int end
-
-    /* Four quadrants of root i with each partner k (min_sup = 1): update
-       the best left / right branch errors of i (bl_i, br_i) and of k. */
-    #define ODT_QUADRANTS_BODY \
-        int32_t bri = *br_i, bli = *bl_i; \
-        for (int k = start; k < end; k++) { \
-            int32_t p0 = c0[k], p1 = c1[k]; \
-            int32_t e11 = odt_min32(p0, p1); \
-            int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
-            int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
-            int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
-            bri = odt_min32(bri, e11 + e10); \
-            bli = odt_min32(bli, e01 + e00); \
-            br[k] = odt_min32(br[k], e11 + e01); \
-            bl[k] = odt_min32(bl[k], e10 + e00); \
-        } \
-        *br_i = bri; \
-        *bl_i = bli;
-    #define ODT_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
-        const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
-        int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
-        int start, int end, int32_t* bl_i, int32_t* br_i
-
-    /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
-       densely (pext) into out; returns the number of words written. */
-    typedef int (*odt_compact_fn)(const uint64_t*, const int32_t*,
-                                  const uint64_t*, int, uint64_t*);
-    static odt_compact_fn odt_compact = 0;
-
-    typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
-    typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
-    static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
-    static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
-    static const char* odt_kernel_isa = "baseline";
-
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    __attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
-    static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
-        /* 16 partners k at a time, counts kept in registers over all words */
-        int k = start;
-        for (; k + 16 <= end; k += 16) {
-            __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
-            __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
-            for (int j = 0; j < nnz; j++) {
-                const uint64_t* row = gT + (size_t)j * stride + k;
-                __m512i wa = _mm512_loadu_si512((const void*)row);
-                __m512i wb = _mm512_loadu_si512((const void*)(row + 8));
-                __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
-                __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
-                s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
-                s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
-                s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
-                s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
-            }
-            _mm256_storeu_si256((__m256i*)(c0 + k), _mm512_cvtepi64_epi32(s0a));
-            _mm256_storeu_si256((__m256i*)(c1 + k), _mm512_cvtepi64_epi32(s1a));
-            _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
-            _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
-        }
-        start = k;
-        ODT_PAIR_COUNTS_BODY
-    }
-    __attribute__((target("avx512f,avx512vl,avx512bw")))
-    static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    __attribute__((target("avx2,popcnt")))
-    static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    __attribute__((target("avx2")))
-    static void odt_quadrants_avx2(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    __attribute__((target("popcnt")))
-    static void odt_pair_counts_popcnt(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    __attribute__((target("sse4.2")))
-    static void odt_quadrants_sse42(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-
-    __attribute__((target("bmi2,popcnt")))
-    static int odt_compact_bmi2(const uint64_t* src, const int32_t* idx,
-                                const uint64_t* cover, int nnz, uint64_t* out) {
-        uint64_t acc = 0;
-        int fill = 0, o = 0;
-        for (int j = 0; j < nnz; j++) {
-            uint64_t c = cover[j];
-            int n = __builtin_popcountll(c);
-            uint64_t bits = _pext_u64(src[idx[j]], c);
-            acc |= bits << fill;
-            fill += n;
-            if (fill >= 64) {
-                out[o++] = acc;
-                fill -= 64;
-                acc = fill ? bits >> (n - fill) : 0;
-            }
-        }
-        if (fill) out[o++] = acc;
-        return o;
-    }
-
-    static int odt_fast_pext(void) {
-        /* pext is microcoded (slow) on AMD before Zen 3 */
-        return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
-               && !__builtin_cpu_is("znver2");
-    }
-
-    static int odt_kernels_set(int level) {
-        /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
-        __builtin_cpu_init();
-        if (level == 3) {
-            if (!(__builtin_cpu_supports("avx512vpopcntdq")
-                  && __builtin_cpu_supports("avx512vl")
-                  && __builtin_cpu_supports("avx512bw"))) return 0;
-            odt_pair_counts = odt_pair_counts_512;
-            odt_quadrants = odt_quadrants_512;
-            odt_kernel_isa = "avx512";
-            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        } else if (level == 2) {
-            if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
-                return 0;
-            odt_pair_counts = odt_pair_counts_avx2;
-            odt_quadrants = odt_quadrants_avx2;
-            odt_kernel_isa = "avx2";
-            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        } else if (level == 1) {
-            if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
-                return 0;
-            odt_pair_counts = odt_pair_counts_popcnt;
-            odt_quadrants = odt_quadrants_sse42;
-            odt_kernel_isa = "popcnt";
-            odt_compact = 0;
-        } else {
-            odt_pair_counts = odt_pair_counts_base;
-            odt_quadrants = odt_quadrants_base;
-            odt_kernel_isa = "baseline";
-            odt_compact = 0;
-        }
-        return 1;
-    }
-
-    static void odt_kernels_init(void) {
-        if (!odt_kernels_set(3) && !odt_kernels_set(2) && !odt_kernels_set(1))
-            odt_kernels_set(0);
-    }
-    #else
-    static int odt_kernels_set(int level) {
-        odt_pair_counts = odt_pair_counts_base;
-        odt_quadrants = odt_quadrants_base;
-        odt_kernel_isa = "baseline";
-        return level == 0;
-    }
-    static void odt_kernels_init(void) {}
-    #endif
-
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #pragma GCC target("popcnt,sse4.2")
-    #endif
-    static inline int odt_popcount(unsigned long long x) {
-        return __builtin_popcountll(x);
-    }
-    """
-    int odt_popcount(uint64_t x) noexcept nogil
-    void odt_kernels_init() noexcept nogil
-    int odt_kernels_set(int level) noexcept nogil
-    const char* odt_kernel_isa
-    ctypedef int (*odt_compact_fn)(const uint64_t*, const int32_t*, const uint64_t*,
-                                   int, uint64_t*) noexcept nogil
-    odt_compact_fn odt_compact
-    void odt_pair_counts(const uint64_t* gT, int stride, int nnz, const uint64_t* a0,
-                         const uint64_t* a1, int32_t* c0, int32_t* c1,
-                         int start, int end) noexcept nogil
-    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
-                       const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
-                       int32_t fi1, int32_t n0, int32_t n1, int start, int end,
-                       int32_t* bl_i, int32_t* br_i) noexcept nogil
-
 
 ctypedef struct KeyIdx:
     double key
@@ -327,6 +147,14 @@ BRANCHINGS = {"data": BRANCH_DATA, "asc": BRANCH_ASC, "desc": BRANCH_DESC}
 
 cdef inline int _imin(int a, int b) noexcept nogil:
     return a if a < b else b
+
+
+cdef inline double _cost2(double a00, double a01, double a10, double a11,
+                         double q0, double q1) noexcept nogil:
+    """Cost of a two-class leaf with class supports (q0, q1): the cheaper
+    prediction under the cost matrix ``[[a00, a01], [a10, a11]]``."""
+    cdef double c0 = a00 * q0 + a01 * q1, c1 = a10 * q0 + a11 * q1
+    return c0 if c0 < c1 else c1
 
 
 cdef inline double _xlogx(double x) noexcept nogil:
@@ -996,13 +824,9 @@ cdef class Searcher:
             f1[i] = self.fq1[2 * i + 1]
             br[i] = _imin(f0[i], f1[i])
             bl[i] = _imin(n0 - f0[i], n1 - f1[i])
-            for j in range(nnz):
-                gT[j * nf + i] = self.gw[i * nnz + j]
+        self._pairs_transpose(nf)
         for i in range(nf - 1):
-            for j in range(nnz):
-                self.tmp[j] = gT[j * nf + i] & self.ccw[j]
-                self.tmp[nnz + j] = gT[j * nf + i] & self.ccw[nnz + j]
-            odt_pair_counts(gT, nf, nnz, self.tmp, self.tmp + nnz, c0, c1, i + 1, nf)
+            self._pairs_of(i, nf)
             bri = br[i]
             bli = bl[i]
             fi0 = f0[i]
@@ -1035,6 +859,78 @@ cdef class Searcher:
                 best = bl[i] + br[i]
                 out_f[0] = self.fid[i]
         return <double>best
+
+    cdef void _pairs_transpose(self, int nf) noexcept nogil:
+        """Word-major copy ``gT`` of the useful features' words (two classes)."""
+        cdef int nnz = self.d2_nnz, i, j
+        for i in range(nf):
+            for j in range(nnz):
+                self.gT[j * nf + i] = self.gw[i * nnz + j]
+
+    cdef void _pairs_of(self, int i, int nf) noexcept nogil:
+        """Class-0 / class-1 counts ``cnt0[k]`` / ``cnt1[k]`` of the pairs
+        (i, k), k in (i, nf), in one sweep (after ``_pairs_transpose``)."""
+        cdef int nnz = self.d2_nnz, j
+        for j in range(nnz):
+            self.tmp[j] = self.gT[j * nf + i] & self.ccw[j]
+            self.tmp[nnz + j] = self.gT[j * nf + i] & self.ccw[nnz + j]
+        odt_pair_counts(self.gT, nf, nnz, self.tmp, self.tmp + nnz, self.cnt0,
+                        self.cnt1, i + 1, nf)
+
+    cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
+        the same pair-count kernel, then each quadrant priced by the
+        cheaper of the two predictions."""
+        cdef int nnz = self.d2_nnz, i, j, k
+        cdef uint64_t* gT = self.gT
+        cdef int32_t* c0 = self.cnt0
+        cdef int32_t* c1 = self.cnt1
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double* C = self.objective.cost
+        cdef double a00 = C[0], a01 = C[1], a10 = C[2], a11 = C[3]
+        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1]
+        cdef double p0, p1, q0, q1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+            br[i] = _cost2(a00, a01, a10, a11, f0[i], f1[i])
+            bl[i] = _cost2(a00, a01, a10, a11, n0 - f0[i], n1 - f1[i])
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            bri = br[i]
+            bli = bl[i]
+            fi0 = f0[i]
+            fi1 = f1[i]
+            for k in range(i + 1, nf):
+                p0 = c0[k]
+                p1 = c1[k]
+                e11 = _cost2(a00, a01, a10, a11, p0, p1)
+                e10 = _cost2(a00, a01, a10, a11, fi0 - p0, fi1 - p1)
+                q0 = f0[k] - p0
+                q1 = f1[k] - p1
+                e01 = _cost2(a00, a01, a10, a11, q0, q1)
+                e00 = _cost2(a00, a01, a10, a11, n0 - fi0 - q0, n1 - fi1 - q1)
+                if e11 + e10 < bri:
+                    bri = e11 + e10
+                if e01 + e00 < bli:
+                    bli = e01 + e00
+                if e11 + e01 < br[k]:
+                    br[k] = e11 + e01
+                if e10 + e00 < bl[k]:
+                    bl[k] = e10 + e00
+            br[i] = bri
+            bl[i] = bli
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
 
     cdef double _d2_objective(self, int nf, int r, double leaf,
                               int* out_f) noexcept nogil:
@@ -1070,7 +966,22 @@ cdef class Searcher:
                 q[L * K + c] = fi[c]
                 q[(L + 1) * K + c] = nc[c] - fi[c]
             L += 2
-        if r >= 2:
+        if r >= 2 and K == 2:
+            # two classes: the pair counts of all partners of i at once
+            self._pairs_transpose(nf)
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                self._pairs_of(i, nf)
+                for k in range(i + 1, nf):
+                    fk = self.fq1 + k * K
+                    for c in range(2):
+                        p = self.cnt0[k] if c == 0 else self.cnt1[k]
+                        q[L * K + c] = p
+                        q[(L + 1) * K + c] = fi[c] - p
+                        q[(L + 2) * K + c] = fk[c] - p
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p
+                    L += 4
+        elif r >= 2:
             for i in range(nf):
                 g = self.gw + i * nnz
                 fi = self.fq1 + i * K
@@ -1168,6 +1079,12 @@ cdef class Searcher:
         nf = self._d2_counts(d, total)
         if nf == 0:
             return leaf
+        if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
+            e = self._d2_cost_binary(nf, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
         if self.okind != OBJ_ERROR:
             e = self._d2_objective(nf, r, leaf, &i)
             if e < best:
