@@ -105,28 +105,37 @@ FITTERS = {
 }
 
 
-def _child(conn, solver, X, y, depth, limit):
+def _child(conn, solver, X, y, depth, limit, repeats=1):
     warnings.simplefilter("ignore")
     try:
         # warm-up on a tiny problem: first-call costs (lazy imports, caches
         # of scikit-learn's validation) are not part of any solver's search
         tiny_X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=X.dtype)
         FITTERS[solver](tiny_X, np.array([0, 1, 1, 0], dtype=y.dtype), 1, limit)
-        conn.send(("ok", FITTERS[solver](X, y, depth, limit)))
+        # the fastest of ``repeats`` fits (stop repeating past 2 s): the
+        # machine's load adds noise, never speed
+        best = FITTERS[solver](X, y, depth, limit)
+        for _ in range(repeats - 1):
+            if best[0] > 2.0:
+                break
+            again = FITTERS[solver](X, y, depth, limit)
+            if again[0] < best[0]:
+                best = again
+        conn.send(("ok", best))
     except Exception as exc:  # reported, not raised: one failure stops nothing
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     conn.close()
 
 
-def run_one(solver, X, y, depth, limit):
+def run_one(solver, X, y, depth, limit, repeats=1):
     """(seconds, objective, optimal, note) of one fit in a forked child."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, solver, X, y, depth, limit))
+    proc = ctx.Process(target=_child, args=(child, solver, X, y, depth, limit, repeats))
     proc.start()
     child.close()
     result = None
-    if parent.poll(limit + GRACE):
+    if parent.poll(repeats * (limit + GRACE)):
         try:
             result = parent.recv()
         except EOFError:
@@ -162,6 +171,12 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--datasets", nargs="+", default=CP4IM)
     parser.add_argument("--solvers", nargs="+", default=SOLVERS, choices=SOLVERS)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="time the fastest of this many fits per child (fits under 2 s)",
+    )
     args = parser.parse_args(argv)
     solvers = args.solvers
     if "old" in solvers:
@@ -170,7 +185,8 @@ def main(argv=None):
 
     print(
         f"# DL8.5 benchmark: depths {args.depths}, min_sup 1, time limit "
-        f"{args.time_limit:g} s, solvers {', '.join(solvers)}"
+        f"{args.time_limit:g} s, solvers {', '.join(solvers)}, fastest of "
+        f"{args.repeats} fit(s) under 2 s"
     )
     print("# times in seconds; * = not proven optimal (time limit)")
     header = f"{'dataset':<18} {'d':>1} " + " ".join(
@@ -191,7 +207,9 @@ def main(argv=None):
             turn += 1
             res = {}
             for solver in order:
-                res[solver] = run_one(solver, X, y, depth, args.time_limit)
+                res[solver] = run_one(
+                    solver, X, y, depth, args.time_limit, args.repeats
+                )
             rows.append((name, depth, res))
             line = f"{name:<18} {depth:>1} "
             line += " ".join(

@@ -42,11 +42,18 @@ in the package's methods notes:
 
 Objectives and memory
 ---------------------
-* Errors, bounds and cache values are doubles. With real-valued sample
-  weights (``weights=``) the leaf error is ``total weight - largest class
-  weight``: ``_class_supports`` and the depth-2 solver go through
-  ``_weighted.WeightedCore``. Every cover rewrite gets a new version
-  (``cover_version``) and remembers the split that made it, so the
+* Losses, bounds and cache values are doubles. A node's leaf loss comes
+  from the objective (``_leaf``): class counts by popcount when the
+  objective is a function of unweighted class supports (misclassification,
+  cost matrix, Python ``f(class supports)``), otherwise the objective's own
+  pass over the cover's rows. The depth-2 solver runs on class counts here
+  (``_d2_pairs*``, ``_d2_cost_binary``, ``_d2_objective``, which prices
+  all candidate leaves in one batch) or on the objective's
+  ``_weighted.WeightedCore`` (weights, cost matrices, squared error); it is
+  used only when the objective declares ``pair_stats``, and the similarity
+  bound only when it declares ``similarity`` (each row's largest loss,
+  ``worst``, replaces the row count). Every cover rewrite gets a new
+  version (``cover_version``) and remembers the split that made it, so the
   weighted depth-2 solver of a child can reuse its parent's pair weights
   (parent minus sibling).
 * The cache (``_cache.pyx``) may be bounded (``max_cache_size``): wipes
