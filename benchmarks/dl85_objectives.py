@@ -41,15 +41,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _old_engine import old_engine_path
+from dl85_vs_pydl85 import CP4IM
 
 from odtstudy.datasets import load_dataset
 
-CP4IM = [
-    "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes",
-    "german-credit", "heart-cleveland", "hepatitis", "hypothyroid", "ionosphere",
-    "kr-vs-kp", "lymph", "mushroom", "pendigits", "primary-tumor", "segment",
-    "soybean", "splice-1", "tic-tac-toe", "vehicle", "vote", "yeast", "zoo-1",
-]  # fmt: skip
 OBJECTIVES = ["cls", "sq", "abs", "q", "cost", "py"]
 COST = np.array([[0.0, 5.0], [1.0, 0.0]])
 TARGETS = {"sq": 3.0, "abs": 10.0, "q": 10.0, "cost": 1.5, "py": 3.0}

@@ -105,20 +105,20 @@ FITTERS = {
 }
 
 
-def _child(conn, solver, X, y, depth, limit, repeats=1):
+def _child(conn, fitter, X, y, depth, limit, repeats=1):
     warnings.simplefilter("ignore")
     try:
         # warm-up on a tiny problem: first-call costs (lazy imports, caches
         # of scikit-learn's validation) are not part of any solver's search
         tiny_X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=X.dtype)
-        FITTERS[solver](tiny_X, np.array([0, 1, 1, 0], dtype=y.dtype), 1, limit)
+        fitter(tiny_X, np.array([0, 1, 1, 0], dtype=y.dtype), 1, limit)
         # the fastest of ``repeats`` fits (stop repeating past 2 s): the
         # machine's load adds noise, never speed
-        best = FITTERS[solver](X, y, depth, limit)
+        best = fitter(X, y, depth, limit)
         for _ in range(repeats - 1):
             if best[0] > 2.0:
                 break
-            again = FITTERS[solver](X, y, depth, limit)
+            again = fitter(X, y, depth, limit)
             if again[0] < best[0]:
                 best = again
         conn.send(("ok", best))
@@ -129,9 +129,16 @@ def _child(conn, solver, X, y, depth, limit, repeats=1):
 
 def run_one(solver, X, y, depth, limit, repeats=1):
     """(seconds, objective, optimal, note) of one fit in a forked child."""
+    return run_fit(FITTERS[solver], X, y, depth, limit, repeats)
+
+
+def run_fit(fitter, X, y, depth, limit, repeats=1):
+    """``fitter(X, y, depth, limit) -> (seconds, objective, optimal)`` in a
+    forked child, after a warm-up on a tiny problem; the fastest of
+    ``repeats`` fits. Returns (seconds, objective, optimal, note)."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, solver, X, y, depth, limit, repeats))
+    proc = ctx.Process(target=_child, args=(child, fitter, X, y, depth, limit, repeats))
     proc.start()
     child.close()
     result = None

@@ -28,23 +28,18 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing as mp
 import sys
 import time
-import warnings
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dl85_vs_pydl85 import CP4IM, _geomean, run_fit
+
 from odtstudy.datasets import load_dataset
 
-CP4IM = [
-    "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes",
-    "german-credit", "heart-cleveland", "hepatitis", "hypothyroid", "ionosphere",
-    "kr-vs-kp", "lymph", "mushroom", "pendigits", "primary-tumor", "segment",
-    "soybean", "splice-1", "tic-tac-toe", "vehicle", "vote", "yeast", "zoo-1",
-]  # fmt: skip
 COST = np.array([[0.0, 5.0], [1.0, 0.0]])
-GRACE = 30.0
 
 
 def _ours_regression(X, y, depth, limit):
@@ -109,48 +104,6 @@ TASKS = {
 }
 
 
-def _child(conn, fitter, X, y, depth, limit):
-    warnings.simplefilter("ignore")
-    try:
-        tiny_X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=X.dtype)
-        fitter(tiny_X, np.array([0, 1, 1, 0], dtype=y.dtype), 1, limit)
-        conn.send(("ok", fitter(X, y, depth, limit)))
-    except Exception as exc:  # reported, not raised
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    conn.close()
-
-
-def run_one(fitter, X, y, depth, limit):
-    """(seconds, objective, optimal, note) of one fit in a forked child."""
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fitter, X, y, depth, limit))
-    proc.start()
-    child.close()
-    result = None
-    if parent.poll(limit + GRACE):
-        try:
-            result = parent.recv()
-        except EOFError:
-            result = None
-    if proc.is_alive():
-        proc.kill()
-    proc.join()
-    if result is None:
-        return math.nan, math.nan, False, "killed/crashed"
-    status, payload = result
-    if status != "ok":
-        return math.nan, math.nan, False, payload
-    return (*payload, "")
-
-
-def _geomean(values):
-    values = [v for v in values if v > 0 and math.isfinite(v)]
-    if not values:
-        return math.nan
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", type=int, nargs="+", default=[3, 4])
@@ -184,7 +137,7 @@ def main(argv=None):
             for depth in args.depths:
                 order = [ours, theirs] if turn % 2 == 0 else [theirs, ours]
                 turn += 1
-                res = {f: run_one(f, X, y, depth, args.time_limit) for f in order}
+                res = {f: run_fit(f, X, y, depth, args.time_limit) for f in order}
                 a, b = res[ours], res[theirs]
                 rows.append((name, depth, a, b))
                 both = a[2] and b[2]

@@ -147,8 +147,8 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
         and ``reconstitution_ms`` (time spent rebuilding wiped nodes of the
         optimal tree; 0 when unbounded). ``anytime``: the root's trace, a
         list of ``(seconds since fit started, best error, lower bound)``
-        points recorded each time the incumbent or the bound improved (not
-        with ``fast_error_function``).
+        points recorded each time the incumbent or the bound improved (for
+        every objective).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.

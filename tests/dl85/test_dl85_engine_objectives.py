@@ -150,6 +150,21 @@ def test_every_objective_bounded_equals_unbounded(kind, strategy):
 
 
 @pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize(
+    "switch", SWITCHES[1:], ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items())
+)
+def test_bounded_equals_unbounded_with_every_switch(kind, switch):
+    rng = np.random.default_rng(11)
+    _, fit, _ = _problem(kind, rng, 50, 6)
+    ref = fit(max_depth=3, **switch)
+    bound = max(ref.stats_["cache_peak_entries"] // 4, 7)
+    est = fit(max_depth=3, max_cache_size=bound, **switch)
+    assert est.optimal_
+    assert est.objective_ == pytest.approx(ref.objective_, rel=1e-9, abs=TOL)
+    assert est.stats_["cache_peak_entries"] <= bound
+
+
+@pytest.mark.parametrize("kind", OBJECTIVES)
 def test_every_objective_time_limit_is_anytime(kind):
     rng = np.random.default_rng(3)
     _, fit, _ = _problem(kind, rng, 300, 40)
