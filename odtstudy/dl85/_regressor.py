@@ -50,8 +50,9 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
     use_depth2_solver : bool, default=True
         ``criterion="squared_error"``: solve subtrees of depth <= 2 from the
         sufficient statistics ``(w, w y, w y^2)`` of feature pairs (one pass
-        over the rows instead of a recursion); other criteria always use
-        the recursion.
+        over the rows instead of a recursion); the absolute and pinball
+        losses solve subtrees of depth 1 directly (two passes over the rows,
+        sorted by target, per feature).
     random_state : None, int or RandomState, default=None
         Unused (deterministic search).
     branching, use_infeasibility_lb, use_similarity_lb, cache, algorithm : \

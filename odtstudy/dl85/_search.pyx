@@ -97,7 +97,9 @@ from odtstudy.dl85._kernels cimport (
 from odtstudy.dl85._objective cimport (
     OBJ_COST,
     OBJ_ERROR,
+    OBJ_ABSOLUTE,
     OBJ_PY_CLASS,
+    OBJ_QUANTILE,
     OBJ_WEIGHTED,
     Objective,
 )
@@ -190,6 +192,7 @@ cdef class Searcher:
 
     cdef int n, m, K, W, max_depth, min_sup, branching
     cdef bint use_inf_lb, use_sim, use_d2, dl8, dynamic
+    cdef int d2_depth         # subtrees up to this depth go to a direct solver
     cdef readonly bint timed_out
     cdef double time_limit, deadline
     cdef uint64_t* cols
@@ -307,6 +310,11 @@ cdef class Searcher:
         self.use_sim = (use_similarity_lb and not dl8 and min_sup == 1
                         and objective.similarity)
         self.use_d2 = use_depth2_solver and not dl8 and objective.pair_stats
+        self.d2_depth = 2 if self.use_d2 else 0
+        if (use_depth2_solver and not dl8
+                and objective.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE)):
+            # order statistics: no pair statistics, but a depth-1 solver
+            self.d2_depth = 1
         self.dynamic = not dl8
         self.time_limit = time_limit
         self.timed_out = False
@@ -867,6 +875,89 @@ cdef class Searcher:
                 out_f[0] = self.fid[i]
         return <double>best
 
+    cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil:
+        """Best split of depth 1 for the absolute / pinball loss.
+
+        The cover's rows are in target order (the caller sorts the rows by
+        y), so for each feature two passes over them give both children's
+        weights, their lower weighted tau-quantiles and the sums before
+        them, hence both leaf losses, with no child cover, cache entry or
+        leaf evaluation of its own.
+        """
+        cdef int n = self.objective.gather(self.cov + d * self.W,
+                                           self.cidx + d * self.W, self.cnnz[d])
+        cdef int32_t* rows = self.objective.rows
+        cdef double* w = self.objective.w
+        cdef double* yv = self.objective.y
+        cdef int f, i, r, b, ms = self.min_sup
+        cdef int cnt[2]
+        cdef double T[2]
+        cdef double S[2]
+        cdef double cw[2]
+        cdef double cs[2]
+        cdef double q[2]
+        cdef double Wb[2]
+        cdef double Sb[2]
+        cdef bint found[2]
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double best = leaf, wr, yr, loss
+        cdef uint64_t* col
+        out_f[0] = FEATURE_LEAF
+        for f in range(self.m):
+            col = self.cols + f * self.W
+            cnt[0] = 0
+            cnt[1] = 0
+            T[0] = 0.0
+            T[1] = 0.0
+            S[0] = 0.0
+            S[1] = 0.0
+            for i in range(n):
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                wr = w[r] if w != NULL else 1.0
+                cnt[b] += 1
+                T[b] += wr
+                S[b] += wr * yv[r]
+            if cnt[0] < ms or cnt[1] < ms:
+                continue
+            for b in range(2):
+                cw[b] = 0.0
+                cs[b] = 0.0
+                found[b] = T[b] <= 0.0
+                q[b] = 0.0
+                Wb[b] = 0.0
+                Sb[b] = 0.0
+            for i in range(n):
+                if found[0] and found[1]:
+                    break
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                if found[b]:
+                    continue
+                wr = w[r] if w != NULL else 1.0
+                yr = yv[r]
+                if cw[b] + wr >= tau * T[b] and wr > 0:
+                    q[b] = yr
+                    Wb[b] = cw[b]
+                    Sb[b] = cs[b]
+                    found[b] = True
+                else:
+                    cw[b] += wr
+                    cs[b] += wr * yr
+            loss = 0.0
+            for b in range(2):
+                if T[b] > 0.0:
+                    # rows before the quantile row lie at or below it, the
+                    # others at or above it (ties cost nothing either way)
+                    loss += (a * ((S[b] - Sb[b]) - q[b] * (T[b] - Wb[b]))
+                             + c * (q[b] * Wb[b] - Sb[b]))
+            if loss < best:
+                best = loss
+                out_f[0] = f
+        return best if best > self.eps else 0.0
+
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
         cdef int nnz = self.d2_nnz, i, j
@@ -1073,6 +1164,8 @@ cdef class Searcher:
         best = leaf
         if leaf <= self.eps or r <= 0:
             return leaf
+        if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
+            return self._depth1_order(d, leaf, out_f)
         if self.weighted:
             if r == 2 and d >= 1:
                 return self.wcore.depth2_child(
@@ -1247,7 +1340,7 @@ cdef class Searcher:
                     if self.use_inf_lb and lb > ent.lb:
                         ent.lb = lb
                     return INFINITY
-        if self.use_d2 and r <= 2:
+        if r <= self.d2_depth:
             self.n_d2 += 1
             best = self._depth2(d, r, leaf, &f)
             self._store_solved(e, best, f)
@@ -1504,7 +1597,7 @@ cdef class Searcher:
         elif r == 0:
             err = leaf
             f = FEATURE_LEAF
-        elif self.use_d2 and r <= 2:
+        elif r <= self.d2_depth:
             err = self._depth2(d, r, leaf, &f)
         else:
             self.n_reconstituted += 1
@@ -1561,7 +1654,7 @@ cdef class Searcher:
             ent = &self.cache.entries[e]
             if ent.error < INFINITY:
                 f = ent.feature
-        if (f == FEATURE_NONE and 1 <= r <= 2 and self.use_d2
+        if (f == FEATURE_NONE and 1 <= r <= self.d2_depth
                 and not (leaf <= self.eps or self._rows(d) < 2 * self.min_sup)):
             self._depth2(d, r, leaf, &f)
         if r == 0 or f < 0:
