@@ -285,12 +285,14 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
             )
             result.reason = result.reason.replace("loss", "error")
             return result
+        # n_samples: the value's sum for counts; rows of positive weight
+        # need the tree applied to X
         tree = build_tree(
             out,
             n_classes,
             lambda node, rows: out.value[node],
             label_of,
-            X=X,
+            X=None if weights is None else X,
         )
         return fit_result(
             out,
