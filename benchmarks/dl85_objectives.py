@@ -224,7 +224,12 @@ def run_bounded(args, rows):
                 "odtstudy", X, y, yr, args.depth, args.time_limit, max_cache_size=bound
             )[obj]
             est = fit()
-            same = est.optimal_ and math.isclose(
+            if not est.optimal_:
+                # wipes and reconstitution cost time: the bounded fit can
+                # reach the limit where the unbounded one did not
+                cells.append(f"{'bound TO':>10}")
+                continue
+            same = math.isclose(
                 est.objective_, ref.objective_, rel_tol=1e-9, abs_tol=1e-9
             )
             total += 1
@@ -232,7 +237,7 @@ def run_bounded(args, rows):
             cells.append(f"{'same' if same else 'DIFF':>10}")
         print(f"{name:<18} " + " ".join(cells), flush=True)
     print("-" * len(head))
-    print(f"optimum kept under the 25 % bound: {kept} / {total}")
+    print(f"optimum kept under the 25 % bound: {kept} / {total} proven fits")
 
 
 def main(argv=None):
