@@ -707,6 +707,42 @@ cdef class Searcher:
             nf += 1
         return nf
 
+    cdef void _mask_root(self, int i) noexcept nogil:
+        """``tmp[c]``: the words of useful feature i on the rows of class c."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* g = self.gw + i * nnz
+        cdef uint64_t* t
+        for c in range(self.K):
+            t = self.tmp + c * nnz
+            for j in range(nnz):
+                t[j] = g[j] & self.ccw[c * nnz + j]
+
+    cdef void _pair_classes(self, int k, int32_t* p) noexcept nogil:
+        """Class counts ``p[c]`` of the rows with both the root of
+        ``_mask_root`` and useful feature k."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* gk = self.gw + k * nnz
+        cdef uint64_t* t0
+        cdef uint64_t* t1
+        cdef long long c0, c1
+        if self.K == 2:
+            t0 = self.tmp
+            t1 = self.tmp + nnz
+            c0 = 0
+            c1 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+                c1 += odt_popcount(t1[j] & gk[j])
+            p[0] = <int32_t>c0
+            p[1] = <int32_t>c1
+            return
+        for c in range(self.K):
+            t0 = self.tmp + c * nnz
+            c0 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+            p[c] = <int32_t>c0
+
     cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil:
         """Depth-2 optimum from the pair counts, one pass over feature pairs.
 
@@ -714,18 +750,13 @@ cdef class Searcher:
         split for both branches of i (child k) and of k (child i); ``bl`` /
         ``br`` keep the best error of the left / right branch of each root.
         """
-        cdef int K = self.K, nnz = self.d2_nnz, j, c, i, k, ms = self.min_sup
-        cdef uint64_t* g
-        cdef uint64_t* gk
-        cdef uint64_t* t0
-        cdef uint64_t* t1
+        cdef int K = self.K, c, i, k, ms = self.min_sup
         cdef int32_t* fi
         cdef int32_t* fk
         cdef int32_t* p = self.pairbuf
         cdef double* nc = self._d2_nc
         cdef double* bl = self.bl
         cdef double* br = self.br
-        cdef long long c0, c1
         cdef int s11, s10, s01, s00, m11, m10, m01, m00, v, e11, e10, e01, e00
         cdef int ntot = 0
         cdef double best, left, right, leaf
@@ -747,32 +778,11 @@ cdef class Searcher:
             br[i] = s11 - m11
             bl[i] = (ntot - s11) - m00
         for i in range(nf):
-            g = self.gw + i * nnz
             fi = self.fq1 + i * K
-            for c in range(K):
-                t0 = self.tmp + c * nnz
-                for j in range(nnz):
-                    t0[j] = g[j] & self.ccw[c * nnz + j]
+            self._mask_root(i)
             for k in range(i + 1, nf):
-                gk = self.gw + k * nnz
                 fk = self.fq1 + k * K
-                if K == 2:
-                    t0 = self.tmp
-                    t1 = self.tmp + nnz
-                    c0 = 0
-                    c1 = 0
-                    for j in range(nnz):
-                        c0 += odt_popcount(t0[j] & gk[j])
-                        c1 += odt_popcount(t1[j] & gk[j])
-                    p[0] = <int32_t>c0
-                    p[1] = <int32_t>c1
-                else:
-                    for c in range(K):
-                        t0 = self.tmp + c * nnz
-                        c0 = 0
-                        for j in range(nnz):
-                            c0 += odt_popcount(t0[j] & gk[j])
-                        p[c] = <int32_t>c0
+                self._pair_classes(k, p)
                 s11 = 0
                 s10 = 0
                 s01 = 0
@@ -1040,21 +1050,17 @@ cdef class Searcher:
         then all are priced at once (one batch for a Python loss); then the
         best left / right branch of each root is kept, as ``_d2_pairs``.
         """
-        cdef int K = self.K, nnz = self.d2_nnz, j, c, i, k, ms = self.min_sup
+        cdef int K = self.K, c, i, k, ms = self.min_sup
         cdef Py_ssize_t L = 0, o
-        cdef uint64_t* g
-        cdef uint64_t* gk
-        cdef uint64_t* t0
         cdef int32_t* fi
         cdef int32_t* fk
+        cdef int32_t* pc = self.pairbuf
         cdef double* nc = self._d2_nc
         cdef double* q = self.node_q
         cdef double* lo = self.node_l
         cdef double* bl = self.bl
         cdef double* br = self.br
         cdef double ntot = 0.0, best, p, s11, s10, s01, s00
-        cdef long long cnt
-        cdef int32_t* pc = self.pairbuf
         for c in range(K):
             ntot += nc[c]
         # branches of each root as leaves: (f = 1), (f = 0)
@@ -1081,21 +1087,13 @@ cdef class Searcher:
                     L += 4
         elif r >= 2:
             for i in range(nf):
-                g = self.gw + i * nnz
                 fi = self.fq1 + i * K
-                for c in range(K):
-                    t0 = self.tmp + c * nnz
-                    for j in range(nnz):
-                        t0[j] = g[j] & self.ccw[c * nnz + j]
+                self._mask_root(i)
                 for k in range(i + 1, nf):
-                    gk = self.gw + k * nnz
                     fk = self.fq1 + k * K
+                    self._pair_classes(k, pc)
                     for c in range(K):
-                        t0 = self.tmp + c * nnz
-                        cnt = 0
-                        for j in range(nnz):
-                            cnt += odt_popcount(t0[j] & gk[j])
-                        p = <double>cnt
+                        p = <double>pc[c]
                         q[L * K + c] = p                                  # i, k
                         q[(L + 1) * K + c] = fi[c] - p                    # i, not k
                         q[(L + 2) * K + c] = fk[c] - p                    # not i, k
