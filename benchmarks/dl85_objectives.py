@@ -1,188 +1,243 @@
-"""Cost of DL8.5's objectives beyond accuracy on the CP4IM sets (issue 4).
+"""Cost of DL8.5's objectives on the CP4IM sets, new engine against the old one.
 
 One command::
 
     python benchmarks/dl85_objectives.py [--depth 3] [--time-limit 60]
                                           [--repeats 3] [--datasets anneal vote ...]
-                                          [--regression]
+                                          [--no-old] [--bounded]
 
-Per dataset, at the given depth, in this process (fits are timed with
-``perf_counter`` around ``fit``; the best of ``--repeats`` runs is kept for
-the core fits, one run for the general-search fits):
+Both engines run in this process: the current ``odtstudy`` and the one this
+branch started from, built beside it as ``odtstudy_old``
+(``benchmarks/_old_engine.py``). Fits are timed with ``perf_counter`` around
+``fit``; the best of ``--repeats`` runs is kept (one run for fits slower
+than 2 s). Per dataset, at the given depth:
 
-* ``unw``: ``DL85Classifier`` without weights (the popcount core);
-* ``w``: the same with random real weights ``U(0.5, 2)`` (seed 0): weighted
-  class supports, weighted depth-2 solver and similarity bound;
-  ``w/unw`` is the time ratio (issue target: <= 2.0);
-* ``gen-C``: the general search of ``_general.pyx`` with the built-in
-  weighted error in C (no depth-2 solver, no similarity bound);
-* ``gen-py``: the same search with a Python ``fast_error_function``
-  computing the same error; ``py/C`` is the overhead of the Python callback.
+* ``cls``: ``DL85Classifier`` (misclassification, the reference);
+* ``sq``: ``DL85Regressor`` squared error; ``abs``: absolute error;
+  ``q``: pinball loss, tau 0.3 (target ``y = sum of the first 5 features +
+  N(0, 1)``, seed 0);
+* ``cost``: ``DL85Classifier(cost_matrix=C)``, ``C = [[0, 5], [1, 0]]``
+  (``C[predicted, true]``); ``py``: the same loss as a Python
+  ``fast_error_function``.
 
-The last line gives geometric means of the ratios over the datasets where
-every fit finished (``TO``: time limit reached).
-
-``--regression`` adds a table for ``DL85Regressor`` (squared error, a
-synthetic target ``y = sum of the first 5 features + N(0, 1)``, random
-weights): the time with the depth-2 solver from pair statistics (``d2``)
-and with the plain recursion (``rec``), and whether both reach the same
-objective.
+Table 1 gives the new engine's times and the ratios to ``cls`` (``py`` to
+``cost``); table 2 the ratio new / old engine of each (the old engine had no
+``cost_matrix``: its ``cost`` column is its Python ``fast_error_function``).
+``--bounded`` adds table 3: each objective with ``max_cache_size`` at 25 %
+of its unbounded peak, and whether the optimum is the same. The summary
+lines give geometric means over the datasets where every fit proved its
+optimum (``TO``: time limit reached).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _old_engine import old_engine_path
+from dl85_vs_pydl85 import CP4IM
+
 from odtstudy.datasets import load_dataset
-from odtstudy.dl85 import DL85Classifier, DL85Regressor
-from odtstudy.dl85._predictor import fit_classifier_general
 
-CP4IM = [
-    "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes",
-    "german-credit", "heart-cleveland", "hepatitis", "hypothyroid", "ionosphere",
-    "kr-vs-kp", "lymph", "mushroom", "pendigits", "primary-tumor", "segment",
-    "soybean", "splice-1", "tic-tac-toe", "vehicle", "vote", "yeast", "zoo-1",
-]  # fmt: skip
+OBJECTIVES = ["cls", "sq", "abs", "q", "cost", "py"]
+COST = np.array([[0.0, 5.0], [1.0, 0.0]])
+TARGETS = {"sq": 3.0, "abs": 10.0, "q": 10.0, "cost": 1.5, "py": 3.0}
 
 
-def misclassification(weights):
-    """The built-in error, as a Python ``fast_error_function``."""
-    best = int(np.argmax(weights))
-    return float(weights.sum() - weights[best]), best
+def cost_error(weights):
+    """``C[predicted, true]`` as a Python ``fast_error_function``."""
+    losses = COST @ weights
+    label = int(np.argmin(losses))
+    return float(losses[label]), label
 
 
-def _time(fn, repeats):
-    best, out = math.inf, None
+def _fitters(pkg, X, y, yr, depth, limit, **extra):
+    """Objective name -> zero-argument fit, for the package ``pkg``."""
+    dl85 = __import__(f"{pkg}.dl85", fromlist=["DL85Classifier"])
+    clf, reg = dl85.DL85Classifier, dl85.DL85Regressor
+    common = dict(max_depth=depth, time_limit=limit, **extra)
+    fits = {
+        "cls": lambda: clf(**common).fit(X, y),
+        "sq": lambda: reg(**common).fit(X, yr),
+        "abs": lambda: reg(criterion="absolute_error", **common).fit(X, yr),
+        "q": lambda: reg(criterion="quantile", quantile=0.3, **common).fit(X, yr),
+        "py": lambda: clf(fast_error_function=cost_error, **common).fit(X, y),
+    }
+    if pkg == "odtstudy":
+        fits["cost"] = lambda: clf(cost_matrix=COST, **common).fit(X, y)
+    else:
+        fits["cost"] = fits["py"]
+    return fits
+
+
+def _time(fit, repeats):
+    best, est = math.inf, None
     for _ in range(repeats):
         start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
+        est = fit()
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed)
+        if elapsed > 2.0:
+            break
+    return best, est
 
 
-def run(datasets, depth, limit, repeats):
-    head = (
-        f"{'dataset':<18} {'n':>5} {'m':>4} {'unw s':>8} {'w s':>8} {'w/unw':>6} "
-        f"{'gen-C s':>8} {'gen-py s':>9} {'py/C':>6} {'w obj':>10} {'same':>4}"
+def gmean(values):
+    values = [v for v in values if v > 0 and math.isfinite(v)]
+    if not values:
+        return math.nan
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _data(name):
+    data = load_dataset(name)
+    X = np.ascontiguousarray(data.X, dtype=np.uint8)
+    y = np.unique(data.y, return_inverse=True)[1]
+    rng = np.random.default_rng(0)
+    yr = X[:, :5].sum(axis=1) + rng.normal(size=len(X))
+    return X, y, yr
+
+
+def run(args):
+    with_old = not args.no_old
+    if with_old:
+        sys.path.insert(0, old_engine_path())
+    print(
+        f"# depth {args.depth}, time limit {args.time_limit:g} s, best of "
+        f"{args.repeats}; times in seconds, TO = time limit"
     )
-    print(f"depth {depth}, time limit {limit} s, best of {repeats} (core fits)")
-    print(head)
-    print("-" * len(head))
-    ratios_w, ratios_py = [], []
-    for name in datasets:
-        data = load_dataset(name)
-        X = np.ascontiguousarray(data.X, dtype=np.uint8)
-        y = np.unique(data.y, return_inverse=True)[1]
-        k = int(y.max()) + 1
-        w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
+    head1 = f"{'dataset':<18} {'n':>5} {'m':>4} " + " ".join(
+        f"{o:>8}" for o in OBJECTIVES
+    )
+    head1 += " " + " ".join(
+        f"{(o + '/' + ('cost' if o == 'py' else 'cls')):>8}" for o in TARGETS
+    )
+    head2 = f"{'dataset':<18} " + " ".join(f"{'new/old ' + o:>12}" for o in OBJECTIVES)
+    rows = []
+    print("\n## table 1: new engine, time per objective and ratio to its reference")
+    print(head1)
+    print("-" * len(head1))
+    for name in args.datasets:
+        X, y, yr = _data(name)
+        new = _fitters("odtstudy", X, y, yr, args.depth, args.time_limit)
+        old = (
+            _fitters("odtstudy_old", X, y, yr, args.depth, args.time_limit)
+            if with_old
+            else {}
+        )
+        res = {}
+        for obj in OBJECTIVES:
+            t_new, e_new = _time(new[obj], args.repeats)
+            t_old, e_old = (math.nan, None)
+            if with_old:
+                t_old, e_old = _time(old[obj], args.repeats)
+            res[obj] = (t_new, e_new, t_old, e_old)
+        rows.append((name, X.shape, res))
 
-        def core(sample_weight):
-            clf = DL85Classifier(max_depth=depth, time_limit=limit)
-            return clf.fit(X, y, sample_weight=sample_weight)
+        def cell(obj):
+            t, est = res[obj][0], res[obj][1]
+            return f"{t:8.4f}" if est.optimal_ else f"{'TO':>8}"
 
-        t_unw, unw = _time(lambda: core(None), repeats)
-        t_w, wei = _time(lambda: core(w), repeats)
-
-        def general(fast):
-            return fit_classifier_general(
-                X,
-                y,
-                k,
-                w,
-                fast_error_function=fast,
-                max_depth=depth,
-                time_limit=limit,
+        ratios = []
+        for obj in TARGETS:
+            ref = "cost" if obj == "py" else "cls"
+            ok = res[obj][1].optimal_ and res[ref][1].optimal_
+            ratios.append(res[obj][0] / res[ref][0] if ok else math.nan)
+        same = res["cost"][1].objective_ == res["py"][1].objective_
+        print(
+            f"{name:<18} {X.shape[0]:>5} {X.shape[1]:>4} "
+            + " ".join(cell(o) for o in OBJECTIVES)
+            + " "
+            + " ".join(f"{r:8.2f}" for r in ratios)
+            + ("" if same else "  COST != PY"),
+            flush=True,
+        )
+    print("-" * len(head1))
+    for obj, target in TARGETS.items():
+        ref = "cost" if obj == "py" else "cls"
+        vals = [
+            r[2][obj][0] / r[2][ref][0]
+            for r in rows
+            if r[2][obj][1].optimal_ and r[2][ref][1].optimal_
+        ]
+        gm = gmean(vals)
+        print(
+            f"geometric mean {obj}/{ref} = {gm:.2f} over {len(vals)} sets "
+            f"(target <= {target:g}: {'met' if gm <= target else 'NOT met'})"
+        )
+    if with_old:
+        print("\n## table 2: new engine / old engine, per objective")
+        print(head2)
+        print("-" * len(head2))
+        for name, _, res in rows:
+            cells = []
+            for obj in OBJECTIVES:
+                t_new, e_new, t_old, e_old = res[obj]
+                if e_new.optimal_ and e_old.optimal_:
+                    cells.append(f"{t_new / t_old:12.3f}")
+                    if abs(e_new.objective_ - e_old.objective_) > 1e-6 * max(
+                        1.0, abs(e_old.objective_)
+                    ):
+                        cells[-1] = f"{'DIFF':>12}"
+                elif e_new.optimal_:
+                    cells.append(f"{'old TO':>12}")
+                else:
+                    cells.append(f"{'new TO':>12}")
+            print(f"{name:<18} " + " ".join(cells), flush=True)
+        print("-" * len(head2))
+        for obj in OBJECTIVES:
+            vals = [
+                r[2][obj][0] / r[2][obj][2]
+                for r in rows
+                if r[2][obj][1].optimal_ and r[2][obj][3].optimal_
+            ]
+            print(
+                f"geometric mean new/old {obj:<4} = {gmean(vals):.3f} over "
+                f"{len(vals)} sets both prove"
             )
-
-        t_c, gen_c = _time(lambda: general(None), 1)
-        t_py, gen_py = _time(lambda: general(misclassification), 1)
-        done_w = unw.optimal_ and wei.optimal_
-        done_py = gen_c.optimal and gen_py.optimal
-        same = (
-            done_w
-            and gen_c.optimal
-            and math.isclose(wei.objective_, gen_c.objective, rel_tol=1e-9)
-        )
-        r_w = t_w / t_unw if done_w else math.nan
-        r_py = t_py / t_c if done_py else math.nan
-        if done_w:
-            ratios_w.append(r_w)
-        if done_py:
-            ratios_py.append(r_py)
-
-        def fmt(t, ok):
-            return f"{t:8.4f}" if ok else f"{'TO':>8}"
-
-        print(
-            f"{name:<18} {X.shape[0]:>5} {X.shape[1]:>4} {fmt(t_unw, unw.optimal_)} "
-            f"{fmt(t_w, wei.optimal_)} {r_w:6.2f} {fmt(t_c, gen_c.optimal)} "
-            f"{fmt(t_py, gen_py.optimal):>9} {r_py:6.1f} "
-            f"{wei.objective_:10.3f} {'yes' if same else '-':>4}",
-            flush=True,
-        )
-    print("-" * len(head))
-
-    def gmean(values):
-        return math.exp(sum(math.log(v) for v in values) / len(values))
-
-    if ratios_w:
-        print(
-            f"geometric mean w/unw = {gmean(ratios_w):.2f} over {len(ratios_w)} sets; "
-            f"max {max(ratios_w):.2f}; <= 2.0 on "
-            f"{sum(r <= 2.0 for r in ratios_w)}/{len(ratios_w)}"
-        )
-    if ratios_py:
-        print(
-            f"geometric mean py/C (Python fast_error_function overhead) = "
-            f"{gmean(ratios_py):.1f} over {len(ratios_py)} sets"
-        )
+    if args.bounded:
+        run_bounded(args, rows)
 
 
-def run_regression(datasets, depth, limit):
-    head = (
-        f"{'dataset':<18} {'n':>5} {'m':>4} {'d2 s':>8} {'rec s':>8} "
-        f"{'rec/d2':>7} {'objective':>14} {'same':>4}"
-    )
-    print(f"\nDL85Regressor, squared error, depth {depth}, time limit {limit} s")
+def run_bounded(args, rows):
+    print("\n## table 3: bounded cache at 25 % of the unbounded peak (new engine)")
+    head = f"{'dataset':<18} " + " ".join(f"{o:>10}" for o in OBJECTIVES)
     print(head)
     print("-" * len(head))
-    speedups = []
-    for name in datasets:
-        data = load_dataset(name)
-        X = np.ascontiguousarray(data.X, dtype=np.uint8)
-        rng = np.random.default_rng(0)
-        y = X[:, :5].sum(axis=1) + rng.normal(size=len(X))
-        w = rng.uniform(0.5, 2.0, size=len(X))
-
-        def fit(d2):
-            reg = DL85Regressor(max_depth=depth, time_limit=limit, use_depth2_solver=d2)
-            return _time(lambda: reg.fit(X, y, sample_weight=w), 1)
-
-        t_d2, fast = fit(True)
-        t_rec, plain = fit(False)
-        done = fast.optimal_ and plain.optimal_
-        same = done and math.isclose(fast.objective_, plain.objective_, rel_tol=1e-9)
-        if done:
-            speedups.append(t_rec / t_d2)
-        rec = f"{t_rec:8.3f}" if plain.optimal_ else f"{'TO':>8}"
-        ratio = (
-            f"{t_rec / t_d2:7.1f}"
-            if done
-            else f"{'>=' + format(t_rec / t_d2, '.0f'):>7}"
-        )
-        print(
-            f"{name:<18} {X.shape[0]:>5} {X.shape[1]:>4} {t_d2:8.3f} {rec} {ratio} "
-            f"{fast.objective_:14.3f} {'yes' if same else '-':>4}",
-            flush=True,
-        )
+    kept = total = 0
+    for name, _, res in rows:
+        X, y, yr = _data(name)
+        cells = []
+        for obj in OBJECTIVES:
+            ref = res[obj][1]
+            if not ref.optimal_:
+                cells.append(f"{'TO':>10}")
+                continue
+            bound = max(ref.stats_["cache_peak_entries"] // 4, 1 + args.depth * 2)
+            fit = _fitters(
+                "odtstudy", X, y, yr, args.depth, args.time_limit, max_cache_size=bound
+            )[obj]
+            est = fit()
+            if not est.optimal_:
+                # wipes and reconstitution cost time: the bounded fit can
+                # reach the limit where the unbounded one did not
+                cells.append(f"{'bound TO':>10}")
+                continue
+            same = math.isclose(
+                est.objective_, ref.objective_, rel_tol=1e-9, abs_tol=1e-9
+            )
+            total += 1
+            kept += same
+            cells.append(f"{'same' if same else 'DIFF':>10}")
+        print(f"{name:<18} " + " ".join(cells), flush=True)
     print("-" * len(head))
-    if speedups:
-        gm = math.exp(sum(math.log(v) for v in speedups) / len(speedups))
-        print(f"geometric mean rec/d2 = {gm:.1f} over {len(speedups)} sets")
+    print(f"optimum kept under the 25 % bound: {kept} / {total} proven fits")
 
 
 def main(argv=None):
@@ -191,11 +246,9 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--datasets", nargs="+", default=CP4IM)
-    parser.add_argument("--regression", action="store_true")
-    args = parser.parse_args(argv)
-    run(args.datasets, args.depth, args.time_limit, args.repeats)
-    if args.regression:
-        run_regression(args.datasets, args.depth, args.time_limit)
+    parser.add_argument("--no-old", action="store_true")
+    parser.add_argument("--bounded", action="store_true")
+    run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
@@ -38,6 +38,7 @@ from odtstudy.tree import Tree
 
 __all__ = [
     "BaseTreeClassifier",
+    "BaseTreeRegressor",
     "FitResult",
     "check_binary_features",
     "export_graphviz",
@@ -346,6 +347,56 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is None:
             return float(np.sum(wrong))
         return float(np.sum(np.asarray(sample_weight, dtype=float)[wrong]))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
+    """Fit bookkeeping and prediction for single-tree regressors.
+
+    Same contract as :class:`odtstudy.base.BaseTreeClassifier` (``tree_``,
+    ``objective_``, ``lower_bound_``, ``optimal_``, ``status_``,
+    ``fit_time_``, ``stats_``) without the classes.
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    }
+    _requires_binary = False
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the tree on ``X`` and the real target ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = _validate_regression_data(self, X, y, binary=self._requires_binary)
+        sample_weight = _validate_sample_weight(sample_weight, X)
+        start = time.perf_counter()
+        result = self._fit(X, y, sample_weight)
+        self.fit_time_ = time.perf_counter() - start
+        self._store_result(result)
+        return self
+
+    def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X):
+        """Predict the value of each row of ``X``."""
+        tree = self._fitted_tree()
+        return tree.predict(_validate_X(self, X, reset=False))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

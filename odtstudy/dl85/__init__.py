@@ -5,7 +5,7 @@ from pathlib import Path
 
 # The Cython modules of this package (one per ``.pyx`` file), built by
 # ``pip install .`` or, in the source tree, by ``pip install -e .``.
-_EXTENSIONS = ("_bitset", "_cache", "_general", "_search", "_weighted")
+_EXTENSIONS = ("_bitset", "_cache", "_objective", "_search", "_weighted")
 
 
 def _missing_extensions_error(exc: ModuleNotFoundError) -> ImportError:
@@ -31,11 +31,8 @@ try:
     from odtstudy.base import export_graphviz, export_text
     from odtstudy.dl85._classes import DL85Classifier
     from odtstudy.dl85._helpers import shallowest_perfect_tree
-    from odtstudy.dl85._predictor import (
-        DL85Cluster,
-        DL85Predictor,
-        DL85Regressor,
-    )
+    from odtstudy.dl85._predictor import DL85Cluster, DL85Predictor
+    from odtstudy.dl85._regressor import DL85Regressor
 except ModuleNotFoundError as exc:
     if exc.name not in {f"{__name__}.{name}" for name in _EXTENSIONS}:
         raise

@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import math
-import time
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy.base import BaseTreeClassifier, FitResult
-from odtstudy.dl85._bitset import pack_columns
-from odtstudy.dl85._cache import MAX_CACHE_SIZE
-from odtstudy.dl85._predictor import fit_classifier_general
-from odtstudy.dl85._search import Searcher
-from odtstudy.tree import TreeBuilder
+from odtstudy.base import BaseTreeClassifier
+from odtstudy.dl85._engine import _pack_classes, build_tree, fit_result, search
+from odtstudy.dl85._losses import check_cost_matrix, checked_fast
+from odtstudy.dl85._options import (
+    MAX_DEPTH_LIMIT,
+    MAX_MIN_SUP,
+    SEARCH_CONSTRAINTS,
+    SearchOptionsMixin,
+)
 
-__all__ = ["DL85Classifier"]
-
-MAX_DEPTH_LIMIT = 60
-#: ``min_sup`` is a C int in the search core (and no data set has more rows).
-MAX_MIN_SUP = 2**31 - 1
-
-
-def _pack_classes(y: np.ndarray, n_classes: int) -> np.ndarray:
-    """Packed row masks of each class, shape (n_classes, n_words)."""
-    onehot = np.zeros((len(y), n_classes), dtype=np.uint8)
-    onehot[np.arange(len(y)), y] = 1
-    return pack_columns(onehot)
+__all__ = ["MAX_DEPTH_LIMIT", "MAX_MIN_SUP", "DL85Classifier", "_pack_classes"]
 
 
 def _integral(sample_weight) -> bool:
@@ -47,7 +34,7 @@ def _replicable(sample_weight) -> bool:
     return _integral(sample_weight) and float(np.sum(sample_weight)) <= 8 * n + 100_000
 
 
-class DL85Classifier(BaseTreeClassifier):
+class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
     """Optimal classification tree of bounded depth by DL8.5.
 
     DL8.5 (Aglin, Nijssen and Schaus, AAAI 2020) is a depth-first
@@ -103,10 +90,18 @@ class DL85Classifier(BaseTreeClassifier):
         Custom leaf loss ``f(class_weights) -> (loss, label)`` (as in
         PyDL8.5): called with the per-class supports of a leaf (weighted by
         ``sample_weight`` when given), it returns the leaf's non-negative
-        loss and the index of the class it predicts (e.g. a cost-sensitive
-        error with a cost matrix). The fit then runs the general search of
-        ``DL85Predictor`` (only ``max_depth``, ``min_sup``, ``time_limit`` and
-        ``max_error`` apply) and ``objective_`` is the sum of these losses.
+        loss and the index of the class it predicts. ``objective_`` is then
+        the sum of these losses. The search calls it once per distinct
+        vector of class supports, and prices the candidate leaves of a
+        depth-2 subproblem in one batch. For a cost matrix, ``cost_matrix``
+        does the same in C.
+    cost_matrix : array-like of shape (n_classes, n_classes), default=None
+        Cost-sensitive classification: ``cost_matrix[p, c]`` (finite,
+        non-negative) is the cost of predicting class ``p`` (index into
+        ``classes_``) for a row of class ``c``. Each leaf predicts its
+        cheapest class and the tree minimises the total (weighted) cost;
+        ``objective_`` is that cost. The zero-one matrix ``1 - eye`` gives
+        the misclassification. Not with ``fast_error_function``.
     max_cache_size : int, default=None
         Maximum number of live cache entries (bounded cache of Aglin et al.,
         2022). When inserting a path would exceed it, part of the cache is
@@ -152,8 +147,8 @@ class DL85Classifier(BaseTreeClassifier):
         and ``reconstitution_ms`` (time spent rebuilding wiped nodes of the
         optimal tree; 0 when unbounded). ``anytime``: the root's trace, a
         list of ``(seconds since fit started, best error, lower bound)``
-        points recorded each time the incumbent or the bound improved (not
-        with ``fast_error_function``).
+        points recorded each time the incumbent or the bound improved (for
+        every objective).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -197,20 +192,9 @@ class DL85Classifier(BaseTreeClassifier):
 
     _parameter_constraints: dict = {
         **BaseTreeClassifier._parameter_constraints,
-        "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
-        "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
-        "max_error": [Interval(Real, 0, None, closed="neither"), None],
-        "branching": [StrOptions({"data", "asc", "desc"})],
-        "use_infeasibility_lb": ["boolean"],
-        "use_similarity_lb": ["boolean"],
-        "use_depth2_solver": ["boolean"],
-        "cache": [StrOptions({"trie", "hash"})],
-        "algorithm": [StrOptions({"dl85", "dl8"})],
-        "random_state": ["random_state"],
+        **SEARCH_CONSTRAINTS,
         "fast_error_function": [callable, None],
-        "max_cache_size": [Interval(Integral, 1, MAX_CACHE_SIZE, closed="both"), None],
-        "wipe_factor": [Interval(Real, 0, 1, closed="right")],
-        "wipe_strategy": [StrOptions({"reuses", "descendants", "all_non_useful"})],
+        "cost_matrix": ["array-like", None],
     }
 
     def __init__(
@@ -228,6 +212,7 @@ class DL85Classifier(BaseTreeClassifier):
         algorithm="dl85",
         random_state=None,
         fast_error_function=None,
+        cost_matrix=None,
         max_cache_size=None,
         wipe_factor=0.5,
         wipe_strategy="reuses",
@@ -244,108 +229,77 @@ class DL85Classifier(BaseTreeClassifier):
         self.algorithm = algorithm
         self.random_state = random_state
         self.fast_error_function = fast_error_function
+        self.cost_matrix = cost_matrix
         self.max_cache_size = max_cache_size
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
 
     def _fit(self, X, y, sample_weight):
-        start = time.perf_counter()
         X = np.ascontiguousarray(X, dtype=np.uint8)
-        if self.fast_error_function is not None:
-            if self.max_cache_size is not None:
+        n_classes = len(self.classes_)
+        kind, cost, label_of, fast = "error", None, None, None
+        if self.cost_matrix is not None:
+            if self.fast_error_function is not None:
                 raise ValueError(
-                    "max_cache_size (the bounded cache) is not supported with "
-                    "fast_error_function"
+                    "give either cost_matrix or fast_error_function, not both "
+                    "(a cost matrix is a fast_error_function computed in C)"
                 )
-            return fit_classifier_general(
-                X,
-                y,
-                len(self.classes_),
-                sample_weight,
-                fast_error_function=self.fast_error_function,
-                max_depth=int(self.max_depth),
-                min_sup=int(self.min_sup),
-                time_limit=self.time_limit,
-                max_error=self.max_error,
-            )
+            cost = check_cost_matrix(self.cost_matrix, n_classes)
+            kind = "cost"
+
+            def label_of(node, rows):
+                return int(np.argmin(cost @ np.asarray(out.value[node])))
+
+        elif self.fast_error_function is not None:
+            kind = "py_class"
+            fast = checked_fast(self.fast_error_function, n_classes)
+
+            def label_of(node, rows):
+                return fast(np.asarray(out.value[node], dtype=np.float64))[1]
+
         weights = None
-        if sample_weight is not None and _replicable(sample_weight):
+        if sample_weight is not None and kind == "error" and _replicable(sample_weight):
             X, y = self._replicate(X, y, sample_weight)
         elif sample_weight is not None:
             # real weights: weighted class supports in the core (rows of
             # weight 0 are dropped, as replication does)
             keep = sample_weight > 0
             X, y, weights = X[keep], y[keep], sample_weight[keep]
-        n_classes = len(self.classes_)
+            if kind == "error":
+                kind = "weighted"
         if X.shape[0] == 0:
             raise ValueError("all sample weights are zero: nothing to fit")
-        searcher = Searcher(
-            pack_columns(X),
-            _pack_classes(y, n_classes),
-            X.shape[0],
-            int(self.max_depth),
-            min_sup=int(self.min_sup),
-            branching=self.branching,
-            use_infeasibility_lb=bool(self.use_infeasibility_lb),
-            use_similarity_lb=bool(self.use_similarity_lb),
-            use_depth2_solver=bool(self.use_depth2_solver),
-            cache=self.cache,
-            dl8=self.algorithm == "dl8",
-            time_limit=float(self.time_limit) if self.time_limit else 0.0,
-            max_cache_size=int(self.max_cache_size or 0),
-            wipe_factor=float(self.wipe_factor),
-            wipe_strategy=self.wipe_strategy,
+        out = search(
+            X,
+            kind=kind,
+            y_class=y,
+            n_classes=n_classes,
             weights=weights,
+            cost=cost,
+            callback=None if fast is None else (lambda w: fast(w)[0]),
+            **self._search_options(),
         )
-        max_error = math.inf if self.max_error is None else float(self.max_error)
-        setup = time.perf_counter() - start
-        error, lower_bound = searcher.run(max_error)
-        stats = searcher.stats()
-        stats["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]
-        timed_out = stats["timeout"]
-        if not error < max_error:
-            reason = (
-                f"no tree of depth <= {self.max_depth} with error < max_error="
-                f"{self.max_error}"
+        if not out.found:
+            result = fit_result(
+                out, None, max_depth=self.max_depth, max_error=self.max_error
             )
-            if timed_out:
-                reason += " was found before the time limit"
-            else:
-                reason += " exists"
-            return FitResult(
-                tree=None,
-                objective=None,
-                lower_bound=float(max(lower_bound, max_error))
-                if not timed_out
-                else float(lower_bound),
-                optimal=False,
-                status="infeasible",
-                stats=stats,
-                reason=reason,
-            )
-        tree = self._build_tree(searcher, n_classes)
-        if weights is not None:
-            # value holds class weights; n_samples counts rows
-            tree = tree._replace(n_samples=tree.node_counts(X))
-        leaves = tree.feature == -1
-        counts = tree.value[leaves]
-        objective = float(np.sum(counts.sum(axis=1) - counts.max(axis=1)))
-        optimal = not timed_out
-        tol = 0.0 if weights is None else 1e-9 * float(np.sum(weights))
-        if optimal and not (
-            objective == error or math.isclose(objective, error, abs_tol=tol)
-        ):  # pragma: no cover - internal check
-            raise RuntimeError(
-                f"DL8.5 internal error: rebuilt tree has error {objective}, "
-                f"search proved {error}"
-            )
-        return FitResult(
-            tree=tree,
-            objective=objective,
-            lower_bound=objective if optimal else float(lower_bound),
-            optimal=optimal,
-            status="optimal" if optimal else "timeout",
-            stats=stats,
+            result.reason = result.reason.replace("loss", "error")
+            return result
+        # n_samples: the value's sum for counts; rows of positive weight
+        # need the tree applied to X
+        tree = build_tree(
+            out,
+            n_classes,
+            lambda node, rows: out.value[node],
+            label_of,
+            X=None if weights is None else X,
+        )
+        return fit_result(
+            out,
+            tree,
+            max_depth=self.max_depth,
+            max_error=self.max_error,
+            loss_unit=1.0 if weights is None else float(np.sum(weights)),
         )
 
     @staticmethod
@@ -360,19 +314,3 @@ class DL85Classifier(BaseTreeClassifier):
             )
         counts = counts.astype(np.int64)
         return np.repeat(X, counts, axis=0), np.repeat(y, counts)
-
-    @staticmethod
-    def _build_tree(searcher, n_classes):
-        feature, left, right, value = searcher.tree_arrays()
-        builder = TreeBuilder(n_outputs=n_classes)
-        ids = []
-        for f, v in zip(feature, value):
-            n = round(sum(v))
-            if f < 0:
-                ids.append(builder.add_leaf(v, n_samples=n))
-            else:
-                ids.append(builder.add_split(int(f), 0.5, value=v, n_samples=n))
-        for node, f in enumerate(feature):
-            if f >= 0:
-                builder.set_children(ids[node], ids[left[node]], ids[right[node]])
-        return builder.build()

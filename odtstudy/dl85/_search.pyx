@@ -1,5 +1,14 @@
 # cython: language_level=3
-"""The DL8.5 search core (C-level Cython, no Python objects in the hot loop).
+"""The DL8.5 search: one recursion for every leaf objective (C-level Cython).
+
+Responsibility: search the trees of bounded depth for the one of least
+total leaf loss, given a leaf objective (``_objective.pyx``) that prices
+covers and declares which bounds hold. This module owns the recursion, the
+sparse covers it walks, the lower bounds (infeasibility, similarity) and
+the depth-2 solvers over class counts; it does not know what a leaf costs.
+The ISA kernels it calls are in ``_kernels.h``, the cache in ``_cache.pyx``,
+the weighted pair statistics in ``_weighted.pyx``. No Python objects in the
+hot loop (a Python objective calls back with the GIL, batched).
 
 Data layout
 -----------
@@ -33,11 +42,18 @@ in the package's methods notes:
 
 Objectives and memory
 ---------------------
-* Errors, bounds and cache values are doubles. With real-valued sample
-  weights (``weights=``) the leaf error is ``total weight - largest class
-  weight``: ``_class_supports`` and the depth-2 solver go through
-  ``_weighted.WeightedCore``. Every cover rewrite gets a new version
-  (``cover_version``) and remembers the split that made it, so the
+* Losses, bounds and cache values are doubles. A node's leaf loss comes
+  from the objective (``_leaf``): class counts by popcount when the
+  objective is a function of unweighted class supports (misclassification,
+  cost matrix, Python ``f(class supports)``), otherwise the objective's own
+  pass over the cover's rows. The depth-2 solver runs on class counts here
+  (``_d2_pairs*``, ``_d2_cost_binary``, ``_d2_objective``, which prices
+  all candidate leaves in one batch) or on the objective's
+  ``_weighted.WeightedCore`` (weights, cost matrices, squared error); it is
+  used only when the objective declares ``pair_stats``, and the similarity
+  bound only when it declares ``similarity`` (each row's largest loss,
+  ``worst``, replaces the row count). Every cover rewrite gets a new
+  version (``cover_version``) and remembers the split that made it, so the
   weighted depth-2 solver of a child can reuse its parent's pair weights
   (parent minus sibling).
 * The cache (``_cache.pyx``) may be bounded (``max_cache_size``): wipes
@@ -45,8 +61,11 @@ Objectives and memory
   reconstituted after the search by re-solving wiped nodes
   (``_reconstitute_tree``).
 
-The two-class depth-2 kernels are compiled for several instruction sets and
-chosen at import (``kernel_isa()``; ``set_kernel_isa`` for tests).
+The two-class depth-2 kernels (``_kernels.h``) are compiled for several
+instruction sets and chosen at import (``kernel_isa()``; ``set_kernel_isa``
+for tests). The leaf objective is a plug-in (``_objective.pyx``): the
+recursion, covers, similarity bound and depth-2 solvers here serve every
+objective, and use what the objective declares valid for it.
 """
 
 import numpy as np
@@ -66,6 +85,25 @@ from odtstudy.dl85._cache cimport (
     HashCache,
     TrieCache,
 )
+from odtstudy.dl85._kernels cimport (
+    odt_compact,
+    odt_kernel_isa,
+    odt_kernels_init,
+    odt_kernels_set,
+    odt_pair_counts,
+    odt_popcount,
+    odt_quadrants,
+)
+from odtstudy.dl85._objective cimport (
+    OBJ_COST,
+    OBJ_ERROR,
+    OBJ_ABSOLUTE,
+    OBJ_PY_CLASS,
+    OBJ_QUANTILE,
+    OBJ_WEIGHTED,
+    Objective,
+)
+from odtstudy.dl85._objective import Objective as _Objective
 from odtstudy.dl85._util cimport _alloc, _now
 from odtstudy.dl85._weighted cimport WeightedCore
 
@@ -91,207 +129,6 @@ def set_kernel_isa(name):
         return True
     return bool(odt_kernels_set(KERNEL_LEVELS[name]))
 
-
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
-    #endif
-    /* Hot kernels of the two-class depth-2 solver. With GCC / clang on
-       x86-64 each is compiled for AVX-512 (with vector popcount), AVX2,
-       popcnt and the baseline; odt_kernels_init() picks the best one the
-       CPU supports (called once at import). */
-    static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
-
-    /* For k in [start, end): c0[k] = sum_j |a0[j] & gT[j * stride + k]| and
-       c1[k] likewise (gT: word-major feature words, a0 / a1: the root's
-       words of each class). */
-    #define ODT_PAIR_COUNTS_BODY \
-        for (int k = start; k < end; k++) { \
-            int32_t s0 = 0, s1 = 0; \
-            for (int j = 0; j < nnz; j++) { \
-                uint64_t w = gT[(size_t)j * stride + k]; \
-                s0 += (int32_t)__builtin_popcountll(a0[j] & w); \
-                s1 += (int32_t)__builtin_popcountll(a1[j] & w); \
-            } \
-            c0[k] = s0; \
-            c1[k] = s1; \
-        }
-    #define ODT_PAIR_COUNTS_ARGS const uint64_t* gT, int stride, int nnz, \
-        const uint64_t* a0, const uint64_t* a1, \
-        int32_t* c0, int32_t* c1, int start, int end
-
-    /* Four quadrants of root i with each partner k (min_sup = 1): update
-       the best left / right branch errors of i (bl_i, br_i) and of k. */
-    #define ODT_QUADRANTS_BODY \
-        int32_t bri = *br_i, bli = *bl_i; \
-        for (int k = start; k < end; k++) { \
-            int32_t p0 = c0[k], p1 = c1[k]; \
-            int32_t e11 = odt_min32(p0, p1); \
-            int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
-            int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
-            int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
-            bri = odt_min32(bri, e11 + e10); \
-            bli = odt_min32(bli, e01 + e00); \
-            br[k] = odt_min32(br[k], e11 + e01); \
-            bl[k] = odt_min32(bl[k], e10 + e00); \
-        } \
-        *br_i = bri; \
-        *bl_i = bli;
-    #define ODT_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
-        const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
-        int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
-        int start, int end, int32_t* bl_i, int32_t* br_i
-
-    /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
-       densely (pext) into out; returns the number of words written. */
-    typedef int (*odt_compact_fn)(const uint64_t*, const int32_t*,
-                                  const uint64_t*, int, uint64_t*);
-    static odt_compact_fn odt_compact = 0;
-
-    typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
-    typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
-    static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
-    static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
-    static const char* odt_kernel_isa = "baseline";
-
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    __attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
-    static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
-        /* 16 partners k at a time, counts kept in registers over all words */
-        int k = start;
-        for (; k + 16 <= end; k += 16) {
-            __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
-            __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
-            for (int j = 0; j < nnz; j++) {
-                const uint64_t* row = gT + (size_t)j * stride + k;
-                __m512i wa = _mm512_loadu_si512((const void*)row);
-                __m512i wb = _mm512_loadu_si512((const void*)(row + 8));
-                __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
-                __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
-                s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
-                s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
-                s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
-                s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
-            }
-            _mm256_storeu_si256((__m256i*)(c0 + k), _mm512_cvtepi64_epi32(s0a));
-            _mm256_storeu_si256((__m256i*)(c1 + k), _mm512_cvtepi64_epi32(s1a));
-            _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
-            _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
-        }
-        start = k;
-        ODT_PAIR_COUNTS_BODY
-    }
-    __attribute__((target("avx512f,avx512vl,avx512bw")))
-    static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    __attribute__((target("avx2,popcnt")))
-    static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    __attribute__((target("avx2")))
-    static void odt_quadrants_avx2(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-    __attribute__((target("popcnt")))
-    static void odt_pair_counts_popcnt(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
-    __attribute__((target("sse4.2")))
-    static void odt_quadrants_sse42(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
-
-    __attribute__((target("bmi2,popcnt")))
-    static int odt_compact_bmi2(const uint64_t* src, const int32_t* idx,
-                                const uint64_t* cover, int nnz, uint64_t* out) {
-        uint64_t acc = 0;
-        int fill = 0, o = 0;
-        for (int j = 0; j < nnz; j++) {
-            uint64_t c = cover[j];
-            int n = __builtin_popcountll(c);
-            uint64_t bits = _pext_u64(src[idx[j]], c);
-            acc |= bits << fill;
-            fill += n;
-            if (fill >= 64) {
-                out[o++] = acc;
-                fill -= 64;
-                acc = fill ? bits >> (n - fill) : 0;
-            }
-        }
-        if (fill) out[o++] = acc;
-        return o;
-    }
-
-    static int odt_fast_pext(void) {
-        /* pext is microcoded (slow) on AMD before Zen 3 */
-        return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
-               && !__builtin_cpu_is("znver2");
-    }
-
-    static int odt_kernels_set(int level) {
-        /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
-        __builtin_cpu_init();
-        if (level == 3) {
-            if (!(__builtin_cpu_supports("avx512vpopcntdq")
-                  && __builtin_cpu_supports("avx512vl")
-                  && __builtin_cpu_supports("avx512bw"))) return 0;
-            odt_pair_counts = odt_pair_counts_512;
-            odt_quadrants = odt_quadrants_512;
-            odt_kernel_isa = "avx512";
-            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        } else if (level == 2) {
-            if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
-                return 0;
-            odt_pair_counts = odt_pair_counts_avx2;
-            odt_quadrants = odt_quadrants_avx2;
-            odt_kernel_isa = "avx2";
-            odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        } else if (level == 1) {
-            if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
-                return 0;
-            odt_pair_counts = odt_pair_counts_popcnt;
-            odt_quadrants = odt_quadrants_sse42;
-            odt_kernel_isa = "popcnt";
-            odt_compact = 0;
-        } else {
-            odt_pair_counts = odt_pair_counts_base;
-            odt_quadrants = odt_quadrants_base;
-            odt_kernel_isa = "baseline";
-            odt_compact = 0;
-        }
-        return 1;
-    }
-
-    static void odt_kernels_init(void) {
-        if (!odt_kernels_set(3) && !odt_kernels_set(2) && !odt_kernels_set(1))
-            odt_kernels_set(0);
-    }
-    #else
-    static int odt_kernels_set(int level) {
-        odt_pair_counts = odt_pair_counts_base;
-        odt_quadrants = odt_quadrants_base;
-        odt_kernel_isa = "baseline";
-        return level == 0;
-    }
-    static void odt_kernels_init(void) {}
-    #endif
-
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #pragma GCC target("popcnt,sse4.2")
-    #endif
-    static inline int odt_popcount(unsigned long long x) {
-        return __builtin_popcountll(x);
-    }
-    """
-    int odt_popcount(uint64_t x) noexcept nogil
-    void odt_kernels_init() noexcept nogil
-    int odt_kernels_set(int level) noexcept nogil
-    const char* odt_kernel_isa
-    ctypedef int (*odt_compact_fn)(const uint64_t*, const int32_t*, const uint64_t*,
-                                   int, uint64_t*) noexcept nogil
-    odt_compact_fn odt_compact
-    void odt_pair_counts(const uint64_t* gT, int stride, int nnz, const uint64_t* a0,
-                         const uint64_t* a1, int32_t* c0, int32_t* c1,
-                         int start, int end) noexcept nogil
-    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
-                       const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
-                       int32_t fi1, int32_t n0, int32_t n1, int start, int end,
-                       int32_t* bl_i, int32_t* br_i) noexcept nogil
 
 
 ctypedef struct KeyIdx:
@@ -321,6 +158,14 @@ cdef inline int _imin(int a, int b) noexcept nogil:
     return a if a < b else b
 
 
+cdef inline double _cost2(double a00, double a01, double a10, double a11,
+                         double q0, double q1) noexcept nogil:
+    """Cost of a two-class leaf with class supports (q0, q1): the cheaper
+    prediction under the cost matrix ``[[a00, a01], [a10, a11]]``."""
+    cdef double c0 = a00 * q0 + a01 * q1, c1 = a10 * q0 + a11 * q1
+    return c0 if c0 < c1 else c1
+
+
 cdef inline double _xlogx(double x) noexcept nogil:
     return x * log(x) if x > 0 else 0.0
 
@@ -347,6 +192,7 @@ cdef class Searcher:
 
     cdef int n, m, K, W, max_depth, min_sup, branching
     cdef bint use_inf_lb, use_sim, use_d2, dl8, dynamic
+    cdef int d2_depth         # subtrees up to this depth go to a direct solver
     cdef readonly bint timed_out
     cdef double time_limit, deadline
     cdef uint64_t* cols
@@ -390,10 +236,18 @@ cdef class Searcher:
     cdef readonly double reconstitution_ms
     cdef readonly long long n_reconstituted
     cdef object _recon_out
-    # real-valued sample weights (issue 4, ``_weighted.pyx``)
+    # the leaf objective (``_objective.pyx``); ``weighted``: its class
+    # supports / losses are not popcounts (the objective computes them)
+    cdef readonly Objective objective
+    cdef int okind
     cdef WeightedCore wcore
     cdef bint weighted
     cdef double eps
+    cdef double sim_scale     # counts: largest loss one row adds to a leaf
+    cdef double* ntot         # rows of the cover per depth
+    cdef double* node_q       # depth-2 (cost / Python): quadrant class supports
+    cdef double* node_l       # and their losses
+    cdef list _node_loss
     # each cover rewrite gets a new version; the split that made each cover
     cdef long long* cover_version
     cdef long long n_versions
@@ -412,8 +266,9 @@ cdef class Searcher:
                   bint use_depth2_solver=True, str cache="trie", bint dl8=False,
                   double time_limit=0.0, Py_ssize_t max_cache_size=0,
                   double wipe_factor=0.5, str wipe_strategy="reuses",
-                  object weights=None):
-        cdef int D
+                  object weights=None, Objective objective=None):
+        cdef int D, c
+        cdef Py_ssize_t W, m, K
         self.m = cols.shape[0]
         self.K = cmask.shape[0]
         self.W = cmask.shape[1]
@@ -426,12 +281,40 @@ cdef class Searcher:
             raise ValueError("max_depth must be in [0, 60]")
         self.max_depth = max_depth
         D = max_depth + 1
+        W = self.W
+        m = self.m
+        K = self.K
         self.min_sup = min_sup
         self.branching = BRANCHINGS[branching]
         self.dl8 = dl8
+        if objective is None:
+            # misclassification: counts, or weights when given
+            ycls = np.zeros(n_rows, dtype=np.int32)
+            for c in range(1, self.K):
+                bits = np.unpackbits(
+                    np.ascontiguousarray(cmask[c]).view(np.uint8), bitorder="little")
+                ycls[bits[:n_rows].astype(bool)] = c
+            objective = _Objective(
+                "error" if weights is None else "weighted", cols, n_rows,
+                n_classes=self.K, y_class=ycls, weights=weights, min_sup=min_sup,
+                pair_stats=use_depth2_solver)
+        elif weights is not None:
+            raise ValueError("give the weights to the objective")
+        if objective.n != n_rows:
+            raise ValueError("the objective was made for another number of rows")
+        if objective.class_based and objective.K != self.K:
+            raise ValueError("the objective and cmask have different class counts")
+        self.objective = objective
+        self.okind = objective.kind
         self.use_inf_lb = use_infeasibility_lb and not dl8
-        self.use_sim = use_similarity_lb and not dl8 and min_sup == 1
-        self.use_d2 = use_depth2_solver and not dl8
+        self.use_sim = (use_similarity_lb and not dl8 and min_sup == 1
+                        and objective.similarity)
+        self.use_d2 = use_depth2_solver and not dl8 and objective.pair_stats
+        self.d2_depth = 2 if self.use_d2 else 0
+        if (use_depth2_solver and not dl8
+                and objective.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE)):
+            # order statistics: no pair statistics, but a depth-1 solver
+            self.d2_depth = 1
         self.dynamic = not dl8
         self.time_limit = time_limit
         self.timed_out = False
@@ -448,22 +331,27 @@ cdef class Searcher:
         if self.bounded:
             # raises ValueError when the bound is too small for max_depth
             self.cache.configure(max_cache_size, wipe_factor, wipe_strategy)
-        cdef Py_ssize_t W = self.W, m = self.m, K = self.K
         self.cols = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         if m > 0:
             memcpy(self.cols, &cols[0, 0], m * W * sizeof(uint64_t))
         self.cmask = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         memcpy(self.cmask, &cmask[0, 0], K * W * sizeof(uint64_t))
-        self.weighted = weights is not None
+        self.weighted = not objective.counts
         self.eps = 0.0
-        if self.weighted:
-            # leaf error = total weight - largest class weight
-            self.wcore = WeightedCore(
-                cols, cmask, np.ascontiguousarray(weights, dtype=np.float64),
-                n_rows, min_sup)
-            self.eps = 1e-12 * self.wcore.total_weight
+        self.sim_scale = objective.worst_max if objective.counts else 1.0
+        self.wcore = objective.core
+        if self.wcore is not None:
+            if self.okind == OBJ_WEIGHTED:
+                # leaf error = total weight - largest class weight
+                self.eps = 1e-12 * self.wcore.total_weight
             if self.use_d2 and max_depth >= 3:
                 self.wcore.enable_sibling_counts()
+        self.ntot = <double*>_alloc(D * sizeof(double))
+        if self.use_d2 and self.okind != OBJ_ERROR and not self.weighted:
+            # depth-2 solver of a cost / Python objective over class counts
+            self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
+            self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
+        self._node_loss = None
         self.cover_version = <long long*>_alloc(D * sizeof(long long))
         self.n_versions = 0
         self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
@@ -515,6 +403,9 @@ cdef class Searcher:
             self.cache.cur_items = NULL
         free(self.cols)
         free(self.cmask)
+        free(self.ntot)
+        free(self.node_q)
+        free(self.node_l)
         free(self.cover_version)
         free(self.split_f)
         free(self.split_v)
@@ -568,8 +459,6 @@ cdef class Searcher:
         cdef double* s = self.sup + d * self.K
         cdef long long cnt
         cdef double total = 0.0
-        if self.weighted:
-            return self.wcore.class_supports(w, ix, nnz, s)
         for c in range(self.K):
             cm = self.cmask + c * self.W
             cnt = 0
@@ -579,20 +468,46 @@ cdef class Searcher:
             total += s[c]
         return total
 
-    cdef inline double _rows(self, int d, double total) noexcept nogil:
-        """Rows of the depth-d cover (``total`` counts them when unweighted)."""
-        if not self.weighted:
-            return total
-        return self.wcore.n_rows(self.cov + d * self.W, self.cnnz[d])
-
-    cdef inline double _leaf_error(self, int d, double total) noexcept nogil:
-        cdef double best = 0.0
+    cdef double _leaf(self, int d) noexcept nogil:
+        """Loss of the depth-d cover as one leaf; fills ``sup[d]`` (class
+        supports) and ``ntot[d]`` (rows)."""
+        cdef double best = 0.0, total
         cdef double* s = self.sup + d * self.K
+        cdef int c, j
+        cdef uint64_t* w
+        if not self.weighted:
+            total = self._class_supports(d)
+            self.ntot[d] = total
+            if self.okind != OBJ_ERROR:
+                return self.objective.class_loss(s)
+            for c in range(self.K):
+                if s[c] > best:
+                    best = s[c]
+            return total - best
+        w = self.cov + d * self.W
+        total = 0.0
+        for j in range(self.cnnz[d]):
+            total += odt_popcount(w[j])
+        self.ntot[d] = total
+        return self.objective.leaf(w, self.cidx + d * self.W, self.cnnz[d], s)
+
+    cdef inline double _rows(self, int d) noexcept nogil:
+        """Rows of the depth-d cover (after ``_leaf(d)``)."""
+        return self.ntot[d]
+
+    cdef double _sim_size(self, int d) noexcept nogil:
+        """Size of the depth-d cover for the similarity bound: rows, or the
+        sum of the objective's per-row worst losses."""
         cdef int c
-        for c in range(self.K):
-            if s[c] > best:
-                best = s[c]
-        return total - best
+        cdef double total = 0.0
+        if not self.weighted:
+            return self.ntot[d]
+        if self.okind == OBJ_WEIGHTED:
+            for c in range(self.K):
+                total += self.sup[d * self.K + c]
+            return total
+        return self.objective.sim_weight(self.cov + d * self.W,
+                                         self.cidx + d * self.W, self.cnnz[d])
 
     cdef void _make_child(self, int d, int f, int v) noexcept nogil:
         """Cover and itemset of child ``I + (f, v)`` into depth d + 1."""
@@ -657,9 +572,9 @@ cdef class Searcher:
                 continue
             old = self.sim_words + slot * W
             if self.weighted:
-                # sizes are weights: lb >= LB_old - weight(D_old minus D_new)
+                # sizes are weights: lb >= LB_old - worst(D_old minus D_new)
                 v = self.sim_val[slot] - (
-                    self.sim_size[slot] - self.wcore.common_weight(old, w, ix, nnz)
+                    self.sim_size[slot] - self.objective.sim_common(old, w, ix, nnz)
                 ) - self.eps
                 if v > best:
                     best = v
@@ -667,14 +582,15 @@ cdef class Searcher:
             inter = 0
             for j in range(nnz):
                 inter += odt_popcount(old[ix[j]] & w[j])
-            v = self.sim_val[slot] - (self.sim_size[slot] - <double>inter)
+            v = self.sim_val[slot] - self.sim_scale * (self.sim_size[slot] - <double>inter)
             if v > best:
                 best = v
         return best
 
-    cdef void _sim_store(self, int d, double value, double size) noexcept nogil:
+    cdef void _sim_store(self, int d, double value) noexcept nogil:
         if not self.use_sim or value <= 0:
             return
+        cdef double size = self._sim_size(d)
         cdef int s, j, slot = -1, nnz = self.cnnz[d], W = self.W
         cdef uint64_t* w = self.cov + d * W
         cdef int32_t* ix = self.cidx + d * W
@@ -720,6 +636,9 @@ cdef class Searcher:
         if self.timed_out:
             return True
         if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        if self.objective.aborted:
+            # a Python loss raised: stop (``run`` re-raises)
             self.timed_out = True
         return self.timed_out
 
@@ -788,6 +707,42 @@ cdef class Searcher:
             nf += 1
         return nf
 
+    cdef void _mask_root(self, int i) noexcept nogil:
+        """``tmp[c]``: the words of useful feature i on the rows of class c."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* g = self.gw + i * nnz
+        cdef uint64_t* t
+        for c in range(self.K):
+            t = self.tmp + c * nnz
+            for j in range(nnz):
+                t[j] = g[j] & self.ccw[c * nnz + j]
+
+    cdef void _pair_classes(self, int k, int32_t* p) noexcept nogil:
+        """Class counts ``p[c]`` of the rows with both the root of
+        ``_mask_root`` and useful feature k."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* gk = self.gw + k * nnz
+        cdef uint64_t* t0
+        cdef uint64_t* t1
+        cdef long long c0, c1
+        if self.K == 2:
+            t0 = self.tmp
+            t1 = self.tmp + nnz
+            c0 = 0
+            c1 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+                c1 += odt_popcount(t1[j] & gk[j])
+            p[0] = <int32_t>c0
+            p[1] = <int32_t>c1
+            return
+        for c in range(self.K):
+            t0 = self.tmp + c * nnz
+            c0 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+            p[c] = <int32_t>c0
+
     cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil:
         """Depth-2 optimum from the pair counts, one pass over feature pairs.
 
@@ -795,18 +750,13 @@ cdef class Searcher:
         split for both branches of i (child k) and of k (child i); ``bl`` /
         ``br`` keep the best error of the left / right branch of each root.
         """
-        cdef int K = self.K, nnz = self.d2_nnz, j, c, i, k, ms = self.min_sup
-        cdef uint64_t* g
-        cdef uint64_t* gk
-        cdef uint64_t* t0
-        cdef uint64_t* t1
+        cdef int K = self.K, c, i, k, ms = self.min_sup
         cdef int32_t* fi
         cdef int32_t* fk
         cdef int32_t* p = self.pairbuf
         cdef double* nc = self._d2_nc
         cdef double* bl = self.bl
         cdef double* br = self.br
-        cdef long long c0, c1
         cdef int s11, s10, s01, s00, m11, m10, m01, m00, v, e11, e10, e01, e00
         cdef int ntot = 0
         cdef double best, left, right, leaf
@@ -828,32 +778,11 @@ cdef class Searcher:
             br[i] = s11 - m11
             bl[i] = (ntot - s11) - m00
         for i in range(nf):
-            g = self.gw + i * nnz
             fi = self.fq1 + i * K
-            for c in range(K):
-                t0 = self.tmp + c * nnz
-                for j in range(nnz):
-                    t0[j] = g[j] & self.ccw[c * nnz + j]
+            self._mask_root(i)
             for k in range(i + 1, nf):
-                gk = self.gw + k * nnz
                 fk = self.fq1 + k * K
-                if K == 2:
-                    t0 = self.tmp
-                    t1 = self.tmp + nnz
-                    c0 = 0
-                    c1 = 0
-                    for j in range(nnz):
-                        c0 += odt_popcount(t0[j] & gk[j])
-                        c1 += odt_popcount(t1[j] & gk[j])
-                    p[0] = <int32_t>c0
-                    p[1] = <int32_t>c1
-                else:
-                    for c in range(K):
-                        t0 = self.tmp + c * nnz
-                        c0 = 0
-                        for j in range(nnz):
-                            c0 += odt_popcount(t0[j] & gk[j])
-                        p[c] = <int32_t>c0
+                self._pair_classes(k, p)
                 s11 = 0
                 s10 = 0
                 s01 = 0
@@ -920,13 +849,9 @@ cdef class Searcher:
             f1[i] = self.fq1[2 * i + 1]
             br[i] = _imin(f0[i], f1[i])
             bl[i] = _imin(n0 - f0[i], n1 - f1[i])
-            for j in range(nnz):
-                gT[j * nf + i] = self.gw[i * nnz + j]
+        self._pairs_transpose(nf)
         for i in range(nf - 1):
-            for j in range(nnz):
-                self.tmp[j] = gT[j * nf + i] & self.ccw[j]
-                self.tmp[nnz + j] = gT[j * nf + i] & self.ccw[nnz + j]
-            odt_pair_counts(gT, nf, nnz, self.tmp, self.tmp + nnz, c0, c1, i + 1, nf)
+            self._pairs_of(i, nf)
             bri = br[i]
             bli = bl[i]
             fi0 = f0[i]
@@ -960,16 +885,285 @@ cdef class Searcher:
                 out_f[0] = self.fid[i]
         return <double>best
 
-    cdef double _depth2(self, int d, int r, double total, int* out_f) noexcept nogil:
-        """Exact optimum (error, root feature) of a depth-r (<= 2) subtree."""
+    cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil:
+        """Best split of depth 1 for the absolute / pinball loss.
+
+        The cover's rows are in target order (the caller sorts the rows by
+        y), so for each feature two passes over them give both children's
+        weights, their lower weighted tau-quantiles and the sums before
+        them, hence both leaf losses, with no child cover, cache entry or
+        leaf evaluation of its own.
+        """
+        cdef int n = self.objective.gather(self.cov + d * self.W,
+                                           self.cidx + d * self.W, self.cnnz[d])
+        cdef int32_t* rows = self.objective.rows
+        cdef double* w = self.objective.w
+        cdef double* yv = self.objective.y
+        cdef int f, i, r, b, ms = self.min_sup
+        cdef int cnt[2]
+        cdef double T[2]
+        cdef double S[2]
+        cdef double cw[2]
+        cdef double cs[2]
+        cdef double q[2]
+        cdef double Wb[2]
+        cdef double Sb[2]
+        cdef bint found[2]
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double best = leaf, wr, yr, loss
+        cdef uint64_t* col
+        out_f[0] = FEATURE_LEAF
+        for f in range(self.m):
+            col = self.cols + f * self.W
+            cnt[0] = 0
+            cnt[1] = 0
+            T[0] = 0.0
+            T[1] = 0.0
+            S[0] = 0.0
+            S[1] = 0.0
+            for i in range(n):
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                wr = w[r] if w != NULL else 1.0
+                cnt[b] += 1
+                T[b] += wr
+                S[b] += wr * yv[r]
+            if cnt[0] < ms or cnt[1] < ms:
+                continue
+            for b in range(2):
+                cw[b] = 0.0
+                cs[b] = 0.0
+                found[b] = T[b] <= 0.0
+                q[b] = 0.0
+                Wb[b] = 0.0
+                Sb[b] = 0.0
+            for i in range(n):
+                if found[0] and found[1]:
+                    break
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                if found[b]:
+                    continue
+                wr = w[r] if w != NULL else 1.0
+                yr = yv[r]
+                if cw[b] + wr >= tau * T[b] and wr > 0:
+                    q[b] = yr
+                    Wb[b] = cw[b]
+                    Sb[b] = cs[b]
+                    found[b] = True
+                else:
+                    cw[b] += wr
+                    cs[b] += wr * yr
+            loss = 0.0
+            for b in range(2):
+                if T[b] > 0.0:
+                    # rows before the quantile row lie at or below it, the
+                    # others at or above it (ties cost nothing either way)
+                    loss += (a * ((S[b] - Sb[b]) - q[b] * (T[b] - Wb[b]))
+                             + c * (q[b] * Wb[b] - Sb[b]))
+            if loss < best:
+                best = loss
+                out_f[0] = f
+        return best if best > self.eps else 0.0
+
+    cdef void _pairs_transpose(self, int nf) noexcept nogil:
+        """Word-major copy ``gT`` of the useful features' words (two classes)."""
+        cdef int nnz = self.d2_nnz, i, j
+        for i in range(nf):
+            for j in range(nnz):
+                self.gT[j * nf + i] = self.gw[i * nnz + j]
+
+    cdef void _pairs_of(self, int i, int nf) noexcept nogil:
+        """Class-0 / class-1 counts ``cnt0[k]`` / ``cnt1[k]`` of the pairs
+        (i, k), k in (i, nf), in one sweep (after ``_pairs_transpose``)."""
+        cdef int nnz = self.d2_nnz, j
+        for j in range(nnz):
+            self.tmp[j] = self.gT[j * nf + i] & self.ccw[j]
+            self.tmp[nnz + j] = self.gT[j * nf + i] & self.ccw[nnz + j]
+        odt_pair_counts(self.gT, nf, nnz, self.tmp, self.tmp + nnz, self.cnt0,
+                        self.cnt1, i + 1, nf)
+
+    cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
+        the same pair-count kernel, then each quadrant priced by the
+        cheaper of the two predictions."""
+        cdef int nnz = self.d2_nnz, i, j, k
+        cdef uint64_t* gT = self.gT
+        cdef int32_t* c0 = self.cnt0
+        cdef int32_t* c1 = self.cnt1
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double* C = self.objective.cost
+        cdef double a00 = C[0], a01 = C[1], a10 = C[2], a11 = C[3]
+        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1]
+        cdef double p0, p1, q0, q1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+            br[i] = _cost2(a00, a01, a10, a11, f0[i], f1[i])
+            bl[i] = _cost2(a00, a01, a10, a11, n0 - f0[i], n1 - f1[i])
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            bri = br[i]
+            bli = bl[i]
+            fi0 = f0[i]
+            fi1 = f1[i]
+            for k in range(i + 1, nf):
+                p0 = c0[k]
+                p1 = c1[k]
+                e11 = _cost2(a00, a01, a10, a11, p0, p1)
+                e10 = _cost2(a00, a01, a10, a11, fi0 - p0, fi1 - p1)
+                q0 = f0[k] - p0
+                q1 = f1[k] - p1
+                e01 = _cost2(a00, a01, a10, a11, q0, q1)
+                e00 = _cost2(a00, a01, a10, a11, n0 - fi0 - q0, n1 - fi1 - q1)
+                if e11 + e10 < bri:
+                    bri = e11 + e10
+                if e01 + e00 < bli:
+                    bli = e01 + e00
+                if e11 + e01 < br[k]:
+                    br[k] = e11 + e01
+                if e10 + e00 < bl[k]:
+                    bl[k] = e10 + e00
+            br[i] = bri
+            bl[i] = bli
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double _d2_objective(self, int nf, int r, double leaf,
+                              int* out_f) noexcept nogil:
+        """Depth-2 optimum from the class counts for a cost matrix or a
+        Python loss of the class supports.
+
+        First every candidate leaf (each branch of each root, each quadrant
+        of each pair of features) gets its class supports in ``node_q``;
+        then all are priced at once (one batch for a Python loss); then the
+        best left / right branch of each root is kept, as ``_d2_pairs``.
+        """
+        cdef int K = self.K, c, i, k, ms = self.min_sup
+        cdef Py_ssize_t L = 0, o
+        cdef int32_t* fi
+        cdef int32_t* fk
+        cdef int32_t* pc = self.pairbuf
+        cdef double* nc = self._d2_nc
+        cdef double* q = self.node_q
+        cdef double* lo = self.node_l
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double ntot = 0.0, best, p, s11, s10, s01, s00
+        for c in range(K):
+            ntot += nc[c]
+        # branches of each root as leaves: (f = 1), (f = 0)
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            for c in range(K):
+                q[L * K + c] = fi[c]
+                q[(L + 1) * K + c] = nc[c] - fi[c]
+            L += 2
+        if r >= 2 and K == 2:
+            # two classes: the pair counts of all partners of i at once
+            self._pairs_transpose(nf)
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                self._pairs_of(i, nf)
+                for k in range(i + 1, nf):
+                    fk = self.fq1 + k * K
+                    for c in range(2):
+                        p = self.cnt0[k] if c == 0 else self.cnt1[k]
+                        q[L * K + c] = p
+                        q[(L + 1) * K + c] = fi[c] - p
+                        q[(L + 2) * K + c] = fk[c] - p
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p
+                    L += 4
+        elif r >= 2:
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                self._mask_root(i)
+                for k in range(i + 1, nf):
+                    fk = self.fq1 + k * K
+                    self._pair_classes(k, pc)
+                    for c in range(K):
+                        p = <double>pc[c]
+                        q[L * K + c] = p                                  # i, k
+                        q[(L + 1) * K + c] = fi[c] - p                    # i, not k
+                        q[(L + 2) * K + c] = fk[c] - p                    # not i, k
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p    # neither
+                    L += 4
+        if self.okind == OBJ_PY_CLASS:
+            self.objective.batch_loss(q, <int>L, lo)
+        else:
+            for o in range(L):
+                lo[o] = self.objective.class_loss(q + o * K)
+        for i in range(nf):
+            br[i] = lo[2 * i]
+            bl[i] = lo[2 * i + 1]
+        o = 2 * nf
+        if r >= 2:
+            for i in range(nf):
+                for k in range(i + 1, nf):
+                    if ms > 1:
+                        s11 = 0.0
+                        s10 = 0.0
+                        s01 = 0.0
+                        s00 = 0.0
+                        for c in range(K):
+                            s11 += q[o * K + c]
+                            s10 += q[(o + 1) * K + c]
+                            s01 += q[(o + 2) * K + c]
+                            s00 += q[(o + 3) * K + c]
+                        if s11 >= ms and s10 >= ms and lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if s01 >= ms and s00 >= ms and lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if s11 >= ms and s01 >= ms and lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if s10 >= ms and s00 >= ms and lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    else:
+                        # min_sup = 1: an empty quadrant gives the branch's leaf
+                        if lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    o += 4
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double _depth2(self, int d, int r, double leaf, int* out_f) noexcept nogil:
+        """Exact optimum (loss, root feature) of a depth-r (<= 2) subtree.
+
+        ``leaf`` is the loss of the depth-d cover as one leaf (``_leaf(d)``
+        was called for this cover: ``sup[d]`` and ``ntot[d]`` are its own).
+        """
         cdef int nf, i, K = self.K, c
-        cdef double leaf = self._leaf_error(d, total), best, left, right, e
+        cdef double total = self.ntot[d], best, left, right, e
         cdef int32_t* fi
         cdef double s0, m0, s1, m1, v
         out_f[0] = FEATURE_LEAF
         best = leaf
         if leaf <= self.eps or r <= 0:
             return leaf
+        if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
+            return self._depth1_order(d, leaf, out_f)
         if self.weighted:
             if r == 2 and d >= 1:
                 return self.wcore.depth2_child(
@@ -983,6 +1177,18 @@ cdef class Searcher:
         nf = self._d2_counts(d, total)
         if nf == 0:
             return leaf
+        if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
+            e = self._d2_cost_binary(nf, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
+        if self.okind != OBJ_ERROR:
+            e = self._d2_objective(nf, r, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
         if r == 1:
             for i in range(nf):
                 fi = self.fq1 + i * K
@@ -1093,7 +1299,7 @@ cdef class Searcher:
         no tree < ub exists, returns INFINITY and a lower bound in out_lb.
         """
         cdef Entry* ent = &self.cache.entries[e]
-        cdef double lb, total, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
+        cdef double lb, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
         cdef double b1, b2, err1, err2, l1, l2, newlb
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1, ef, es
@@ -1109,12 +1315,11 @@ cdef class Searcher:
         if lb >= ub:
             self.n_hits += 1
             return INFINITY
-        total = self._class_supports(d)
-        leaf = self._leaf_error(d, total)
+        leaf = self._leaf(d)
         if self._check_time():
             return self._timeout_leaf(e, leaf)
         self.n_explored += 1
-        if (leaf <= self.eps or r == 0 or self._rows(d, total) < 2 * self.min_sup
+        if (leaf <= self.eps or r == 0 or self._rows(d) < 2 * self.min_sup
                 or lb >= leaf):
             self._store_solved(e, leaf, FEATURE_LEAF)
             out_lb[0] = leaf
@@ -1133,15 +1338,15 @@ cdef class Searcher:
                     if self.use_inf_lb and lb > ent.lb:
                         ent.lb = lb
                     return INFINITY
-        if self.use_d2 and r <= 2:
+        if r <= self.d2_depth:
             self.n_d2 += 1
-            best = self._depth2(d, r, total, &f)
+            best = self._depth2(d, r, leaf, &f)
             self._store_solved(e, best, f)
-            self._sim_store(d, best, total)
+            self._sim_store(d, best)
             out_lb[0] = best
             return best
 
-        nc = self._candidates(d, self._rows(d, total))
+        nc = self._candidates(d, self._rows(d))
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF
@@ -1230,7 +1435,7 @@ cdef class Searcher:
             return ent.error
         if best < ub:
             self._store_solved(e, best, bestf)
-            self._sim_store(d, best, total)
+            self._sim_store(d, best)
             out_lb[0] = best
             return best
         newlb = lb
@@ -1241,22 +1446,40 @@ cdef class Searcher:
         if newlb >= leaf:
             # no split beats the leaf: the leaf is optimal
             self._store_solved(e, leaf, FEATURE_LEAF)
-            self._sim_store(d, leaf, total)
+            self._sim_store(d, leaf)
             out_lb[0] = leaf
             return leaf
         if self.use_inf_lb and newlb > ent.lb:
             ent.lb = newlb
-        self._sim_store(d, newlb, total)
+        self._sim_store(d, newlb)
         out_lb[0] = newlb
         return INFINITY
 
-    def run(self, double max_error=INFINITY):
+    def root_leaf_loss(self):
+        """Loss of the whole training set as a single leaf."""
+        cdef double v
+        self._root_cover()
+        with nogil:
+            v = self._leaf(0)
+        self._raise_if_aborted()
+        return v
+
+    def _raise_if_aborted(self):
+        if self.objective.aborted:
+            exc, self.objective.error = self.objective.error, None
+            raise exc
+
+    def run(self, double max_error=INFINITY, purity_tol=None):
         """Search from the root; returns ``(error, lower_bound)``.
 
-        ``error`` is ``inf`` when no tree has error < ``max_error``.
+        ``error`` is ``inf`` when no tree has error < ``max_error``. A leaf
+        whose loss is ``<= purity_tol`` is not split further (default: 0
+        for counts, ``1e-12`` times the total weight for weights).
         """
         cdef double err, lb, leaf
         cdef Py_ssize_t root
+        if purity_tol is not None:
+            self.eps = purity_tol
         root = self.cache.find(self.items, 0, True)
         if root < 0:
             raise MemoryError("cache allocation failed")
@@ -1264,7 +1487,7 @@ cdef class Searcher:
         self.deadline = self.t_start + self.time_limit
         self.n_trace = 0
         self.tracing = True
-        leaf = self._leaf_error(0, self._class_supports(0))
+        leaf = self._leaf(0)
         if leaf < max_error:
             self._trace_root(leaf, self.cache.entries[root].lb)
         with nogil:
@@ -1272,12 +1495,14 @@ cdef class Searcher:
         if err < max_error:
             self._trace_root(err, lb if self.timed_out else err)
         self.tracing = False
+        self._raise_if_aborted()
         if self.bounded and self.cache.cache_full:
             raise MemoryError(
                 f"the bounded DL8.5 cache ({self.cache.max_size} entries) "
                 "could not make room for the paths under evaluation")
         if self.bounded and not self.timed_out and err < INFINITY:
             self._reconstitute_tree(err)
+            self._raise_if_aborted()
         if self.cache.out_of_memory:
             raise MemoryError("the DL8.5 cache ran out of memory")
         self.root_error = err
@@ -1312,8 +1537,17 @@ cdef class Searcher:
         if self._recon_out is not None:
             return self._recon_out
         out = ([], [], [], [])
+        self._node_loss = []
+        self._root_cover()
         self._rebuild(0, out)
+        self._raise_if_aborted()
         return out
+
+    def node_losses(self):
+        """Loss of each node of :meth:`tree_arrays` taken as one leaf."""
+        if self._node_loss is None:
+            self.tree_arrays()
+        return list(self._node_loss)
 
     # -------------------------------------------- bounded cache (issue 5)
     def _reconstitute_tree(self, double err):
@@ -1327,6 +1561,7 @@ cdef class Searcher:
         cdef double t0 = _now(), tl = self.time_limit
         cdef int node
         out = ([], [], [], [])
+        self._node_loss = []
         self.time_limit = 0.0   # the search is over: no deadline here
         try:
             self._root_cover()
@@ -1351,17 +1586,17 @@ cdef class Searcher:
         cdef int ln, rn
         cdef Py_ssize_t e = self.cache.find(self.items + d * L, d, False)
         cdef Py_ssize_t e0, e1
-        cdef double total = self._class_supports(d), err, lb, left, right, tol
+        cdef double leaf = self._leaf(d), err, lb, left, right, tol
         cdef Entry* ent
         self.cache.cur_path[d] = <int32_t>e
         if e >= 0 and (self.cache.entries[e].flags & ENTRY_SOLVED):
             err = self.cache.entries[e].error
             f = self.cache.entries[e].feature
         elif r == 0:
-            err = self._leaf_error(d, total)
+            err = leaf
             f = FEATURE_LEAF
-        elif self.use_d2 and r <= 2:
-            err = self._depth2(d, r, total, &f)
+        elif r <= self.d2_depth:
+            err = self._depth2(d, r, leaf, &f)
         else:
             self.n_reconstituted += 1
             e = self.cache.find(self.items + d * L, d, True)
@@ -1384,6 +1619,7 @@ cdef class Searcher:
         left_.append(-1)
         right_.append(-1)
         value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        self._node_loss.append(leaf)
         if f == FEATURE_LEAF:
             return err
         # bounds of the left child from its sibling when that one is known
@@ -1409,15 +1645,16 @@ cdef class Searcher:
 
     cdef int _rebuild(self, int d, tuple out) except -1:
         cdef Py_ssize_t e = self.cache.find(self.items + d * (self.max_depth + 1), d, False)
-        cdef double total = self._class_supports(d)
+        cdef double leaf = self._leaf(d)
         cdef int f = FEATURE_NONE, r = self.max_depth - d, node, c
         cdef Entry* ent
         if e >= 0:
             ent = &self.cache.entries[e]
             if ent.error < INFINITY:
                 f = ent.feature
-        if f == FEATURE_NONE and 1 <= r <= 2 and self.use_d2:
-            self._depth2(d, r, total, &f)
+        if (f == FEATURE_NONE and 1 <= r <= self.d2_depth
+                and not (leaf <= self.eps or self._rows(d) < 2 * self.min_sup)):
+            self._depth2(d, r, leaf, &f)
         if r == 0 or f < 0:
             f = FEATURE_LEAF
         feature, left, right, value = out
@@ -1426,6 +1663,7 @@ cdef class Searcher:
         left.append(-1)
         right.append(-1)
         value.append([self.sup[d * self.K + c] for c in range(self.K)])
+        self._node_loss.append(leaf)
         if f == FEATURE_LEAF:
             return node
         self._make_child(d, f, 0)

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Declarations of the weighted kernels of the DL8.5 core (see ``_weighted.pyx``)."""
+"""Declarations of the weighted depth-2 solver of DL8.5 (see ``_weighted.pyx``)."""
 
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
@@ -8,6 +8,7 @@ cdef class WeightedCore:
     cdef int n, m, K, W, MW, min_sup
     cdef double* w            # weight per row
     cdef bint squared         # squared error: slots are (w, w y, w y^2)
+    cdef double* cost         # cost matrix (K x K, cost[p * K + c]) or NULL
     cdef double* stat         # squared error: the 3 statistics of each row
     cdef int32_t* ycls        # class per row
     cdef uint64_t* cols       # feature columns, m * W words
@@ -51,13 +52,9 @@ cdef class WeightedCore:
     cdef double* sP
     cdef int32_t* sPc
 
-    cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
-                               int nnz, double* out) noexcept nogil
     cdef int n_rows(self, const uint64_t* cov, int nnz) noexcept nogil
     cdef bint _same(self, const uint64_t* cov, const int32_t* idx, int nnz,
                     int f, bint flip_f, int g, bint flip_g) noexcept nogil
-    cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
-                              const int32_t* idx, int nnz) noexcept nogil
     cdef int _select(self, const uint64_t* cov, const int32_t* idx, int nnz, int N,
                      uint64_t* useful, uint64_t* flipm, int32_t* loc,
                      int32_t* fid) noexcept nogil

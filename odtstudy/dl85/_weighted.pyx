@@ -1,32 +1,32 @@
 # cython: language_level=3
-"""Real-valued sample weights for the DL8.5 classification core.
+"""Depth-2 solver from weighted item / item-pair statistics.
 
-``WeightedCore`` holds the row weights and the two kernels the core
-(``_search.pyx``) needs when the leaf error is ``total weight - largest
-class weight`` (Aglin's thesis, chapter 6):
+Responsibility: the exact optimum of a subtree of depth <= 2 when a leaf's
+loss is a function of statistics that add up over its rows, but not of row
+counts alone: class weights (weighted misclassification, or a cost matrix
+``cost[p, c]``: the cheapest prediction's cost), or ``(w, w y, w y^2)``
+(squared error). ``_objective.Objective`` builds a ``WeightedCore`` when its
+loss is of this kind, and the search (``_search.pyx``) calls it:
 
-* :meth:`WeightedCore.class_supports`: the class weights of a sparse cover,
-  by iterating the set bits of the cover;
-* :meth:`WeightedCore.depth2`: the exact optimum of a subtree of depth
-  <= 2. The item and item-pair class weights come from one pass over the
-  cover's rows: each row adds its weight to every pair of its 1-features
-  (as MurTree does for weights), then the four quadrants of every pair give
-  the best left / right branch of both roots. Two reductions keep the pairs
-  per row few: only one feature per partition of the cover is kept (the
-  CP4IM files hold both ``x`` and ``not x``, and deeper covers make more
-  columns coincide), and each feature is taken on its sparser side on the
-  cover (splitting on ``not x`` is the same split); on the CP4IM sets this
-  cuts the 1-features per row 3-5 times.
+* :meth:`WeightedCore.depth2`: the item and item-pair statistics come from
+  one pass over the cover's rows: each row adds its weight to every pair of
+  its 1-features (as MurTree does for weights), then the four quadrants of
+  every pair give the best left / right branch of both roots. Two
+  reductions keep the pairs per row few: only one feature per partition of
+  the cover is kept (the CP4IM files hold both ``x`` and ``not x``, and
+  deeper covers make more columns coincide), and each feature is taken on
+  its sparser side on the cover (splitting on ``not x`` is the same split);
+  on the CP4IM sets this cuts the 1-features per row 3-5 times.
 * :meth:`WeightedCore.depth2_child`: the same for the children of a depth-3
   node. The two children of a split partition their parent's rows, so their
-  item and pair weights add up to the parent's: once the parent's weights
-  are known, each split feature costs one pass over the rows of its smaller
-  child, and the larger child is the difference (MurTree's incremental
-  counting, applied to siblings).
+  statistics add up to the parent's: once the parent's are known, each
+  split feature costs one pass over the rows of its smaller child, and the
+  larger child is the difference (MurTree's incremental counting, applied
+  to siblings).
 
-The popcount kernels of the unweighted core count 64 rows per instruction;
-weights need one addition per row and pair of its features, so the
-weighted depth-2 solver remains slower than the unweighted one (see
+The popcount kernels of the unweighted engine count 64 rows per
+instruction; weights need one addition per row and pair of its features,
+so this solver remains slower than the count one (see
 ``benchmarks/dl85_objectives.py``).
 """
 
@@ -124,10 +124,22 @@ cdef inline double _leaf_err(const double* v, int K) noexcept nogil:
     return s if s > 0 else 0.0
 
 
-cdef inline double _loss(const double* q, int K, bint squared) noexcept nogil:
-    """Loss of a leaf from its K class weights, or from its statistics
-    ``(w, w y, w y^2)`` when ``squared``."""
-    cdef double v
+cdef inline double _loss(const double* q, int K, bint squared,
+                         const double* cost) noexcept nogil:
+    """Loss of a leaf from its K class weights (misclassification, or the
+    cheapest prediction under ``cost[p * K + c]`` when given), or from its
+    statistics ``(w, w y, w y^2)`` when ``squared``."""
+    cdef double v, best
+    cdef int p, c
+    if cost != NULL:
+        best = 1e308
+        for p in range(K):
+            v = 0.0
+            for c in range(K):
+                v += cost[p * K + c] * q[c]
+            if v < best:
+                best = v
+        return best if best > 0.0 else 0.0
     if not squared:
         return _leaf_err(q, K)
     if q[0] <= 0.0:
@@ -258,6 +270,7 @@ cdef class WeightedCore:
                         self.rowbits[r * MW + (f >> 6)] |= (<uint64_t>1) << (f & 63)
 
     def __dealloc__(self):
+        free(self.cost)
         free(self.w)
         free(self.stat)
         free(self.ycls)
@@ -296,44 +309,11 @@ cdef class WeightedCore:
         free(self.sP)
         free(self.sPc)
 
-    cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
-                               int nnz, double* out) noexcept nogil:
-        """Class weights of a sparse cover into ``out``; returns their sum."""
-        cdef int c, j, base, r
-        cdef uint64_t x
-        cdef double total = 0.0
-        for c in range(self.K):
-            out[c] = 0.0
-        for j in range(nnz):
-            x = cov[j]
-            base = idx[j] << 6
-            while x:
-                r = base + odt_w_ctz(x)
-                x &= x - 1
-                out[self.ycls[r]] += self.w[r]
-        for c in range(self.K):
-            total += out[c]
-        return total
-
     cdef int n_rows(self, const uint64_t* cov, int nnz) noexcept nogil:
         cdef int j, cnt = 0
         for j in range(nnz):
             cnt += odt_w_popcount(cov[j])
         return cnt
-
-    cdef double common_weight(self, const uint64_t* dense, const uint64_t* cov,
-                              const int32_t* idx, int nnz) noexcept nogil:
-        """Weight of the rows in both a dense bitset and a sparse cover."""
-        cdef int j, base
-        cdef uint64_t x
-        cdef double total = 0.0
-        for j in range(nnz):
-            x = dense[idx[j]] & cov[j]
-            base = idx[j] << 6
-            while x:
-                total += self.w[base + odt_w_ctz(x)]
-                x &= x - 1
-        return total
 
     cdef bint _same(self, const uint64_t* cov, const int32_t* idx, int nnz,
                     int f, bint flip_f, int g, bint flip_g) noexcept nogil:
@@ -513,7 +493,7 @@ cdef class WeightedCore:
         cdef int32_t s11, s10, s01, s00
         cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
         cdef bint sq = self.squared
-        if K == 2 and ms <= 1 and r >= 2 and not self.squared:
+        if K == 2 and ms <= 1 and r >= 2 and not self.squared and self.cost == NULL:
             for a in range(nf):
                 self.f0[a] = F[2 * a]
                 self.f1[a] = F[2 * a + 1]
@@ -532,8 +512,8 @@ cdef class WeightedCore:
             Fa = F + a * K
             for c in range(K):
                 q[c] = tot[c] - Fa[c]
-            self.bl[a] = _loss(q, K, sq)
-            self.br[a] = _loss(Fa, K, sq)
+            self.bl[a] = _loss(q, K, sq, self.cost)
+            self.br[a] = _loss(Fa, K, sq, self.cost)
         if r >= 2:
             for a in range(nf):
                 Fa = F + a * K
@@ -548,10 +528,10 @@ cdef class WeightedCore:
                         q[K + c] = Fa[c] - wr                           # a, not b
                         q[2 * K + c] = Fb[c] - wr                       # not a, b
                         q[3 * K + c] = tot[c] - Fa[c] - Fb[c] + wr
-                    e11 = _loss(q, K, sq)
-                    e10 = _loss(q + K, K, sq)
-                    e01 = _loss(q + 2 * K, K, sq)
-                    e00 = _loss(q + 3 * K, K, sq)
+                    e11 = _loss(q, K, sq, self.cost)
+                    e10 = _loss(q + K, K, sq, self.cost)
+                    e01 = _loss(q + 2 * K, K, sq, self.cost)
+                    e00 = _loss(q + 3 * K, K, sq, self.cost)
                     if ms > 1:
                         s11 = Pc[a * nf + b]
                         s10 = Fc[a] - s11
@@ -665,6 +645,18 @@ cdef class WeightedCore:
         return self._evaluate(nf, N, self.pfid, self.tot, self.F, self.Fc,
                               self.pP, self.sP, self.Pc, 2, leaf, out_f)
 
+    def set_cost(self, const double[:, ::1] cost):
+        """Price leaves with ``cost[p, c]`` (predict p, true c) instead of
+        the misclassification: the cheapest prediction's total cost."""
+        cdef int p, c, K = self.K
+        if self.squared or cost.shape[0] != K or cost.shape[1] != K:
+            raise ValueError("cost must be a (n_classes, n_classes) matrix")
+        if self.cost == NULL:
+            self.cost = <double*>_alloc(K * K * sizeof(double))
+        for p in range(K):
+            for c in range(K):
+                self.cost[p * K + c] = cost[p, c]
+
     def enable_sibling_counts(self):
         """Allocate the parent / sibling buffers of :meth:`depth2_child`."""
         if self.psize:
@@ -685,16 +677,6 @@ cdef class WeightedCore:
         self.sP = <double*>_alloc((m + 1) * (m + 1) * K * sizeof(double))
         self.sPc = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
         self.psize = 1
-
-    def supports(self, const uint64_t[::1] cover):
-        """Class weights of a dense cover (for tests)."""
-        cdef int j, nnz = cover.shape[0]
-        idx = np.arange(nnz, dtype=np.int32)
-        cdef const int32_t[::1] iv = idx
-        out = np.zeros(self.K)
-        cdef double[::1] ov = out
-        self.class_supports(&cover[0], &iv[0], nnz, &ov[0])
-        return out
 
     def solve_depth2(self, const uint64_t[::1] cover, int r, double leaf):
         """(error, root feature) of the best subtree of depth <= r (for tests)."""

@@ -22,7 +22,6 @@ from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.naiveforest._master import make_master
 from odtstudy.naiveforest._pricing import (
     column_of,
-    dl85_supports_real_weights,
     price_cart,
     price_dl85,
     price_exhaustive,
@@ -298,21 +297,6 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 f"max_depth <= 3 (got {self.max_depth}); use pricing='dl85'"
             )
         self._pricing = self.pricing
-        if self.pricing == "dl85" and not dl85_supports_real_weights():
-            if self.max_depth > 3:
-                raise ValueError(
-                    "pricing='dl85' needs DL8.5 with real-valued sample weights "
-                    "(issue 4), which this build does not support yet; use "
-                    "pricing='cart', or max_depth <= 3 for the exhaustive pricer"
-                )
-            warnings.warn(
-                "DL85Classifier does not accept real-valued sample weights in "
-                "this build: pricing by exhaustive enumeration instead (also "
-                "exact, same optimum)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            self._pricing = "exhaustive"
         deadline = Deadline(self.time_limit)
         rs = self.random_state
         self._rng_seed = (

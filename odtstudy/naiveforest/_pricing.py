@@ -11,11 +11,12 @@ The argmax tree is unchanged and its objective only shifts by a constant.
 
 Oracles:
 
-- :func:`price_dl85` — exact, weighted DL8.5 (``odtstudy.dl85``);
+- :func:`price_dl85` — exact, weighted DL8.5 (the ``odtstudy.dl85`` engine,
+  called at class-index level);
 - :func:`price_cart` — heuristic, weighted CART (classic LPBoost / MDBoost);
 - :func:`price_exhaustive` — exact dynamic programming over every 0/1 split,
   vectorised over all feature pairs for the last two levels; for
-  ``max_depth <= 3`` (tests, and a fallback while DL8.5 lacks real weights).
+  ``max_depth <= 3`` (tests, and a fallback when DL8.5 fails).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from odtstudy.tree import Tree, TreeBuilder
 __all__ = [
     "PricingResult",
     "column_of",
-    "dl85_supports_real_weights",
     "nonnegative_problem",
     "price_cart",
     "price_dl85",
@@ -90,25 +90,6 @@ def _relabel(tree: Tree, X, y, n_classes) -> Tree:
     return Tree(**fields)
 
 
-_REAL_WEIGHTS: dict[str, bool] = {}
-
-
-def dl85_supports_real_weights() -> bool:
-    """Whether ``DL85Classifier.fit`` accepts real-valued sample weights."""
-    if "dl85" not in _REAL_WEIGHTS:
-        from odtstudy.dl85 import DL85Classifier
-
-        X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
-        y = np.array([0, 1, 1, 0])
-        try:
-            DL85Classifier(max_depth=1).fit(X, y, sample_weight=[0.3, 1.0, 0.7, 1.2])
-            ok = True
-        except ValueError:
-            ok = False
-        _REAL_WEIGHTS["dl85"] = ok
-    return _REAL_WEIGHTS["dl85"]
-
-
 def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     """Exact pricing by weighted DL8.5.
 
@@ -127,44 +108,42 @@ def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     -------
     PricingResult
     """
-    from odtstudy.dl85 import DL85Classifier
+    from odtstudy.dl85._engine import search
 
     X2, y2, w2, _ = nonnegative_problem(X, y, u, n_classes)
     keep = w2 > 0
     if not np.any(keep):
         keep = np.ones_like(keep)
         w2 = np.ones_like(w2)
-    clf = DL85Classifier(
-        max_depth=int(max_depth), min_sup=int(min_sup), time_limit=time_limit
-    )
     rows = np.flatnonzero(keep)
-    present = np.unique(y2[rows])
-    if present.size == 1:
-        builder = TreeBuilder(n_outputs=n_classes)
-        builder.add_leaf(np.zeros(n_classes), label=int(present[0]))
-        tree = _relabel(builder.build(), X, y, n_classes)
-        return PricingResult(tree, float(u @ column_of(tree, X, y)), exact=True)
-    try:
-        clf.fit(X2[rows], y2[rows], sample_weight=w2[rows])
-    except ValueError as exc:
-        if "integer sample weights" in str(exc):
-            raise ValueError(
-                "pricing='dl85' needs DL8.5 with real-valued sample weights "
-                "(issue 4), which this build does not support yet; use "
-                "pricing='exhaustive' (max_depth <= 3) or pricing='cart'"
-            ) from exc
-        raise
-    if clf.tree_ is None:  # pragma: no cover - no max_error is set
+    # the engine at class-index level: weighted misclassification of the
+    # rewritten rows, each leaf labelled with its heaviest class
+    out = search(
+        np.ascontiguousarray(X2[rows], dtype=np.uint8),
+        kind="weighted",
+        y_class=y2[rows],
+        n_classes=n_classes,
+        weights=w2[rows],
+        max_depth=int(max_depth),
+        min_sup=int(min_sup),
+        time_limit=time_limit,
+    )
+    if not out.found:  # pragma: no cover - no max_error is set
         raise RuntimeError("DL8.5 found no tree while pricing")
-    # DL8.5's labels index clf.classes_ (a subset of ours when a class has
-    # no weight): map them back to our class indices
-    fields = clf.tree_.to_arrays()
-    fields["label"] = np.asarray(clf.classes_)[fields["label"]].astype(np.int64)
-    fields["classes"] = None
-    fields["value"] = np.zeros((len(fields["feature"]), n_classes))
-    tree = _relabel(Tree(**fields), X, y, n_classes)
+    builder = TreeBuilder(n_outputs=n_classes)
+    ids = []
+    for node, f in enumerate(out.feature):
+        label = int(np.argmax(out.value[node]))
+        if f < 0:
+            ids.append(builder.add_leaf(np.zeros(n_classes), label=label))
+        else:
+            ids.append(builder.add_split(int(f), 0.5, label=label))
+    for node, f in enumerate(out.feature):
+        if f >= 0:
+            builder.set_children(ids[node], ids[out.left[node]], ids[out.right[node]])
+    tree = _relabel(builder.build(), X, y, n_classes)
     score = float(u @ column_of(tree, X, y))
-    return PricingResult(tree, score, exact=bool(clf.optimal_), stats=clf.stats_)
+    return PricingResult(tree, score, exact=not out.timed_out, stats=out.stats)
 
 
 def price_cart(X, y, u, n_classes, max_depth, min_sup=1, random_state=None):

@@ -403,7 +403,8 @@ def list_methods(available_only: bool = True) -> list[str]:
 
 def _dl85_family(params) -> str:
     custom = any(
-        params.get(key) is not None for key in ("error_function", "fast_error_function")
+        params.get(key) is not None
+        for key in ("error_function", "fast_error_function", "cost_matrix")
     )
     return "custom" if custom else MISCLASSIFICATION
 

@@ -252,13 +252,16 @@ def test_dl85mem_real_weights_and_variants(
     assert clf.stats_["cache_peak_entries"] <= bound
 
 
-def test_dl85mem_custom_error_function_rejects_bound():
-    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
-    y = np.array([0, 1, 1, 0])
-    clf = DL85Classifier(
-        max_depth=2,
-        max_cache_size=100,
-        fast_error_function=lambda s: (float(sum(s) - max(s)), int(np.argmax(s))),
-    )
-    with pytest.raises(ValueError, match="fast_error_function"):
-        clf.fit(X, y)
+def test_dl85mem_custom_error_function_with_bound_matches_unbounded(cp4im):
+    """The bounded cache now works with a Python loss too (one engine)."""
+    data = cp4im("vote")
+
+    def error(s):
+        return float(sum(s) - max(s)), int(np.argmax(s))
+
+    ref = DL85Classifier(max_depth=3, fast_error_function=error).fit(data.X, data.y)
+    bound = max(ref.stats_["cache_peak_entries"] // 4, _min_size("trie", 3))
+    clf = DL85Classifier(max_depth=3, max_cache_size=bound, fast_error_function=error)
+    clf.fit(data.X, data.y)
+    assert clf.optimal_ and clf.objective_ == ref.objective_
+    assert clf.stats_["cache_peak_entries"] <= bound

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from odtstudy.datasets import load_dataset
 from odtstudy.naiveforest import OptimalBoostClassifier
 from odtstudy.naiveforest._master import make_master
-from odtstudy.naiveforest._pricing import column_of, dl85_supports_real_weights
+from odtstudy.naiveforest._pricing import column_of
 
 LP_T11 = [(1 / 11, 5 / 11), (0.125, 0.25), (0.25, 0.0), (1.0, 0.0)]
 MD_T11 = [(0.5, 1.765), (1.0, 2.967949), (3.0, 4.35)]
@@ -287,7 +287,6 @@ def test_dl85_internal_error_falls_back_to_exhaustive_pricing(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("DL8.5 internal error: simulated")
 
-    monkeypatch.setattr(_boost, "dl85_supports_real_weights", lambda: True)
     monkeypatch.setattr(_boost, "price_dl85", broken)
     with pytest.warns(RuntimeWarning, match="simulated"):
         clf = OptimalBoostClassifier("mdboost", 1.0, max_depth=1).fit(T11_X, T11_Y)
@@ -305,10 +304,6 @@ def test_sklearn_clone_and_feature_names(vote_subset):
     assert clone(clf).get_params() == clf.get_params()
 
 
-@pytest.mark.skipif(
-    not dl85_supports_real_weights(),
-    reason="DL85Classifier does not accept real-valued sample weights yet (issue 4)",
-)
 @pytest.mark.parametrize(("objective", "reg"), [("lpboost", 0.25), ("mdboost", 3.0)])
 def test_dl85_pricing_matches_exhaustive_pricing(vote_subset, objective, reg):
     X, y = vote_subset
@@ -320,17 +315,6 @@ def test_dl85_pricing_matches_exhaustive_pricing(vote_subset, objective, reg):
     ).fit(X, y)
     assert dl.optimal_ and ex.optimal_
     assert dl.objective_ == pytest.approx(ex.objective_, abs=1e-5)
-
-
-def test_dl85_pricing_falls_back_while_dl85_lacks_real_weights(vote_subset):
-    if dl85_supports_real_weights():
-        pytest.skip("DL8.5 accepts real-valued weights: no fallback")
-    X, y = vote_subset
-    with pytest.warns(RuntimeWarning, match="exhaustive"):
-        clf = OptimalBoostClassifier("mdboost", 3.0, max_depth=1).fit(X, y)
-    assert clf.optimal_ and clf.stats_["pricing"] == "exhaustive"
-    with pytest.raises(ValueError, match="real-valued"):
-        OptimalBoostClassifier(max_depth=4).fit(X, y)
 
 
 @pytest.mark.parametrize(

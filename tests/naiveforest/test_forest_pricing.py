@@ -6,7 +6,6 @@ from forest_bruteforce import T11_U, T11_X, T11_Y, best_score
 
 from odtstudy.naiveforest._pricing import (
     column_of,
-    dl85_supports_real_weights,
     nonnegative_problem,
     price_cart,
     price_dl85,
@@ -88,14 +87,6 @@ def test_cart_pricing_handles_negative_weights_and_missing_classes():
     assert set(np.unique(res.tree.predict(X))) <= {0, 1, 2}
 
 
-needs_real_weights = pytest.mark.skipif(
-    not dl85_supports_real_weights(),
-    reason="DL85Classifier does not accept real-valued sample weights yet "
-    "(issue 4, weighted DL8.5 in the Cython core)",
-)
-
-
-@needs_real_weights
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("depth", [1, 2])
 def test_dl85_pricing_matches_exhaustive(seed, depth):
@@ -126,15 +117,7 @@ def test_dl85_pricing_matches_exhaustive_on_integer_weights(seed, depth):
     assert dl.score == pytest.approx(best_score(X, y, u, n_classes, depth))
 
 
-@needs_real_weights
 def test_dl85_pricing_t11():
     res = price_dl85(T11_X, T11_Y, T11_U, 2, 1)
     pred = res.tree.predict(T11_X)
     assert T11_U[pred != T11_Y].sum() == pytest.approx(0.36)
-
-
-def test_dl85_pricing_without_real_weights_names_the_fix():
-    if dl85_supports_real_weights():
-        pytest.skip("DL8.5 accepts real-valued weights")
-    with pytest.raises(ValueError, match="real-valued sample weights"):
-        price_dl85(T11_X, T11_Y, T11_U, 2, 1)

@@ -1,0 +1,191 @@
+/* ISA kernels of the DL8.5 engine: the two-class depth-2 pair counts and
+   quadrant minima, and the compaction of sparse covers, each compiled for
+   AVX-512, AVX2, popcnt and the baseline; odt_kernels_init() picks the best
+   one the CPU supports. Declared for Cython in _kernels.pxd; included by
+   _search.pyx only (the functions are static). */
+#ifndef ODTSTUDY_DL85_KERNELS_H
+#define ODTSTUDY_DL85_KERNELS_H
+#include <stdint.h>
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
+/* Hot kernels of the two-class depth-2 solver. With GCC / clang on
+   x86-64 each is compiled for AVX-512 (with vector popcount), AVX2,
+   popcnt and the baseline; odt_kernels_init() picks the best one the
+   CPU supports (called once at import). */
+static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* For k in [start, end): c0[k] = sum_j |a0[j] & gT[j * stride + k]| and
+   c1[k] likewise (gT: word-major feature words, a0 / a1: the root's
+   words of each class). */
+#define ODT_PAIR_COUNTS_BODY \
+    for (int k = start; k < end; k++) { \
+        int32_t s0 = 0, s1 = 0; \
+        for (int j = 0; j < nnz; j++) { \
+            uint64_t w = gT[(size_t)j * stride + k]; \
+            s0 += (int32_t)__builtin_popcountll(a0[j] & w); \
+            s1 += (int32_t)__builtin_popcountll(a1[j] & w); \
+        } \
+        c0[k] = s0; \
+        c1[k] = s1; \
+    }
+#define ODT_PAIR_COUNTS_ARGS const uint64_t* gT, int stride, int nnz, \
+    const uint64_t* a0, const uint64_t* a1, \
+    int32_t* c0, int32_t* c1, int start, int end
+
+/* Four quadrants of root i with each partner k (min_sup = 1): update
+   the best left / right branch errors of i (bl_i, br_i) and of k. */
+#define ODT_QUADRANTS_BODY \
+    int32_t bri = *br_i, bli = *bl_i; \
+    for (int k = start; k < end; k++) { \
+        int32_t p0 = c0[k], p1 = c1[k]; \
+        int32_t e11 = odt_min32(p0, p1); \
+        int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
+        int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
+        int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
+        bri = odt_min32(bri, e11 + e10); \
+        bli = odt_min32(bli, e01 + e00); \
+        br[k] = odt_min32(br[k], e11 + e01); \
+        bl[k] = odt_min32(bl[k], e10 + e00); \
+    } \
+    *br_i = bri; \
+    *bl_i = bli;
+#define ODT_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
+    const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
+    int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
+    int start, int end, int32_t* bl_i, int32_t* br_i
+
+/* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
+   densely (pext) into out; returns the number of words written. */
+typedef int (*odt_compact_fn)(const uint64_t*, const int32_t*,
+                              const uint64_t*, int, uint64_t*);
+static odt_compact_fn odt_compact = 0;
+
+typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
+typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
+static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
+static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
+static const char* odt_kernel_isa = "baseline";
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
+static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
+    /* 16 partners k at a time, counts kept in registers over all words */
+    int k = start;
+    for (; k + 16 <= end; k += 16) {
+        __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
+        __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
+        for (int j = 0; j < nnz; j++) {
+            const uint64_t* row = gT + (size_t)j * stride + k;
+            __m512i wa = _mm512_loadu_si512((const void*)row);
+            __m512i wb = _mm512_loadu_si512((const void*)(row + 8));
+            __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
+            __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
+            s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
+            s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
+            s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
+            s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
+        }
+        _mm256_storeu_si256((__m256i*)(c0 + k), _mm512_cvtepi64_epi32(s0a));
+        _mm256_storeu_si256((__m256i*)(c1 + k), _mm512_cvtepi64_epi32(s1a));
+        _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
+        _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
+    }
+    start = k;
+    ODT_PAIR_COUNTS_BODY
+}
+__attribute__((target("avx512f,avx512vl,avx512bw")))
+static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+__attribute__((target("avx2,popcnt")))
+static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+__attribute__((target("avx2")))
+static void odt_quadrants_avx2(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+__attribute__((target("popcnt")))
+static void odt_pair_counts_popcnt(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
+__attribute__((target("sse4.2")))
+static void odt_quadrants_sse42(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+
+__attribute__((target("bmi2,popcnt")))
+static int odt_compact_bmi2(const uint64_t* src, const int32_t* idx,
+                            const uint64_t* cover, int nnz, uint64_t* out) {
+    uint64_t acc = 0;
+    int fill = 0, o = 0;
+    for (int j = 0; j < nnz; j++) {
+        uint64_t c = cover[j];
+        int n = __builtin_popcountll(c);
+        uint64_t bits = _pext_u64(src[idx[j]], c);
+        acc |= bits << fill;
+        fill += n;
+        if (fill >= 64) {
+            out[o++] = acc;
+            fill -= 64;
+            acc = fill ? bits >> (n - fill) : 0;
+        }
+    }
+    if (fill) out[o++] = acc;
+    return o;
+}
+
+static int odt_fast_pext(void) {
+    /* pext is microcoded (slow) on AMD before Zen 3 */
+    return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
+           && !__builtin_cpu_is("znver2");
+}
+
+static int odt_kernels_set(int level) {
+    /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
+    __builtin_cpu_init();
+    if (level == 3) {
+        if (!(__builtin_cpu_supports("avx512vpopcntdq")
+              && __builtin_cpu_supports("avx512vl")
+              && __builtin_cpu_supports("avx512bw"))) return 0;
+        odt_pair_counts = odt_pair_counts_512;
+        odt_quadrants = odt_quadrants_512;
+        odt_kernel_isa = "avx512";
+        odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
+    } else if (level == 2) {
+        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
+            return 0;
+        odt_pair_counts = odt_pair_counts_avx2;
+        odt_quadrants = odt_quadrants_avx2;
+        odt_kernel_isa = "avx2";
+        odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
+    } else if (level == 1) {
+        if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
+            return 0;
+        odt_pair_counts = odt_pair_counts_popcnt;
+        odt_quadrants = odt_quadrants_sse42;
+        odt_kernel_isa = "popcnt";
+        odt_compact = 0;
+    } else {
+        odt_pair_counts = odt_pair_counts_base;
+        odt_quadrants = odt_quadrants_base;
+        odt_kernel_isa = "baseline";
+        odt_compact = 0;
+    }
+    return 1;
+}
+
+static void odt_kernels_init(void) {
+    if (!odt_kernels_set(3) && !odt_kernels_set(2) && !odt_kernels_set(1))
+        odt_kernels_set(0);
+}
+#else
+static int odt_kernels_set(int level) {
+    odt_pair_counts = odt_pair_counts_base;
+    odt_quadrants = odt_quadrants_base;
+    odt_kernel_isa = "baseline";
+    return level == 0;
+}
+static void odt_kernels_init(void) {}
+#endif
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#pragma GCC target("popcnt,sse4.2")
+#endif
+static inline int odt_popcount(unsigned long long x) {
+    return __builtin_popcountll(x);
+}
+#endif

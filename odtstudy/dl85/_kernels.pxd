@@ -1,0 +1,24 @@
+# cython: language_level=3
+"""ISA kernels of the DL8.5 engine (C in ``_kernels.h``): two-class depth-2
+pair counts and quadrants, sparse-cover compaction, popcount; one variant
+per instruction set, chosen at import."""
+
+from libc.stdint cimport int32_t, uint64_t
+
+
+cdef extern from "_kernels.h":
+    int odt_popcount(uint64_t x) noexcept nogil
+    void odt_kernels_init() noexcept nogil
+    int odt_kernels_set(int level) noexcept nogil
+    const char* odt_kernel_isa
+    ctypedef int (*odt_compact_fn)(const uint64_t*, const int32_t*, const uint64_t*,
+                                   int, uint64_t*) noexcept nogil
+    odt_compact_fn odt_compact
+    void odt_pair_counts(const uint64_t* gT, int stride, int nnz, const uint64_t* a0,
+                         const uint64_t* a1, int32_t* c0, int32_t* c1,
+                         int start, int end) noexcept nogil
+    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
+                       const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
+                       int32_t fi1, int32_t n0, int32_t n1, int start, int end,
+                       int32_t* bl_i, int32_t* br_i) noexcept nogil
+

@@ -1,0 +1,170 @@
+"""User and built-in leaf losses of DL8.5, checked before the search runs.
+
+The engine's bounds need every leaf loss finite and non-negative: the
+wrappers here turn a user loss that breaks this into a clear error, and the
+checks turn inputs that would (a cost matrix of the wrong shape, a target
+whose losses overflow float64) into a ``ValueError`` naming the fix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "check_cost_matrix",
+    "check_losses_fit",
+    "checked_fast",
+    "checked_rows",
+    "power_of_two_scale",
+    "weighted_quantile",
+]
+
+
+def _checked_loss(loss, name: str) -> float:
+    """``loss`` as a float, or a clear error: the search's bounds need every
+    leaf loss finite and non-negative."""
+    try:
+        value = float(loss)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must return a number as the leaf loss, got {loss!r} "
+            f"({type(loss).__name__})"
+        ) from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"{name} returned the leaf loss {value!r}; the search needs finite, "
+            "non-negative losses (its bounds add them up): return e.g. a count "
+            "or a cost, shifted by a constant if needed"
+        )
+    return value
+
+
+def checked_fast(fn, n_classes=None):
+    """Wrap ``fast_error_function``: it must return ``(loss, label)``, the
+    label a class index in ``[0, n_classes)``."""
+
+    def fast(class_weights):
+        out = fn(class_weights)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(
+                "fast_error_function must return a pair (loss, label), the "
+                f"leaf's loss and the class index it predicts; got {out!r}"
+            )
+        loss = _checked_loss(out[0], "fast_error_function")
+        label = int(out[1])
+        if n_classes is not None and not 0 <= label < n_classes:
+            raise ValueError(
+                f"fast_error_function returned label {label}; expected a "
+                f"class index in [0, {n_classes})"
+            )
+        return loss, label
+
+    return fast
+
+
+def checked_rows(fn):
+    """Wrap ``error_function``: it must return one loss."""
+
+    def rows_loss(rows):
+        return _checked_loss(fn(rows), "error_function")
+
+    return rows_loss
+
+
+def check_cost_matrix(cost_matrix, n_classes: int) -> np.ndarray:
+    """``cost_matrix`` as a float64 ``(n_classes, n_classes)`` array, or a
+    ``ValueError`` that names the argument and the fix."""
+    try:
+        cost = np.array(cost_matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "cost_matrix must be a numeric (n_classes, n_classes) array with "
+            f"cost_matrix[predicted, true]; got {cost_matrix!r} ({exc})"
+        ) from None
+    if cost.shape != (n_classes, n_classes):
+        raise ValueError(
+            f"cost_matrix has shape {cost.shape}, but y has {n_classes} classes: "
+            f"give a ({n_classes}, {n_classes}) matrix, cost_matrix[p, c] being "
+            "the cost of predicting class p (index into classes_) for a row of "
+            "class c"
+        )
+    if not np.isfinite(cost).all():
+        raise ValueError(
+            "cost_matrix contains NaN or infinity; the search needs finite costs "
+            "(use a large finite cost for a forbidden prediction)"
+        )
+    if np.any(cost < 0):
+        raise ValueError(
+            "cost_matrix has negative entries; the search's bounds need "
+            "non-negative costs: add a constant to each column (the optimal "
+            "tree does not change) or set the diagonal to 0"
+        )
+    return np.ascontiguousarray(cost)
+
+
+#: Bound on the total loss a leaf can reach (``total weight * max(y**2)``
+#: for the squared error, ``total weight * max|y|`` for the others): its sums
+#: stay finite in float64 (whose largest value is about 1.8e308).
+MAX_LOSS_TOTAL = 1e300
+#: Smallest ``max|y|`` the squared error takes (squares above ~1e-280).
+MIN_SQUARED_PEAK = 1e-140
+
+
+def check_losses_fit(y, sample_weight, squared):
+    """Raise a ``ValueError`` when a leaf loss of ``y`` could overflow."""
+    if len(y) == 0:
+        return
+    total = max(float(len(y) if sample_weight is None else np.sum(sample_weight)), 1.0)
+    peak = float(np.max(np.abs(y)))
+    if squared and 0.0 < peak < MIN_SQUARED_PEAK:
+        raise ValueError(
+            f"y has values of at most |y| = {peak:.3g}: their squares underflow "
+            "float64, so every squared error would be 0. Multiply y by a "
+            f"constant, e.g. y * {10.0 ** -math.floor(math.log10(peak)):.0e} "
+            "(the tree's splits do not change; its values scale)"
+        )
+    limit = math.sqrt(MAX_LOSS_TOTAL / total) if squared else MAX_LOSS_TOTAL / total
+    if peak > limit:
+        what = (
+            "squared error (weight times y**2" if squared else "error (weight times |y|"
+        )
+        raise ValueError(
+            f"y has values up to |y| = {peak:.3g}: the {what}, summed over "
+            f"{total:.3g} in total weight) would overflow float64; at most "
+            f"|y| = {limit:.3g} fits. Divide y by a constant, e.g. y / "
+            f"{10.0 ** math.floor(math.log10(peak)):.0e} (the tree's splits do "
+            "not change; its values scale)"
+        )
+
+
+def power_of_two_scale(y) -> float:
+    """``2**k`` with ``max|y| / 2**k`` in [0.5, 1); 1 when ``max|y|`` is
+    already within ``2**±64`` (or ``y`` is all zeros)."""
+    peak = float(np.max(np.abs(y))) if len(y) else 0.0
+    if peak == 0.0 or 2.0**-64 <= peak <= 2.0**64:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(peak)[1])
+
+
+def weighted_quantile(y, w, tau, midpoint=False):
+    """Lower weighted ``tau``-quantile of ``y`` (minimiser of the pinball loss).
+
+    With ``midpoint=True`` and a flat optimum, the middle of the interval of
+    minimisers (the usual median for ``tau=0.5`` and unit weights).
+    """
+    order = np.argsort(y, kind="stable")
+    ys, ws = np.asarray(y, float)[order], np.asarray(w, float)[order]
+    keep = ws > 0
+    ys, ws = ys[keep], ws[keep]
+    if len(ys) == 0:
+        return 0.0
+    cum = np.cumsum(ws)
+    total = cum[-1]
+    k = int(np.searchsorted(cum, tau * total, side="left"))
+    k = min(k, len(ys) - 1)
+    lo = ys[k]
+    if midpoint and k + 1 < len(ys) and math.isclose(cum[k], tau * total):
+        return 0.5 * (lo + ys[k + 1])
+    return float(lo)

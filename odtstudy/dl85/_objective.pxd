@@ -1,0 +1,71 @@
+# cython: language_level=3
+"""Declarations of the DL8.5 leaf objectives (see ``_objective.pyx``)."""
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from odtstudy.dl85._weighted cimport WeightedCore
+
+cdef enum:
+    OBJ_ERROR = 0       # misclassified rows (class counts by popcount)
+    OBJ_WEIGHTED = 1    # weighted misclassification
+    OBJ_COST = 2        # cost matrix on the class supports (counts or weights)
+    OBJ_SQUARED = 3     # (weighted) squared error around the mean
+    OBJ_ABSOLUTE = 4    # (weighted) absolute error around a median
+    OBJ_QUANTILE = 5    # pinball loss around the tau-quantile
+    OBJ_PY_CLASS = 6    # Python f(class supports) -> loss, batched
+    OBJ_PY_ROWS = 7     # Python f(row indices) -> loss
+
+
+cdef class Objective:
+    cdef readonly int kind
+    cdef readonly int n, K
+    # what the engine may use for this objective
+    cdef readonly bint class_based   # the loss is a function of the K class supports
+    cdef readonly bint counts        # class supports are unweighted counts (popcount)
+    cdef readonly bint pair_stats    # depth-2 solver from item / pair statistics
+    cdef readonly bint similarity    # the similarity lower bound is valid
+    cdef readonly bint python        # calls Python (only with the GIL, batched)
+    cdef double* w                   # row weights, or NULL (all ones)
+    cdef double* y                   # regression target (sorted for absolute / quantile)
+    cdef int32_t* ycls               # class of each row
+    cdef double* cost                # K x K, cost[p * K + c]: predict p, true c
+    cdef double* worst               # per row: largest loss it can add to a leaf
+    cdef readonly double worst_max   # largest ``worst`` (counts: per row)
+    cdef double tau
+    cdef int32_t* rows               # scratch: the rows of one cover
+    cdef object callback
+    cdef object error
+    cdef readonly bint aborted
+    cdef readonly WeightedCore core  # pair statistics (weights, costs, squared error)
+    # Python losses of class supports: a C hash table of the vectors
+    # already priced (open addressing, K doubles per key)
+    cdef double* hkeys
+    cdef double* hvals
+    cdef Py_ssize_t hcap, hcount
+    cdef Py_ssize_t* hslot        # per batch: slot of each vector
+    cdef Py_ssize_t* hmiss        # per batch: first vector of each slot to price
+    # unweighted counts: a dense table indexed by the counts themselves
+    cdef double* dense
+    cdef Py_ssize_t* dstride
+    cdef Py_ssize_t hbatch_cap
+    cdef readonly long long n_priced, n_lookups
+
+    cdef double class_loss(self, const double* sup) noexcept nogil
+    cdef double class_loss_py(self, const double* sup) noexcept nogil
+    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept nogil
+    cdef bint _reserve(self, Py_ssize_t L) noexcept nogil
+    cdef Py_ssize_t _slot(self, const double* key) noexcept nogil
+    cdef void _price(self, const double* Q, Py_ssize_t nmiss) noexcept with gil
+    cdef void _fail(self, str what) noexcept with gil
+    cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
+                               int nnz, double* sup) noexcept nogil
+    cdef double leaf(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                     double* sup) noexcept nogil
+    cdef int gather(self, const uint64_t* cov, const int32_t* idx,
+                    int nnz) noexcept nogil
+    cdef double rows_loss_py(self, int cnt) noexcept with gil
+    cdef double _worst_class(self, int32_t c)
+    cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
+                           int nnz) noexcept nogil
+    cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,
+                           const int32_t* idx, int nnz) noexcept nogil

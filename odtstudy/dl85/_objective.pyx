@@ -1,0 +1,580 @@
+# cython: language_level=3
+"""Leaf objectives of the DL8.5 engine: what a leaf costs, and which bounds hold.
+
+The search (``_search.pyx``) never knows which loss it minimises. It asks an
+:class:`Objective` for the loss of a cover taken as one leaf, and reads the
+objective's declarations to decide which of its refinements apply:
+
+* ``class_based``: the loss is a function of the K class supports of the
+  leaf (misclassification, cost matrix, Python ``f(class weights)``);
+* ``counts``: those supports are unweighted row counts, so the engine
+  computes them (and the depth-2 statistics) with popcount kernels;
+* ``pair_stats``: the loss is a function of statistics that add up over
+  rows, so subtrees of depth <= 2 are solved from item / item-pair
+  statistics (``_weighted.WeightedCore`` or the engine's count kernels);
+* ``similarity``: every row has a largest loss ``worst`` it can add to a
+  leaf whose prediction is optimal for other rows (weights for the
+  misclassification, ``max_p C[p, y]`` for a cost matrix, the largest
+  distance to the range of ``y`` for the regression losses). Then an
+  optimum of cover ``D_old`` bounds the one of ``D_new`` from below by
+  ``opt(D_old) - worst(D_old minus D_new)``, MurTree's similarity bound.
+  Python losses make no such promise: no similarity bound for them.
+
+Every leaf loss is non-negative and additive over leaves, so the purity
+test (a leaf of loss 0 is optimal) holds for every objective.
+
+Python losses run with the GIL re-acquired for the call only. Losses of
+class supports are memoised in a C hash table (a vector priced once is
+never priced again, and looking it up needs no GIL) and the depth-2 solver
+prices all its candidate leaves in one batch: one call into Python per
+batch, for the vectors not seen before. An exception stops the search
+(``aborted``) and is re-raised by the searcher.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport INFINITY, NAN, isnan
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from odtstudy.dl85._util cimport _alloc
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    static inline int odt_o_ctz(unsigned long long x) {
+        return __builtin_ctzll(x);
+    }
+    static inline int odt_o_popcount(unsigned long long x) {
+        return __builtin_popcountll(x);
+    }
+    """
+    int odt_o_ctz(uint64_t x) noexcept nogil
+    int odt_o_popcount(uint64_t x) noexcept nogil
+
+
+cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
+    cdef uint64_t h = <uint64_t>1469598103934665603ULL, bits
+    cdef int j
+    for j in range(K):
+        memcpy(&bits, &key[j], 8)
+        h = (h ^ bits) * <uint64_t>0x100000001B3ULL
+        h ^= h >> 29
+    return h * <uint64_t>0x9E3779B97F4A7C15ULL
+
+
+#: Largest table of priced count vectors (doubles) kept densely.
+DENSE_TABLE_MAX = 1 << 22
+
+
+OBJECTIVES = {
+    "error": OBJ_ERROR,
+    "weighted": OBJ_WEIGHTED,
+    "cost": OBJ_COST,
+    "squared": OBJ_SQUARED,
+    "absolute": OBJ_ABSOLUTE,
+    "quantile": OBJ_QUANTILE,
+    "py_class": OBJ_PY_CLASS,
+    "py_rows": OBJ_PY_ROWS,
+}
+
+
+cdef class Objective:
+    """The leaf loss of one DL8.5 search, and what the engine may use for it.
+
+    Parameters
+    ----------
+    kind : {"error", "weighted", "cost", "squared", "absolute", "quantile", \
+"py_class", "py_rows"}
+    cols : ndarray of uint64, shape (n_features, n_words)
+        Packed feature columns (for the depth-2 statistics).
+    n_rows : int
+    n_classes : int, default=1
+    y_class : ndarray of int32, shape (n_rows,), optional
+        Class index of each row (class-based kinds).
+    weights : ndarray of float64, shape (n_rows,), optional
+        Row weights; None: every row weighs 1 (class supports are counts).
+    y : ndarray of float64, shape (n_rows,), optional
+        Regression target; sorted ascending for "absolute" and "quantile"
+        (the caller permutes the rows).
+    cost : ndarray of float64, shape (n_classes, n_classes), optional
+        ``cost[p, c]``: the loss of predicting class p for a row of class c.
+    quantile : float, default=0.5
+    callback : callable, optional
+        "py_class": ``f(class_supports) -> loss``; "py_rows": ``f(rows) -> loss``.
+    min_sup : int, default=1
+    pair_stats : bool, default=True
+        Allow the depth-2 solver when the kind supports it.
+    """
+
+    def __cinit__(self, str kind, const uint64_t[:, ::1] cols, int n_rows, *,
+                  int n_classes=1, y_class=None, weights=None, y=None, cost=None,
+                  double quantile=0.5, object callback=None, int min_sup=1,
+                  bint pair_stats=True):
+        cdef Py_ssize_t i, c, p
+        cdef int K = n_classes if n_classes > 0 else 1
+        cdef double v, lo, hi, a, b
+        if kind not in OBJECTIVES:
+            raise ValueError(f"unknown objective {kind!r}")
+        self.kind = OBJECTIVES[kind]
+        self.n = n_rows
+        self.K = K
+        self.tau = quantile
+        self.callback = callback
+        self.error = None
+        self.aborted = False
+        self.hcap = 0
+        self.hcount = 0
+        self.hbatch_cap = 0
+        self.dense = NULL
+        self.dstride = NULL
+        self.class_based = self.kind in (OBJ_ERROR, OBJ_WEIGHTED, OBJ_COST, OBJ_PY_CLASS)
+        self.python = self.kind in (OBJ_PY_CLASS, OBJ_PY_ROWS)
+        if self.python and callback is None:
+            raise ValueError(f"objective {kind!r} needs a callback")
+        if self.kind == OBJ_ERROR and weights is not None:
+            raise ValueError("objective 'error' takes no weights ('weighted' does)")
+        if self.kind == OBJ_WEIGHTED and weights is None:
+            raise ValueError("objective 'weighted' needs weights")
+        self.counts = self.class_based and weights is None
+        self.rows = <int32_t*>_alloc(n_rows * sizeof(int32_t))
+        self.ycls = <int32_t*>_alloc(n_rows * sizeof(int32_t))
+        if y_class is not None:
+            yc = np.ascontiguousarray(y_class, dtype=np.int32)
+            if yc.shape[0] != n_rows:
+                raise ValueError("y_class must have one entry per row")
+            for i in range(n_rows):
+                self.ycls[i] = yc[i]
+        elif self.class_based:
+            raise ValueError(f"objective {kind!r} needs y_class")
+        if weights is not None:
+            wv = np.ascontiguousarray(weights, dtype=np.float64)
+            if wv.shape[0] != n_rows:
+                raise ValueError("weights must have one entry per row")
+            self.w = <double*>_alloc(n_rows * sizeof(double))
+            for i in range(n_rows):
+                self.w[i] = wv[i]
+        if not self.class_based:
+            if y is None:
+                if self.kind != OBJ_PY_ROWS:
+                    raise ValueError(f"objective {kind!r} needs y")
+            else:
+                yv = np.ascontiguousarray(y, dtype=np.float64)
+                if yv.shape[0] != n_rows:
+                    raise ValueError("y must have one entry per row")
+                self.y = <double*>_alloc(n_rows * sizeof(double))
+                for i in range(n_rows):
+                    self.y[i] = yv[i]
+        if self.kind == OBJ_COST:
+            C = np.ascontiguousarray(cost, dtype=np.float64)
+            if C.shape != (K, K):
+                raise ValueError("cost must be a (n_classes, n_classes) matrix")
+            self.cost = <double*>_alloc(K * K * sizeof(double))
+            for p in range(K):
+                for c in range(K):
+                    self.cost[p * K + c] = C[p, c]
+        # the largest loss each row can add to a leaf (similarity bound)
+        self.similarity = not self.python
+        self.worst_max = 0.0
+        if self.similarity and not self.counts:
+            self.worst = <double*>_alloc(n_rows * sizeof(double))
+            lo = INFINITY
+            hi = -INFINITY
+            if not self.class_based:
+                for i in range(n_rows):
+                    if self.y[i] < lo:
+                        lo = self.y[i]
+                    if self.y[i] > hi:
+                        hi = self.y[i]
+            for i in range(n_rows):
+                if self.class_based:
+                    v = self._worst_class(self.ycls[i])
+                else:
+                    a = self.y[i] - lo
+                    b = hi - self.y[i]
+                    if self.kind == OBJ_SQUARED:
+                        v = a * a if a > b else b * b
+                    elif self.kind == OBJ_ABSOLUTE:
+                        v = a if a > b else b
+                    else:
+                        a = quantile * a
+                        b = (1.0 - quantile) * b
+                        v = a if a > b else b
+                v = v * (self.w[i] if self.w != NULL else 1.0)
+                self.worst[i] = v
+                if v > self.worst_max:
+                    self.worst_max = v
+        elif self.similarity:
+            for c in range(K):
+                v = self._worst_class(<int32_t>c)
+                if v > self.worst_max:
+                    self.worst_max = v
+        if self.kind == OBJ_PY_CLASS and self.counts:
+            # the losses of count vectors, in a table indexed by the counts
+            # when it is small (vector (q_0..q_K-1) at sum_c q_c * stride_c)
+            totals = np.bincount(np.asarray(y_class, dtype=np.int64), minlength=K)
+            size = 1
+            for c in range(K):
+                size *= int(totals[c]) + 1
+            if size <= DENSE_TABLE_MAX:
+                self.dstride = <Py_ssize_t*>_alloc(K * sizeof(Py_ssize_t))
+                p = 1
+                for c in range(K - 1, -1, -1):
+                    self.dstride[c] = p
+                    p *= int(totals[c]) + 1
+                self.dense = <double*>_alloc(size * sizeof(double))
+                for i in range(size):
+                    self.dense[i] = NAN
+        # depth-2 statistics: counts in the engine; weights / costs / squared
+        # error in a WeightedCore; none for the order statistics and Python
+        self.pair_stats = pair_stats and (
+            self.kind in (OBJ_ERROR, OBJ_WEIGHTED, OBJ_COST, OBJ_SQUARED)
+            or (self.kind == OBJ_PY_CLASS and self.counts))
+        if self.pair_stats and not self.counts:
+            wts = (np.ascontiguousarray(weights, dtype=np.float64) if weights is not None
+                   else np.ones(n_rows))
+            if self.kind == OBJ_SQUARED:
+                self.core = WeightedCore(cols, None, wts, n_rows, min_sup,
+                                         y=np.ascontiguousarray(y, dtype=np.float64))
+            else:
+                onehot = np.zeros((K, (n_rows + 63) // 64), dtype=np.uint64)
+                for i in range(n_rows):
+                    onehot[self.ycls[i], i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+                self.core = WeightedCore(cols, onehot, wts, n_rows, min_sup)
+                if self.kind == OBJ_COST:
+                    self.core.set_cost(np.ascontiguousarray(cost, dtype=np.float64))
+
+    def __dealloc__(self):
+        free(self.w)
+        free(self.y)
+        free(self.ycls)
+        free(self.cost)
+        free(self.worst)
+        free(self.rows)
+        free(self.hkeys)
+        free(self.hvals)
+        free(self.hslot)
+        free(self.hmiss)
+        free(self.dense)
+        free(self.dstride)
+
+    cdef double _worst_class(self, int32_t c):
+        """Largest loss one row of class c adds to a leaf (unit weight)."""
+        cdef int p
+        cdef double v = 0.0
+        if self.kind == OBJ_COST:
+            for p in range(self.K):
+                if self.cost[p * self.K + c] > v:
+                    v = self.cost[p * self.K + c]
+            return v
+        return 1.0
+
+    # ------------------------------------------------------- class losses
+    cdef double class_loss(self, const double* sup) noexcept nogil:
+        """Loss of a leaf from its class supports."""
+        cdef int p, c, K = self.K
+        cdef double best = 0.0, total = 0.0, v
+        if self.kind == OBJ_ERROR or self.kind == OBJ_WEIGHTED:
+            for c in range(K):
+                total += sup[c]
+                if sup[c] > best:
+                    best = sup[c]
+            total -= best
+            return total if total > 0 else 0.0
+        if self.kind == OBJ_COST:
+            best = INFINITY
+            for p in range(K):
+                v = 0.0
+                for c in range(K):
+                    v += self.cost[p * K + c] * sup[c]
+                if v < best:
+                    best = v
+            return best if best > 0 else 0.0
+        return self.class_loss_py(sup)
+
+    cdef double class_loss_py(self, const double* sup) noexcept nogil:
+        cdef double v
+        self.batch_loss(sup, 1, &v)
+        return v
+
+    cdef bint _reserve(self, Py_ssize_t L) noexcept nogil:
+        """Room for L more keys (load <= 1/2) and a batch of L vectors."""
+        cdef Py_ssize_t cap, i, j, K = self.K
+        cdef double* keys
+        cdef double* vals
+        cdef Py_ssize_t s
+        if L > self.hbatch_cap:
+            free(self.hslot)
+            free(self.hmiss)
+            self.hslot = <Py_ssize_t*>malloc(L * sizeof(Py_ssize_t))
+            self.hmiss = <Py_ssize_t*>malloc(L * sizeof(Py_ssize_t))
+            if self.hslot == NULL or self.hmiss == NULL:
+                self.hbatch_cap = 0
+                return False
+            self.hbatch_cap = L
+        if self.dense != NULL or 2 * (self.hcount + L) <= self.hcap:
+            return True
+        cap = 1024
+        while cap < 2 * (self.hcount + L):
+            cap *= 2
+        keys = <double*>malloc(cap * K * sizeof(double))
+        vals = <double*>malloc(cap * sizeof(double))
+        if keys == NULL or vals == NULL:
+            free(keys)
+            free(vals)
+            return False
+        for i in range(cap):
+            vals[i] = -1.0      # empty slot (losses are >= 0 or NaN)
+        for i in range(self.hcap):
+            if self.hvals[i] == -1.0:
+                continue
+            s = <Py_ssize_t>(_hash(self.hkeys + i * K, K) & <uint64_t>(cap - 1))
+            while vals[s] != -1.0:
+                s = (s + 1) & (cap - 1)
+            for j in range(K):
+                keys[s * K + j] = self.hkeys[i * K + j]
+            vals[s] = self.hvals[i]
+        free(self.hkeys)
+        free(self.hvals)
+        self.hkeys = keys
+        self.hvals = vals
+        self.hcap = cap
+        return True
+
+    cdef Py_ssize_t _slot(self, const double* key) noexcept nogil:
+        """Slot of ``key``, inserted (value NaN: to price) when absent."""
+        cdef Py_ssize_t K = self.K, mask = self.hcap - 1, j
+        cdef Py_ssize_t s = <Py_ssize_t>(_hash(key, <int>K) & <uint64_t>mask)
+        cdef double* k
+        cdef bint same
+        while self.hvals[s] != -1.0:
+            k = self.hkeys + s * K
+            same = True
+            for j in range(K):
+                if k[j] != key[j]:
+                    same = False
+                    break
+            if same:
+                return s
+            s = (s + 1) & mask
+        for j in range(K):
+            self.hkeys[s * K + j] = key[j]
+        self.hvals[s] = NAN
+        self.hcount += 1
+        return s
+
+    cdef void batch_loss(self, const double* Q, int L, double* out) noexcept nogil:
+        """Losses of L class-support vectors (rows of Q, K each) into out.
+
+        Vectors priced before come from the hash table; the others are
+        priced by one call into Python for the whole batch.
+        """
+        cdef Py_ssize_t i, s, c, nmiss = 0, K = self.K
+        cdef double* vals
+        if self.aborted or L <= 0:
+            for i in range(L):
+                out[i] = 0.0
+            return
+        if not self._reserve(L):
+            self._fail("out of memory for the table of priced leaves")
+            for i in range(L):
+                out[i] = 0.0
+            return
+        self.n_lookups += L
+        vals = self.dense if self.dense != NULL else self.hvals
+        for i in range(L):
+            if self.dense != NULL:
+                s = 0
+                for c in range(K):
+                    s += (<Py_ssize_t>Q[i * K + c]) * self.dstride[c]
+            else:
+                s = self._slot(Q + i * K)
+            self.hslot[i] = s
+            if isnan(vals[s]):
+                vals[s] = -2.0    # being priced in this batch
+                self.hmiss[nmiss] = i
+                nmiss += 1
+        if nmiss:
+            self._price(Q, nmiss)
+        for i in range(L):
+            out[i] = vals[self.hslot[i]] if not self.aborted else 0.0
+
+    cdef void _price(self, const double* Q, Py_ssize_t nmiss) noexcept with gil:
+        """Price the batch's new vectors (rows ``hmiss`` of Q) in Python."""
+        cdef Py_ssize_t i, j, K = self.K
+        cdef double[:, ::1] qv
+        cdef double* table = self.dense if self.dense != NULL else self.hvals
+        try:
+            arr = np.empty((nmiss, K), dtype=np.float64)
+            qv = arr
+            for i in range(nmiss):
+                for j in range(K):
+                    qv[i, j] = Q[self.hmiss[i] * K + j]
+            fn = self.callback
+            vals = [float(fn(row)) for row in arr]
+            for i in range(nmiss):
+                table[self.hslot[self.hmiss[i]]] = vals[i]
+            self.n_priced += nmiss
+        except BaseException as exc:  # re-raised by the searcher
+            self.error = exc
+            self.aborted = True
+            for i in range(nmiss):
+                table[self.hslot[self.hmiss[i]]] = 0.0
+
+    cdef void _fail(self, str what) noexcept with gil:
+        self.error = MemoryError(what)
+        self.aborted = True
+
+    # ------------------------------------------------------------ leaves
+    cdef double class_supports(self, const uint64_t* cov, const int32_t* idx,
+                               int nnz, double* sup) noexcept nogil:
+        """Weighted class supports of a sparse cover into sup; their sum."""
+        cdef int c, j, base, r
+        cdef uint64_t x
+        cdef double total = 0.0
+        for c in range(self.K):
+            sup[c] = 0.0
+        for j in range(nnz):
+            x = cov[j]
+            base = idx[j] << 6
+            while x:
+                r = base + odt_o_ctz(x)
+                x &= x - 1
+                sup[self.ycls[r]] += self.w[r] if self.w != NULL else 1.0
+        for c in range(self.K):
+            total += sup[c]
+        return total
+
+    cdef int gather(self, const uint64_t* cov, const int32_t* idx, int nnz) noexcept nogil:
+        """The rows of a sparse cover into ``rows`` (ascending); how many."""
+        cdef int j, base, cnt = 0
+        cdef uint64_t x
+        for j in range(nnz):
+            x = cov[j]
+            base = idx[j] << 6
+            while x:
+                self.rows[cnt] = base + odt_o_ctz(x)
+                cnt += 1
+                x &= x - 1
+        return cnt
+
+    cdef double rows_loss_py(self, int cnt) noexcept with gil:
+        cdef int i
+        cdef int64_t[::1] view
+        if self.aborted:
+            return 0.0
+        try:
+            rows = np.empty(cnt, dtype=np.int64)
+            view = rows
+            for i in range(cnt):
+                view[i] = self.rows[i]
+            return float(self.callback(rows))
+        except BaseException as exc:  # re-raised by the searcher
+            self.error = exc
+            self.aborted = True
+            return 0.0
+
+    cdef double leaf(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                     double* sup) noexcept nogil:
+        """Loss of a sparse cover as one leaf valued optimally.
+
+        ``sup`` gets the class supports (class-based kinds) or the leaf's
+        row count in ``sup[0]``.
+        """
+        cdef int i, r, cnt
+        cdef double sw = 0.0, swy = 0.0, mean, diff, loss = 0.0, wr
+        cdef double tau, total = 0.0, cum = 0.0, q = 0.0
+        if self.class_based:
+            self.class_supports(cov, idx, nnz, sup)
+            return self.class_loss(sup)
+        cnt = self.gather(cov, idx, nnz)
+        sup[0] = cnt
+        if cnt == 0:
+            return 0.0
+        if self.kind == OBJ_PY_ROWS:
+            return self.rows_loss_py(cnt)
+        if self.kind == OBJ_SQUARED:
+            for i in range(cnt):
+                r = self.rows[i]
+                wr = self.w[r] if self.w != NULL else 1.0
+                sw += wr
+                swy += wr * self.y[r]
+            if sw <= 0:
+                return 0.0
+            mean = swy / sw
+            for i in range(cnt):
+                r = self.rows[i]
+                wr = self.w[r] if self.w != NULL else 1.0
+                diff = self.y[r] - mean
+                loss += wr * diff * diff
+            return loss
+        # pinball loss around the lower weighted tau-quantile (rows by y)
+        tau = 0.5 if self.kind == OBJ_ABSOLUTE else self.tau
+        for i in range(cnt):
+            total += self.w[self.rows[i]] if self.w != NULL else 1.0
+        if total <= 0:
+            return 0.0
+        for i in range(cnt):
+            r = self.rows[i]
+            wr = self.w[r] if self.w != NULL else 1.0
+            cum += wr
+            q = self.y[r]
+            if cum >= tau * total and wr > 0:
+                break
+        for i in range(cnt):
+            r = self.rows[i]
+            wr = self.w[r] if self.w != NULL else 1.0
+            diff = self.y[r] - q
+            if self.kind == OBJ_ABSOLUTE:
+                loss += wr * (diff if diff >= 0 else -diff)
+            elif diff >= 0:
+                loss += wr * tau * diff
+            else:
+                loss -= wr * (1.0 - tau) * diff
+        return loss
+
+    # -------------------------------------------------------- similarity
+    cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
+                           int nnz) noexcept nogil:
+        """Sum of ``worst`` over a sparse cover."""
+        cdef int j, base
+        cdef uint64_t x
+        cdef double total = 0.0
+        for j in range(nnz):
+            x = cov[j]
+            base = idx[j] << 6
+            while x:
+                total += self.worst[base + odt_o_ctz(x)]
+                x &= x - 1
+        return total
+
+    cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,
+                           const int32_t* idx, int nnz) noexcept nogil:
+        """Sum of ``worst`` over the rows in both a dense bitset and a cover."""
+        cdef int j, base
+        cdef uint64_t x
+        cdef double total = 0.0
+        for j in range(nnz):
+            x = dense[idx[j]] & cov[j]
+            base = idx[j] << 6
+            while x:
+                total += self.worst[base + odt_o_ctz(x)]
+                x &= x - 1
+        return total
+
+    def describe(self):
+        """What the engine may use for this objective (for tests and docs)."""
+        return {
+            "class_based": bool(self.class_based),
+            "counts": bool(self.counts),
+            "pair_stats": bool(self.pair_stats),
+            "similarity": bool(self.similarity),
+            "python": bool(self.python),
+        }
+
+    def python_calls(self):
+        """(vectors priced in Python, lookups of the priced-vector table)."""
+        return int(self.n_priced), int(self.n_lookups)

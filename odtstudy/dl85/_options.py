@@ -1,0 +1,54 @@
+"""The search options every DL8.5 estimator takes, validated in one place."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy.dl85._cache import MAX_CACHE_SIZE
+
+__all__ = ["MAX_DEPTH_LIMIT", "MAX_MIN_SUP", "SEARCH_CONSTRAINTS", "SearchOptionsMixin"]
+
+MAX_DEPTH_LIMIT = 60
+#: ``min_sup`` is a C int in the search core (and no data set has more rows).
+MAX_MIN_SUP = 2**31 - 1
+
+#: ``_parameter_constraints`` of the search options (see ``DL85Classifier``).
+SEARCH_CONSTRAINTS: dict = {
+    "max_depth": [Interval(Integral, 1, MAX_DEPTH_LIMIT, closed="both")],
+    "min_sup": [Interval(Integral, 1, MAX_MIN_SUP, closed="both")],
+    "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    "max_error": [Interval(Real, 0, None, closed="neither"), None],
+    "branching": [StrOptions({"data", "asc", "desc"})],
+    "use_infeasibility_lb": ["boolean"],
+    "use_similarity_lb": ["boolean"],
+    "use_depth2_solver": ["boolean"],
+    "cache": [StrOptions({"trie", "hash"})],
+    "algorithm": [StrOptions({"dl85", "dl8"})],
+    "max_cache_size": [Interval(Integral, 1, MAX_CACHE_SIZE, closed="both"), None],
+    "wipe_factor": [Interval(Real, 0, 1, closed="right")],
+    "wipe_strategy": [StrOptions({"reuses", "descendants", "all_non_useful"})],
+    "random_state": ["random_state"],
+}
+
+
+class SearchOptionsMixin:
+    """``_search_options()``: the estimator's search options for ``search``."""
+
+    def _search_options(self) -> dict:
+        return {
+            "max_depth": int(self.max_depth),
+            "min_sup": int(self.min_sup),
+            "time_limit": self.time_limit,
+            "max_error": self.max_error,
+            "branching": self.branching,
+            "use_infeasibility_lb": self.use_infeasibility_lb,
+            "use_similarity_lb": self.use_similarity_lb,
+            "use_depth2_solver": self.use_depth2_solver,
+            "cache": self.cache,
+            "algorithm": self.algorithm,
+            "max_cache_size": self.max_cache_size,
+            "wipe_factor": self.wipe_factor,
+            "wipe_strategy": self.wipe_strategy,
+        }

@@ -1,0 +1,179 @@
+"""DL8.5 for regression: squared, absolute and pinball (quantile) losses."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy.base import BaseTreeRegressor
+from odtstudy.dl85._engine import build_tree, fit_result, search
+from odtstudy.dl85._losses import (
+    check_losses_fit,
+    power_of_two_scale,
+    weighted_quantile,
+)
+from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
+
+__all__ = ["DL85Regressor"]
+
+_CRITERIA = {
+    "squared_error": "squared",
+    "absolute_error": "absolute",
+    "quantile": "quantile",
+}
+
+
+class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
+    """Optimal regression tree of bounded depth by DL8.5.
+
+    Minimises the total loss over the training rows, each leaf predicting
+    its optimal constant: the weighted mean (squared error), a weighted
+    median (absolute error) or the weighted ``quantile``-quantile (pinball
+    loss, for quantile regression as in Aglin's thesis, section 8.2.2). The
+    losses are computed in C (Cython).
+
+    Parameters
+    ----------
+    criterion : {"squared_error", "absolute_error", "quantile"}, \
+            default="squared_error"
+    quantile : float, default=0.5
+        The tau in (0, 1) of the pinball loss (``criterion="quantile"``).
+    max_depth : int, default=3
+    min_sup : int, default=1
+        Minimum number of training rows in each leaf.
+    time_limit : float, default=None
+        Seconds; at the limit the best tree found so far is returned.
+    max_error : float, default=None
+        Only trees with loss strictly below it are searched.
+    use_depth2_solver : bool, default=True
+        ``criterion="squared_error"``: solve subtrees of depth <= 2 from the
+        sufficient statistics ``(w, w y, w y^2)`` of feature pairs (one pass
+        over the rows instead of a recursion); the absolute and pinball
+        losses solve subtrees of depth 1 directly (two passes over the rows,
+        sorted by target, per feature).
+    random_state : None, int or RandomState, default=None
+        Unused (deterministic search).
+    branching, use_infeasibility_lb, use_similarity_lb, cache, algorithm : \
+            see DL85Classifier
+    max_cache_size, wipe_factor, wipe_strategy : see DL85Classifier
+        The search options of :class:`DL85Classifier`, same defaults. The
+        similarity bound holds for every criterion (a row adds at most its
+        largest distance to the range of ``y`` to a leaf's loss).
+
+    Attributes
+    ----------
+    tree_ : Tree or None
+        A ``kind="regressor"`` tree, ``value[:, 0]`` the prediction.
+    objective_ : float or None
+        Total (weighted) loss summed over the training rows (not a mean):
+        sum of squared errors, of absolute errors or of pinball losses
+        ``tau * (y - q)`` for ``y >= q`` and ``(1 - tau) * (q - y)`` below.
+    lower_bound_ : float
+    optimal_ : bool
+    status_ : {"optimal", "timeout", "infeasible"}
+    fit_time_ : float
+    stats_ : dict
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from odtstudy.dl85 import DL85Regressor
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    >>> y = np.array([1.0, 2.0, 10.0, 12.0])
+    >>> reg = DL85Regressor(max_depth=1).fit(X, y)
+    >>> reg.predict(X).tolist(), reg.objective_
+    ([1.5, 1.5, 11.0, 11.0], 2.5)
+    """
+
+    _requires_binary = True
+    _parameter_constraints: dict = {
+        **BaseTreeRegressor._parameter_constraints,
+        **SEARCH_CONSTRAINTS,
+        "criterion": [StrOptions(set(_CRITERIA))],
+        "quantile": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        criterion="squared_error",
+        quantile=0.5,
+        max_depth=3,
+        min_sup=1,
+        time_limit=None,
+        max_error=None,
+        use_depth2_solver=True,
+        random_state=None,
+        branching="data",
+        use_infeasibility_lb=True,
+        use_similarity_lb=True,
+        cache="trie",
+        algorithm="dl85",
+        max_cache_size=None,
+        wipe_factor=0.5,
+        wipe_strategy="reuses",
+    ):
+        self.criterion = criterion
+        self.quantile = quantile
+        self.max_depth = max_depth
+        self.min_sup = min_sup
+        self.time_limit = time_limit
+        self.max_error = max_error
+        self.use_depth2_solver = use_depth2_solver
+        self.random_state = random_state
+        self.branching = branching
+        self.use_infeasibility_lb = use_infeasibility_lb
+        self.use_similarity_lb = use_similarity_lb
+        self.cache = cache
+        self.algorithm = algorithm
+        self.max_cache_size = max_cache_size
+        self.wipe_factor = wipe_factor
+        self.wipe_strategy = wipe_strategy
+
+    def _fit(self, X, y, sample_weight):
+        objective = _CRITERIA[self.criterion]
+        squared = objective == "squared"
+        check_losses_fit(y, sample_weight, squared=squared)
+        # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
+        # floating point); its losses scale back by 2**k (2**2k squared)
+        scale = power_of_two_scale(y)
+        factor = scale * scale if squared else scale
+        tau = float(self.quantile)
+        options = self._search_options()
+        if self.max_error is not None:
+            options["max_error"] = self.max_error / factor
+        out = search(
+            X,
+            kind=objective,
+            weights=sample_weight,
+            y=y / scale,
+            quantile=tau,
+            **options,
+        )
+        out.rescale(factor)
+        if not out.found:
+            return fit_result(
+                out, None, max_depth=self.max_depth, max_error=self.max_error
+            )
+        w = np.ones(len(y)) if sample_weight is None else sample_weight
+
+        def value_of(node, rows):
+            if len(rows) == 0 or w[rows].sum() <= 0:
+                return [0.0]
+            if objective == "squared":
+                return [float(np.average(y[rows], weights=w[rows]))]
+            if objective == "absolute":
+                return [weighted_quantile(y[rows], w[rows], 0.5, midpoint=True)]
+            return [weighted_quantile(y[rows], w[rows], tau)]
+
+        tree = build_tree(out, 1, value_of, X=X, kind="regressor")
+        return fit_result(
+            out,
+            tree,
+            max_depth=self.max_depth,
+            max_error=self.max_error,
+            loss_unit=factor,
+        )
