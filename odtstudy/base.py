@@ -384,10 +384,7 @@ class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = _validate_regression_data(self, X, y, binary=self._requires_binary)
         sample_weight = _validate_sample_weight(sample_weight, X)
-        start = time.perf_counter()
-        result = self._fit(X, y, sample_weight)
-        self.fit_time_ = time.perf_counter() - start
-        self._store_result(result)
+        self._timed_fit(X, y, sample_weight)
         return self
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract

@@ -11,9 +11,9 @@ from odtstudy._deadline import Deadline, now
 
 PACKAGE = Path(odtstudy.__file__).parent
 #: The learners' code: a time limit is read from a ``Deadline`` there.
-LEARNERS = ["base.py", "cart.py", "milp", "cp", "memetic", "naiveforest", "external"]
-#: Still on its own clock, owned elsewhere (the DL8.5 engine rewrite).
-ELSEWHERE = {"naiveforest/_pricing.py"}
+LEARNERS = [
+    "base.py", "cart.py", "dl85", "milp", "cp", "memetic", "naiveforest", "external",
+]  # fmt: skip
 _RAW_CLOCK = re.compile(r"\btime\.(perf_counter|monotonic|time)\(|from time import")
 
 
@@ -27,8 +27,6 @@ def _sources():
     "path", list(_sources()), ids=lambda p: str(p.relative_to(PACKAGE))
 )
 def test_learners_read_no_clock_but_the_deadline(path):
-    if str(path.relative_to(PACKAGE)) in ELSEWHERE:
-        pytest.skip("owned by the DL8.5 engine rewrite")
     raw = [
         f"{n}: {line.strip()}"
         for n, line in enumerate(path.read_text().splitlines(), 1)

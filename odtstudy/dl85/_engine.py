@@ -11,11 +11,11 @@ leaves' values and labels (``value_of`` / ``label_of``), nothing else does.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from odtstudy._deadline import Deadline
 from odtstudy.base import FitResult
 from odtstudy.dl85._bitset import pack_columns
 from odtstudy.dl85._objective import Objective
@@ -134,7 +134,7 @@ def search(
     -------
     SearchOutput
     """
-    start = time.perf_counter()
+    clock = Deadline(None)
     unknown = set(options) - set(SEARCH_OPTIONS)
     if unknown:
         raise TypeError(f"unknown search options {sorted(unknown)}")
@@ -188,7 +188,7 @@ def search(
     if purity_tol is None and kind not in ("error", "weighted"):
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
     max_error = math.inf if opts["max_error"] is None else float(opts["max_error"])
-    setup = time.perf_counter() - start
+    setup = clock.elapsed()
     loss, lower_bound = searcher.run(max_error, purity_tol)
     stats = searcher.stats()
     stats["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]

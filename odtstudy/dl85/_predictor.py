@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from odtstudy._deadline import Deadline
 from odtstudy.base import (
     FitResult,
     _explain_validation_error,
@@ -217,7 +217,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
             raise _explain_validation_error(exc) from exc
         check_binary_features(X, type(self).__name__)
         sample_weight = _validate_sample_weight(sample_weight, X)
-        start = time.perf_counter()
+        clock = Deadline(None)
         if self.fast_error_function is not None:
             if y is None:
                 raise ValueError("fast_error_function needs the labels y")
@@ -234,7 +234,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
                 result.tree.classes = self.classes_
         else:
             result = self._fit_rows(X)
-        self.fit_time_ = time.perf_counter() - start
+        self.fit_time_ = clock.elapsed()
         self._store_result(result)
         return self
 

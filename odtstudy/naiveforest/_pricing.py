@@ -21,12 +21,11 @@ Oracles:
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
+from odtstudy._deadline import Deadline
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.tree import Tree, TreeBuilder
 
@@ -192,7 +191,7 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     gain = np.zeros((n, n_classes))
     gain[np.arange(n), y] = u
     Xf = X.astype(np.float64)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = Deadline(time_limit)
     state = {"timeout": False}
 
     def leaf(rows):
@@ -282,7 +281,7 @@ def price_exhaustive(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
         if depth == 2:
             return best2(rows, score, tree)
         for f in range(p):
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline.expired():
                 state["timeout"] = True
                 break
             col = X[rows, f]
