@@ -5,7 +5,15 @@ from pathlib import Path
 
 # The Cython modules of this package (one per ``.pyx`` file), built by
 # ``pip install .`` or, in the source tree, by ``pip install -e .``.
-_EXTENSIONS = ("_bitset", "_cache", "_objective", "_search", "_weighted")
+_EXTENSIONS = (
+    "_bitset",
+    "_cache",
+    "_covers",
+    "_depth2",
+    "_objective",
+    "_search",
+    "_weighted",
+)
 
 
 def _missing_extensions_error(exc: ModuleNotFoundError) -> ImportError:

@@ -2,7 +2,8 @@
    quadrant minima, and the compaction of sparse covers, each compiled for
    AVX-512, AVX2, popcnt and the baseline; odt_kernels_init() picks the best
    one the CPU supports. Declared for Cython in _kernels.pxd; included by
-   _search.pyx only (the functions are static). */
+   _depth2.pyx only for the selected kernels (the functions and the
+   selection are static); others may use the inline odt_popcount. */
 #ifndef ODTSTUDY_DL85_KERNELS_H
 #define ODTSTUDY_DL85_KERNELS_H
 #include <stdint.h>

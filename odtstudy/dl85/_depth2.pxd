@@ -1,0 +1,50 @@
+# cython: language_level=3
+"""Declarations of the depth-2 solvers of the DL8.5 search (see ``_depth2.pyx``)."""
+
+from libc.stdint cimport int32_t, uint64_t
+
+from odtstudy.dl85._covers cimport Covers
+from odtstudy.dl85._objective cimport Objective
+from odtstudy.dl85._weighted cimport WeightedCore
+
+
+cdef class Depth2:
+    cdef int m, K, W, min_sup, okind
+    cdef bint weighted
+    cdef double eps
+    cdef Covers cv
+    cdef Objective objective
+    cdef WeightedCore wcore
+    cdef uint64_t* gw         # the useful features' words on the cover
+    cdef uint64_t* ccw        # the cover's words of each class
+    cdef uint64_t* tmp        # a root's words of each class
+    cdef int32_t* fq1         # class counts of each useful feature
+    cdef int32_t* pairbuf     # class counts of one pair
+    cdef double* bl           # best left / right branch loss of each root
+    cdef double* br
+    cdef uint64_t* gT         # word-major copy of gw (two classes)
+    cdef int32_t* cnt0        # class-0 / class-1 counts of the pairs of a root
+    cdef int32_t* cnt1
+    cdef int32_t* f0          # class-0 / class-1 counts of each useful feature
+    cdef int32_t* f1
+    cdef int32_t* bli         # integer bl / br (two classes)
+    cdef int32_t* bri
+    cdef int32_t* fid         # useful feature -> feature
+    cdef double* node_q       # cost / Python: quadrant class supports
+    cdef double* node_l       # and their losses
+    cdef double* _d2_nc       # class supports of the cover
+    cdef int d2_nnz           # words per feature in gw
+
+    cdef int _d2_counts(self, int d, double total) noexcept nogil
+    cdef void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil
+    cdef void _mask_root(self, int i) noexcept nogil
+    cdef void _pair_classes(self, int k, int32_t* p) noexcept nogil
+    cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil
+    cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
+    cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef void _pairs_transpose(self, int nf) noexcept nogil
+    cdef void _pairs_of(self, int i, int nf) noexcept nogil
+    cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
+    cdef double solve(self, int d, int r, double leaf, double* nc, double total,
+                      double eps, int* out_f) noexcept nogil

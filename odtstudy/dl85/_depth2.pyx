@@ -1,0 +1,725 @@
+# cython: language_level=3
+"""Depth-2 solvers of the DL8.5 search (C-level Cython).
+
+Responsibility: the exact best subtree of depth at most 2 of one cover
+(``Depth2.solve``), with no cache entry, child cover or recursion of its
+own. Over class counts: the items' and item pairs' class counts of the
+cover (``_d2_counts``, ``_mask_root``, ``_pair_classes``), then one pass
+over the feature pairs keeping the best left / right branch of each root
+(``_d2_pairs``; two classes: ``_d2_pairs_binary`` with the ISA kernels of
+``_kernels.h``, ``_d2_cost_binary`` for a cost matrix; a cost matrix or a
+Python loss of class supports: ``_d2_objective``, which prices every
+candidate leaf in one batch). Weights, cost matrices on weights and squared
+error go to the objective's ``_weighted.WeightedCore``; absolute and
+pinball losses to a depth-1 solver over the rows in target order
+(``_depth1_order``). The covers are ``_covers.Covers``; which solver serves
+an objective is what the objective declares (``_objective.pyx``).
+
+The two-class kernels are compiled for several instruction sets and chosen
+at import (``kernel_isa()``; ``set_kernel_isa`` for tests): ``_kernels.h``
+is static, so this module is the one that includes it for them.
+"""
+
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, uint64_t
+from libc.stdlib cimport free
+
+from odtstudy.dl85._cache cimport FEATURE_LEAF
+from odtstudy.dl85._covers cimport Covers
+from odtstudy.dl85._kernels cimport (
+    odt_compact,
+    odt_kernel_isa,
+    odt_kernels_init,
+    odt_kernels_set,
+    odt_pair_counts,
+    odt_popcount,
+    odt_quadrants,
+)
+from odtstudy.dl85._objective cimport (
+    OBJ_ABSOLUTE,
+    OBJ_COST,
+    OBJ_ERROR,
+    OBJ_PY_CLASS,
+    OBJ_QUANTILE,
+    Objective,
+)
+from odtstudy.dl85._util cimport _alloc
+
+odt_kernels_init()
+
+KERNEL_LEVELS = {"baseline": 0, "popcnt": 1, "avx2": 2, "avx512": 3}
+
+
+def kernel_isa():
+    """Instruction set of the depth-2 kernels in use."""
+    return odt_kernel_isa.decode()
+
+
+def set_kernel_isa(name):
+    """Use the depth-2 kernels compiled for ``name`` (tests, benchmarks).
+
+    ``name`` is one of "baseline", "popcnt", "avx2", "avx512" or "auto".
+    Returns False (and changes nothing) when the CPU lacks that instruction set.
+    """
+    if name == "auto":
+        odt_kernels_init()
+        return True
+    return bool(odt_kernels_set(KERNEL_LEVELS[name]))
+
+
+cdef inline int _imin(int a, int b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline double _cost2(double a00, double a01, double a10, double a11,
+                         double q0, double q1) noexcept nogil:
+    """Cost of a two-class leaf with class supports (q0, q1): the cheaper
+    prediction under the cost matrix ``[[a00, a01], [a10, a11]]``."""
+    cdef double c0 = a00 * q0 + a01 * q1, c1 = a10 * q0 + a11 * q1
+    return c0 if c0 < c1 else c1
+
+
+cdef class Depth2:
+    """Scratch and dispatch of the depth-2 solvers for one search.
+
+    Parameters
+    ----------
+    covers : Covers
+        The search's covers (``solve(d, ...)`` reads the depth-d one).
+    objective : Objective
+    min_sup : int
+    pairs : bool
+        The search uses the pair solvers (else only weights / order
+        statistics may come here).
+    """
+
+    def __cinit__(self, Covers covers, Objective objective, int min_sup, bint pairs):
+        cdef Py_ssize_t m = covers.m, K = covers.K, W = covers.W
+        self.cv = covers
+        self.m = covers.m
+        self.K = covers.K
+        self.W = covers.W
+        self.min_sup = min_sup
+        self.objective = objective
+        self.okind = objective.kind
+        self.wcore = objective.core
+        self.weighted = not objective.counts
+        self.eps = 0.0
+        if pairs and self.okind != OBJ_ERROR and not self.weighted:
+            # depth-2 solver of a cost / Python objective over class counts
+            self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
+            self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
+        self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
+        self.tmp = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
+        self.fq1 = <int32_t*>_alloc(m * K * sizeof(int32_t))
+        self.pairbuf = <int32_t*>_alloc(K * sizeof(int32_t))
+        self.bl = <double*>_alloc((m + 1) * sizeof(double))
+        self.br = <double*>_alloc((m + 1) * sizeof(double))
+        self.gT = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.cnt0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.cnt1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.f0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.f1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.bli = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+
+    def __dealloc__(self):
+        free(self.node_q)
+        free(self.node_l)
+        free(self.gw)
+        free(self.ccw)
+        free(self.tmp)
+        free(self.fq1)
+        free(self.pairbuf)
+        free(self.bl)
+        free(self.br)
+        free(self.gT)
+        free(self.cnt0)
+        free(self.cnt1)
+        free(self.f0)
+        free(self.f1)
+        free(self.bli)
+        free(self.bri)
+        free(self.fid)
+
+    cdef int _d2_counts(self, int d, double total) noexcept nogil:
+        """Gather the useful features' words and item / pair class counts.
+
+        Returns the number ``nf`` of useful features (both branches hold at
+        least ``min_sup`` rows); their ids are ``fid[:nf]``.
+        """
+        cdef int W = self.W, K = self.K, nnz = self.cv.cnnz[d], j, c, f, nf = 0
+        cdef uint64_t* w = self.cv.cov + d * W
+        cdef int32_t* ix = self.cv.cidx + d * W
+        cdef uint64_t* col
+        cdef uint64_t* g
+        cdef uint64_t* cm
+        cdef int tot
+        cdef int ntot = <int>total
+        cdef int nw = (ntot + 63) // 64
+        cdef bint compact = odt_compact != NULL and nw < nnz
+        if compact:
+            # pack the cover's rows densely: nw words instead of nnz
+            for c in range(K):
+                odt_compact(self.cv.cmask + c * W, ix, w, nnz, self.ccw + c * nw)
+            for f in range(self.m):
+                g = self.gw + nf * nw
+                odt_compact(self.cv.cols + f * W, ix, w, nnz, g)
+                tot = 0
+                for j in range(nw):
+                    tot += odt_popcount(g[j])
+                if tot < self.min_sup or ntot - tot < self.min_sup:
+                    continue
+                self._item_classes(nf, g, nw)
+                self.fid[nf] = f
+                nf += 1
+            self.d2_nnz = nw
+            return nf
+        self.d2_nnz = nnz
+        for c in range(K):
+            cm = self.cv.cmask + c * W
+            for j in range(nnz):
+                self.ccw[c * nnz + j] = w[j] & cm[ix[j]]
+        for f in range(self.m):
+            col = self.cv.cols + f * W
+            g = self.gw + nf * nnz
+            tot = 0
+            for j in range(nnz):
+                g[j] = w[j] & col[ix[j]]
+                tot += odt_popcount(g[j])
+            if tot < self.min_sup or ntot - tot < self.min_sup:
+                continue
+            self._item_classes(nf, g, nnz)
+            self.fid[nf] = f
+            nf += 1
+        return nf
+
+    cdef inline void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil:
+        """``fq1[i]``: the class counts of the words ``g`` (``nw`` words, laid
+        out as ``ccw``) of useful feature i."""
+        cdef int c, j
+        cdef uint64_t* t
+        cdef long long cnt
+        for c in range(self.K):
+            t = self.ccw + c * nw
+            cnt = 0
+            for j in range(nw):
+                cnt += odt_popcount(g[j] & t[j])
+            self.fq1[i * self.K + c] = <int32_t>cnt
+
+    cdef void _mask_root(self, int i) noexcept nogil:
+        """``tmp[c]``: the words of useful feature i on the rows of class c."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* g = self.gw + i * nnz
+        cdef uint64_t* t
+        for c in range(self.K):
+            t = self.tmp + c * nnz
+            for j in range(nnz):
+                t[j] = g[j] & self.ccw[c * nnz + j]
+
+    cdef void _pair_classes(self, int k, int32_t* p) noexcept nogil:
+        """Class counts ``p[c]`` of the rows with both the root of
+        ``_mask_root`` and useful feature k."""
+        cdef int nnz = self.d2_nnz, c, j
+        cdef uint64_t* gk = self.gw + k * nnz
+        cdef uint64_t* t0
+        cdef uint64_t* t1
+        cdef long long c0, c1
+        if self.K == 2:
+            t0 = self.tmp
+            t1 = self.tmp + nnz
+            c0 = 0
+            c1 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+                c1 += odt_popcount(t1[j] & gk[j])
+            p[0] = <int32_t>c0
+            p[1] = <int32_t>c1
+            return
+        for c in range(self.K):
+            t0 = self.tmp + c * nnz
+            c0 = 0
+            for j in range(nnz):
+                c0 += odt_popcount(t0[j] & gk[j])
+            p[c] = <int32_t>c0
+
+    cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil:
+        """Depth-2 optimum from the pair counts, one pass over feature pairs.
+
+        For each pair (i, k) the four quadrant class counts give a candidate
+        split for both branches of i (child k) and of k (child i); ``bl`` /
+        ``br`` keep the best error of the left / right branch of each root.
+        """
+        cdef int K = self.K, c, i, k, ms = self.min_sup
+        cdef int32_t* fi
+        cdef int32_t* fk
+        cdef int32_t* p = self.pairbuf
+        cdef double* nc = self._d2_nc
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef int s11, s10, s01, s00, m11, m10, m01, m00, v, e11, e10, e01, e00
+        cdef int ntot = 0
+        cdef double best, left, right, leaf
+        for c in range(K):
+            ntot += <int>nc[c]
+        # leaves of each branch as the starting point
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            s11 = 0
+            m11 = 0
+            m00 = 0
+            for c in range(K):
+                s11 += fi[c]
+                if fi[c] > m11:
+                    m11 = fi[c]
+                v = <int>nc[c] - fi[c]
+                if v > m00:
+                    m00 = v
+            br[i] = s11 - m11
+            bl[i] = (ntot - s11) - m00
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            self._mask_root(i)
+            for k in range(i + 1, nf):
+                fk = self.fq1 + k * K
+                self._pair_classes(k, p)
+                s11 = 0
+                s10 = 0
+                s01 = 0
+                s00 = 0
+                m11 = 0
+                m10 = 0
+                m01 = 0
+                m00 = 0
+                for c in range(K):
+                    v = p[c]
+                    s11 += v
+                    if v > m11:
+                        m11 = v
+                    v = fi[c] - p[c]
+                    s10 += v
+                    if v > m10:
+                        m10 = v
+                    v = fk[c] - p[c]
+                    s01 += v
+                    if v > m01:
+                        m01 = v
+                    v = <int>nc[c] - fi[c] - fk[c] + p[c]
+                    s00 += v
+                    if v > m00:
+                        m00 = v
+                e11 = s11 - m11
+                e10 = s10 - m10
+                e01 = s01 - m01
+                e00 = s00 - m00
+                if s11 >= ms and s10 >= ms and e11 + e10 < br[i]:
+                    br[i] = e11 + e10
+                if s01 >= ms and s00 >= ms and e01 + e00 < bl[i]:
+                    bl[i] = e01 + e00
+                if s11 >= ms and s01 >= ms and e11 + e01 < br[k]:
+                    br[k] = e11 + e01
+                if s10 >= ms and s00 >= ms and e10 + e00 < bl[k]:
+                    bl[k] = e10 + e00
+        best = INFINITY
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil:
+        """Two-class version of ``_d2_pairs``: counts for all partners k of a
+        root i in one sweep over a word-major copy of the feature words, then
+        a branch-free pass (vectorisable) over k for the four quadrants."""
+        cdef int nnz = self.d2_nnz, i, j, k, ms = self.min_sup
+        cdef uint64_t* gT = self.gT
+        cdef uint64_t* row
+        cdef int32_t* c0 = self.cnt0
+        cdef int32_t* c1 = self.cnt1
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef int32_t* bl = self.bli
+        cdef int32_t* br = self.bri
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1]
+        cdef int p0, p1, e11, e10, e01, e00, fi0, fi1, best
+        cdef int32_t bri, bli
+        cdef int s11, s10, s01, s00, big = n0 + n1 + 1
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+            br[i] = _imin(f0[i], f1[i])
+            bl[i] = _imin(n0 - f0[i], n1 - f1[i])
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            bri = br[i]
+            bli = bl[i]
+            fi0 = f0[i]
+            fi1 = f1[i]
+            if ms <= 1:
+                # an empty quadrant gives the branch's leaf error: harmless
+                odt_quadrants(c0, c1, f0, f1, bl, br, fi0, fi1, n0, n1, i + 1, nf,
+                              &bli, &bri)
+            else:
+                for k in range(i + 1, nf):
+                    p0 = c0[k]
+                    p1 = c1[k]
+                    s11 = p0 + p1
+                    s10 = fi0 + fi1 - s11
+                    s01 = f0[k] + f1[k] - s11
+                    s00 = n0 + n1 - s11 - s10 - s01
+                    e11 = _imin(p0, p1)
+                    e10 = _imin(fi0 - p0, fi1 - p1)
+                    e01 = _imin(f0[k] - p0, f1[k] - p1)
+                    e00 = _imin(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1)
+                    bri = _imin(bri, e11 + e10 if (s11 >= ms and s10 >= ms) else big)
+                    bli = _imin(bli, e01 + e00 if (s01 >= ms and s00 >= ms) else big)
+                    br[k] = _imin(br[k], e11 + e01 if (s11 >= ms and s01 >= ms) else big)
+                    bl[k] = _imin(bl[k], e10 + e00 if (s10 >= ms and s00 >= ms) else big)
+            br[i] = bri
+            bl[i] = bli
+        best = big
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return <double>best
+
+    cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil:
+        """Best split of depth 1 for the absolute / pinball loss.
+
+        The cover's rows are in target order (the caller sorts the rows by
+        y), so for each feature two passes over them give both children's
+        weights, their lower weighted tau-quantiles and the sums before
+        them, hence both leaf losses, with no child cover, cache entry or
+        leaf evaluation of its own.
+        """
+        cdef int n = self.objective.gather(self.cv.cov + d * self.W,
+                                           self.cv.cidx + d * self.W, self.cv.cnnz[d])
+        cdef int32_t* rows = self.objective.rows
+        cdef double* w = self.objective.w
+        cdef double* yv = self.objective.y
+        cdef int f, i, r, b, ms = self.min_sup
+        cdef int cnt[2]
+        cdef double T[2]
+        cdef double S[2]
+        cdef double cw[2]
+        cdef double cs[2]
+        cdef double q[2]
+        cdef double Wb[2]
+        cdef double Sb[2]
+        cdef bint found[2]
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double best = leaf, wr, yr, loss
+        cdef uint64_t* col
+        out_f[0] = FEATURE_LEAF
+        for f in range(self.m):
+            col = self.cv.cols + f * self.W
+            cnt[0] = 0
+            cnt[1] = 0
+            T[0] = 0.0
+            T[1] = 0.0
+            S[0] = 0.0
+            S[1] = 0.0
+            for i in range(n):
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                wr = w[r] if w != NULL else 1.0
+                cnt[b] += 1
+                T[b] += wr
+                S[b] += wr * yv[r]
+            if cnt[0] < ms or cnt[1] < ms:
+                continue
+            for b in range(2):
+                cw[b] = 0.0
+                cs[b] = 0.0
+                found[b] = T[b] <= 0.0
+                q[b] = 0.0
+                Wb[b] = 0.0
+                Sb[b] = 0.0
+            for i in range(n):
+                if found[0] and found[1]:
+                    break
+                r = rows[i]
+                b = <int>((col[r >> 6] >> (r & 63)) & 1)
+                if found[b]:
+                    continue
+                wr = w[r] if w != NULL else 1.0
+                yr = yv[r]
+                if cw[b] + wr >= tau * T[b] and wr > 0:
+                    q[b] = yr
+                    Wb[b] = cw[b]
+                    Sb[b] = cs[b]
+                    found[b] = True
+                else:
+                    cw[b] += wr
+                    cs[b] += wr * yr
+            loss = 0.0
+            for b in range(2):
+                if T[b] > 0.0:
+                    # rows before the quantile row lie at or below it, the
+                    # others at or above it (ties cost nothing either way)
+                    loss += (a * ((S[b] - Sb[b]) - q[b] * (T[b] - Wb[b]))
+                             + c * (q[b] * Wb[b] - Sb[b]))
+            if loss < best:
+                best = loss
+                out_f[0] = f
+        return best if best > self.eps else 0.0
+
+    cdef void _pairs_transpose(self, int nf) noexcept nogil:
+        """Word-major copy ``gT`` of the useful features' words (two classes)."""
+        cdef int nnz = self.d2_nnz, i, j
+        for i in range(nf):
+            for j in range(nnz):
+                self.gT[j * nf + i] = self.gw[i * nnz + j]
+
+    cdef void _pairs_of(self, int i, int nf) noexcept nogil:
+        """Class-0 / class-1 counts ``cnt0[k]`` / ``cnt1[k]`` of the pairs
+        (i, k), k in (i, nf), in one sweep (after ``_pairs_transpose``)."""
+        cdef int nnz = self.d2_nnz, j
+        for j in range(nnz):
+            self.tmp[j] = self.gT[j * nf + i] & self.ccw[j]
+            self.tmp[nnz + j] = self.gT[j * nf + i] & self.ccw[nnz + j]
+        odt_pair_counts(self.gT, nf, nnz, self.tmp, self.tmp + nnz, self.cnt0,
+                        self.cnt1, i + 1, nf)
+
+    cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
+        the same pair-count kernel, then each quadrant priced by the
+        cheaper of the two predictions."""
+        cdef int nnz = self.d2_nnz, i, j, k
+        cdef uint64_t* gT = self.gT
+        cdef int32_t* c0 = self.cnt0
+        cdef int32_t* c1 = self.cnt1
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double* C = self.objective.cost
+        cdef double a00 = C[0], a01 = C[1], a10 = C[2], a11 = C[3]
+        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1]
+        cdef double p0, p1, q0, q1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+            br[i] = _cost2(a00, a01, a10, a11, f0[i], f1[i])
+            bl[i] = _cost2(a00, a01, a10, a11, n0 - f0[i], n1 - f1[i])
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            bri = br[i]
+            bli = bl[i]
+            fi0 = f0[i]
+            fi1 = f1[i]
+            for k in range(i + 1, nf):
+                p0 = c0[k]
+                p1 = c1[k]
+                e11 = _cost2(a00, a01, a10, a11, p0, p1)
+                e10 = _cost2(a00, a01, a10, a11, fi0 - p0, fi1 - p1)
+                q0 = f0[k] - p0
+                q1 = f1[k] - p1
+                e01 = _cost2(a00, a01, a10, a11, q0, q1)
+                e00 = _cost2(a00, a01, a10, a11, n0 - fi0 - q0, n1 - fi1 - q1)
+                if e11 + e10 < bri:
+                    bri = e11 + e10
+                if e01 + e00 < bli:
+                    bli = e01 + e00
+                if e11 + e01 < br[k]:
+                    br[k] = e11 + e01
+                if e10 + e00 < bl[k]:
+                    bl[k] = e10 + e00
+            br[i] = bri
+            bl[i] = bli
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double _d2_objective(self, int nf, int r, double leaf,
+                              int* out_f) noexcept nogil:
+        """Depth-2 optimum from the class counts for a cost matrix or a
+        Python loss of the class supports.
+
+        First every candidate leaf (each branch of each root, each quadrant
+        of each pair of features) gets its class supports in ``node_q``;
+        then all are priced at once (one batch for a Python loss); then the
+        best left / right branch of each root is kept, as ``_d2_pairs``.
+        """
+        cdef int K = self.K, c, i, k, ms = self.min_sup
+        cdef Py_ssize_t L = 0, o
+        cdef int32_t* fi
+        cdef int32_t* fk
+        cdef int32_t* pc = self.pairbuf
+        cdef double* nc = self._d2_nc
+        cdef double* q = self.node_q
+        cdef double* lo = self.node_l
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef double ntot = 0.0, best, p, s11, s10, s01, s00
+        for c in range(K):
+            ntot += nc[c]
+        # branches of each root as leaves: (f = 1), (f = 0)
+        for i in range(nf):
+            fi = self.fq1 + i * K
+            for c in range(K):
+                q[L * K + c] = fi[c]
+                q[(L + 1) * K + c] = nc[c] - fi[c]
+            L += 2
+        if r >= 2 and K == 2:
+            # two classes: the pair counts of all partners of i at once
+            self._pairs_transpose(nf)
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                self._pairs_of(i, nf)
+                for k in range(i + 1, nf):
+                    fk = self.fq1 + k * K
+                    for c in range(2):
+                        p = self.cnt0[k] if c == 0 else self.cnt1[k]
+                        q[L * K + c] = p
+                        q[(L + 1) * K + c] = fi[c] - p
+                        q[(L + 2) * K + c] = fk[c] - p
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p
+                    L += 4
+        elif r >= 2:
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                self._mask_root(i)
+                for k in range(i + 1, nf):
+                    fk = self.fq1 + k * K
+                    self._pair_classes(k, pc)
+                    for c in range(K):
+                        p = <double>pc[c]
+                        q[L * K + c] = p                                  # i, k
+                        q[(L + 1) * K + c] = fi[c] - p                    # i, not k
+                        q[(L + 2) * K + c] = fk[c] - p                    # not i, k
+                        q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p    # neither
+                    L += 4
+        if self.okind == OBJ_PY_CLASS:
+            self.objective.batch_loss(q, <int>L, lo)
+        else:
+            for o in range(L):
+                lo[o] = self.objective.class_loss(q + o * K)
+        for i in range(nf):
+            br[i] = lo[2 * i]
+            bl[i] = lo[2 * i + 1]
+        o = 2 * nf
+        if r >= 2:
+            for i in range(nf):
+                for k in range(i + 1, nf):
+                    if ms > 1:
+                        s11 = 0.0
+                        s10 = 0.0
+                        s01 = 0.0
+                        s00 = 0.0
+                        for c in range(K):
+                            s11 += q[o * K + c]
+                            s10 += q[(o + 1) * K + c]
+                            s01 += q[(o + 2) * K + c]
+                            s00 += q[(o + 3) * K + c]
+                        if s11 >= ms and s10 >= ms and lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if s01 >= ms and s00 >= ms and lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if s11 >= ms and s01 >= ms and lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if s10 >= ms and s00 >= ms and lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    else:
+                        # min_sup = 1: an empty quadrant gives the branch's leaf
+                        if lo[o] + lo[o + 1] < br[i]:
+                            br[i] = lo[o] + lo[o + 1]
+                        if lo[o + 2] + lo[o + 3] < bl[i]:
+                            bl[i] = lo[o + 2] + lo[o + 3]
+                        if lo[o] + lo[o + 2] < br[k]:
+                            br[k] = lo[o] + lo[o + 2]
+                        if lo[o + 1] + lo[o + 3] < bl[k]:
+                            bl[k] = lo[o + 1] + lo[o + 3]
+                    o += 4
+        best = leaf
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            if bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.fid[i]
+        return best
+
+    cdef double solve(self, int d, int r, double leaf, double* nc, double total,
+                      double eps, int* out_f) noexcept nogil:
+        """Exact optimum (loss, root feature) of a depth-r (<= 2) subtree.
+
+        ``leaf`` is the loss of the depth-d cover as one leaf, ``nc`` its
+        class supports (counts) and ``total`` its rows; losses at most
+        ``eps`` count as zero.
+        """
+        cdef int nf, i, K = self.K, c
+        cdef double best, left, right, e
+        cdef int32_t* fi
+        cdef double s0, m0, s1, m1, v
+        self.eps = eps
+        out_f[0] = FEATURE_LEAF
+        best = leaf
+        if leaf <= self.eps or r <= 0:
+            return leaf
+        if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
+            return self._depth1_order(d, leaf, out_f)
+        if self.weighted:
+            if r == 2 and d >= 1:
+                return self.wcore.depth2_child(
+                    self.cv.cov + (d - 1) * self.W, self.cv.cidx + (d - 1) * self.W,
+                    self.cv.cnnz[d - 1], self.cv.version[d - 1], self.cv.split_f[d],
+                    self.cv.split_v[d], self.cv.cov + d * self.W, self.cv.cidx + d * self.W,
+                    self.cv.cnnz[d], leaf, self.eps, out_f)
+            return self.wcore.depth2(self.cv.cov + d * self.W, self.cv.cidx + d * self.W,
+                                     self.cv.cnnz[d], r, leaf, self.eps, out_f)
+        self._d2_nc = nc
+        nf = self._d2_counts(d, total)
+        if nf == 0:
+            return leaf
+        if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
+            e = self._d2_cost_binary(nf, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
+        if self.okind != OBJ_ERROR:
+            e = self._d2_objective(nf, r, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
+        if r == 1:
+            for i in range(nf):
+                fi = self.fq1 + i * K
+                s1 = 0.0
+                m1 = 0.0
+                m0 = 0.0
+                for c in range(K):
+                    v = fi[c]
+                    s1 += v
+                    if v > m1:
+                        m1 = v
+                    v = self._d2_nc[c] - fi[c]
+                    if v > m0:
+                        m0 = v
+                e = (s1 - m1) + (total - s1 - m0)
+                if e < best:
+                    best = e
+                    out_f[0] = self.fid[i]
+                    if best <= 0:
+                        break
+            return best
+        if K == 2:
+            e = self._d2_pairs_binary(d, nf, &i)
+        else:
+            e = self._d2_pairs(d, nf, &i)
+        if e < best:
+            best = e
+            out_f[0] = i
+        return best
