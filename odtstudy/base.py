@@ -85,15 +85,16 @@ class FitResult:
         return 0 if self.tree is None else 1
 
 
-def check_binary_features(X: np.ndarray, learner: str) -> None:
-    """Raise a ``ValueError`` naming the ``Binarizer`` when ``X`` is not 0/1."""
+def check_binary_features(X: np.ndarray, learner: str, hint: str = "") -> None:
+    """Raise a ``ValueError`` naming the ``Binarizer`` (and ``hint``, another
+    way out) when ``X`` is not 0/1."""
     if X.size and not np.isin(X, (0, 1)).all():
         bad = X[~np.isin(X, (0, 1))]
         raise ValueError(
             f"{learner} needs a 0/1 feature matrix, but X contains other values "
             f"(e.g. {bad.flat[0]!r}). Binarize numeric or categorical data first "
             "with odtstudy.datasets.Binarizer (or a scikit-learn Pipeline "
-            "starting with it)."
+            f"starting with it){hint}."
         )
 
 
@@ -176,7 +177,7 @@ def _validate_regression_data(estimator, X, y, binary=False):
     name = type(estimator).__name__
     X, y = _validate_supervised_data(estimator, X, y, y_numeric=True)
     if binary:
-        check_binary_features(X, name)
+        check_binary_features(X, name, getattr(estimator, "_binary_hint", ""))
     try:
         y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -206,7 +207,9 @@ def _validate_classification_data(estimator, X, y, binary=False):
             "needs at least 2 classes"
         )
     if binary:
-        check_binary_features(X, type(estimator).__name__)
+        check_binary_features(
+            X, type(estimator).__name__, getattr(estimator, "_binary_hint", "")
+        )
     return X, y_encoded.astype(np.int64)
 
 
@@ -219,6 +222,10 @@ class _ContractMixin:
     gets ``estimators_`` and ``weights_`` when the result lists its trees.
     :meth:`_timed_fit` also sets ``fit_time_``.
     """
+
+    def _binary_input(self) -> bool:
+        """Whether this instance's ``fit`` only accepts 0/1 features."""
+        return self._requires_binary
 
     def _timed_fit(self, *args) -> FitResult:
         """Run ``self._fit(*args)``, set ``fit_time_`` and store the result."""
@@ -294,7 +301,7 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
     # ----------------------------------------------------------------- fit
     def _validate_training_data(self, X, y, sample_weight):
         X, y_encoded = _validate_classification_data(
-            self, X, y, binary=self._requires_binary
+            self, X, y, binary=self._binary_input()
         )
         return X, y_encoded, _validate_sample_weight(sample_weight, X)
 
@@ -382,7 +389,7 @@ class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = _validate_regression_data(self, X, y, binary=self._requires_binary)
+        X, y = _validate_regression_data(self, X, y, binary=self._binary_input())
         sample_weight = _validate_sample_weight(sample_weight, X)
         self._timed_fit(X, y, sample_weight)
         return self

@@ -7,6 +7,12 @@ import numpy as np
 from odtstudy.base import BaseTreeClassifier
 from odtstudy.dl85._engine import _pack_classes, build_tree, fit_result, search
 from odtstudy.dl85._losses import check_cost_matrix, checked_fast
+from odtstudy.dl85._numeric_fit import (
+    THRESHOLDS_CONSTRAINT,
+    NumericInputMixin,
+    class_stats,
+    numeric_search,
+)
 from odtstudy.dl85._options import (
     MAX_DEPTH_LIMIT,
     MAX_MIN_SUP,
@@ -34,7 +40,7 @@ def _replicable(sample_weight) -> bool:
     return _integral(sample_weight) and float(np.sum(sample_weight)) <= 8 * n + 100_000
 
 
-class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
+class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
     """Optimal classification tree of bounded depth by DL8.5.
 
     DL8.5 (Aglin, Nijssen and Schaus, AAAI 2020) is a depth-first
@@ -118,6 +124,22 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
         Which entries a wipe deletes first: the least reused ones, those
         with the fewest descendant paths, or every entry that is neither on
         a path under evaluation nor in the current best tree.
+    thresholds : {"all"} or int, default=None
+        Fit numeric features directly. ``None``: ``X`` must be 0/1 (the
+        bitset search). ``"all"``: every midpoint between two consecutive
+        distinct training values of a column is a candidate threshold; an
+        integer ``k``: at most ``k`` per column, the ones
+        ``Binarizer(max_thresholds=k)`` keeps (the optimum is then relative
+        to them). The tree tests ``x[feature] <= threshold`` with real
+        thresholds, and the search exploits the order of each column: it
+        sweeps the sorted values of a node once per feature, and prunes
+        whole intervals of thresholds with bounds that carry from a
+        threshold to its neighbours (``_numeric.pyx``). With thresholds the
+        cache is keyed by the box of each subproblem (``cache`` is not
+        used) and the similarity bound is that neighbour bound;
+        ``fast_error_function``, ``algorithm="dl8"`` and ``branching`` other
+        than ``"data"`` are not available (features are tried by increasing
+        loss of their best single split).
 
     Attributes
     ----------
@@ -195,6 +217,7 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
         **SEARCH_CONSTRAINTS,
         "fast_error_function": [callable, None],
         "cost_matrix": ["array-like", None],
+        "thresholds": THRESHOLDS_CONSTRAINT,
     }
 
     def __init__(
@@ -216,6 +239,7 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
         max_cache_size=None,
         wipe_factor=0.5,
         wipe_strategy="reuses",
+        thresholds=None,
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
@@ -233,8 +257,11 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
         self.max_cache_size = max_cache_size
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
+        self.thresholds = thresholds
 
     def _fit(self, X, y, sample_weight):
+        if self.thresholds is not None:
+            return self._fit_numeric(X, y, sample_weight)
         X = np.ascontiguousarray(X, dtype=np.uint8)
         n_classes = len(self.classes_)
         kind, cost, label_of, fast = "error", None, None, None
@@ -300,6 +327,60 @@ class DL85Classifier(SearchOptionsMixin, BaseTreeClassifier):
             max_depth=self.max_depth,
             max_error=self.max_error,
             loss_unit=1.0 if weights is None else float(np.sum(weights)),
+        )
+
+    def _fit_numeric(self, X, y, sample_weight):
+        """The search on numeric features (``thresholds`` set)."""
+        if self.fast_error_function is not None:
+            raise ValueError(
+                "fast_error_function is not available with thresholds (numeric "
+                "features): use cost_matrix for a cost-sensitive loss, or "
+                "binarise the data and use thresholds=None"
+            )
+        n_classes = len(self.classes_)
+        weights = None
+        if sample_weight is not None:
+            keep = sample_weight > 0
+            X, y, weights = X[keep], y[keep], sample_weight[keep]
+            if X.shape[0] == 0:
+                raise ValueError("all sample weights are zero: nothing to fit")
+        w = np.ones(len(y)) if weights is None else weights
+        kind, cost, label_of = "error", None, None
+        worst = w
+        if self.cost_matrix is not None:
+            cost = check_cost_matrix(self.cost_matrix, n_classes)
+            kind = "cost"
+            worst = w * cost.max(axis=0)[y]
+
+            def label_of(node, rows):
+                return int(np.argmin(cost @ np.asarray(out.value[node])))
+
+        tol = 0.0 if weights is None and kind == "error" else 1e-12 * worst.sum()
+        out = numeric_search(
+            X,
+            self.thresholds,
+            kind=kind,
+            stats=class_stats(y, n_classes, weights),
+            cost=cost,
+            worst=worst,
+            purity_tol=tol,
+            **self._search_options(),
+        )
+        if not out.found:
+            result = fit_result(
+                out, None, max_depth=self.max_depth, max_error=self.max_error
+            )
+            result.reason = result.reason.replace("loss", "error")
+            return result
+        tree = build_tree(
+            out, n_classes, lambda node, rows: out.value[node], label_of, X=X
+        )
+        return fit_result(
+            out,
+            tree,
+            max_depth=self.max_depth,
+            max_error=self.max_error,
+            loss_unit=float(np.sum(w)),
         )
 
     @staticmethod

@@ -54,6 +54,8 @@ class SearchOutput:
     (``feature`` -1 for a leaf); ``value`` holds each node's class supports
     (class-based objectives) or row count, ``node_loss`` its loss as one
     leaf. All are empty when no tree has loss below ``max_error``.
+    ``threshold`` is empty on 0/1 data (the test is ``x == 0``: left) and
+    holds each node's real threshold on numeric data (``x <= t``: left).
     """
 
     loss: float
@@ -64,6 +66,7 @@ class SearchOutput:
     right: list = field(default_factory=list)
     value: list = field(default_factory=list)
     node_loss: list = field(default_factory=list)
+    threshold: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     max_error: float = math.inf
 
@@ -217,7 +220,10 @@ def node_rows(out: SearchOutput, X) -> list:
     for node, f in enumerate(out.feature):
         if f >= 0:
             here = rows[node]
-            right = X[here, f] == 1
+            if out.threshold:
+                right = X[here, f] > out.threshold[node]
+            else:
+                right = X[here, f] == 1
             rows[out.left[node]] = here[~right]
             rows[out.right[node]] = here[right]
     return rows
@@ -251,7 +257,11 @@ def build_tree(
         else:
             ids.append(
                 builder.add_split(
-                    int(f), 0.5, value=value, n_samples=count, label=label
+                    int(f),
+                    out.threshold[node] if out.threshold else 0.5,
+                    value=value,
+                    n_samples=count,
+                    label=label,
                 )
             )
     for node, f in enumerate(out.feature):

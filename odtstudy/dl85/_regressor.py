@@ -8,11 +8,17 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeRegressor
-from odtstudy.dl85._engine import build_tree, fit_result, search
+from odtstudy.dl85._engine import PURITY_RTOL, build_tree, fit_result, search
 from odtstudy.dl85._losses import (
     check_losses_fit,
     power_of_two_scale,
     weighted_quantile,
+)
+from odtstudy.dl85._numeric_fit import (
+    THRESHOLDS_CONSTRAINT,
+    NumericInputMixin,
+    numeric_search,
+    squared_stats,
 )
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
 
@@ -25,7 +31,7 @@ _CRITERIA = {
 }
 
 
-class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
+class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     """Optimal regression tree of bounded depth by DL8.5.
 
     Minimises the total loss over the training rows, each leaf predicting
@@ -61,6 +67,10 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
         The search options of :class:`DL85Classifier`, same defaults. The
         similarity bound holds for every criterion (a row adds at most its
         largest distance to the range of ``y`` to a leaf's loss).
+    thresholds : {"all"} or int, default=None
+        Fit numeric features directly (``criterion="squared_error"`` only);
+        see :class:`DL85Classifier`. The neighbour bound does not hold for
+        the squared error; the interval bounds do.
 
     Attributes
     ----------
@@ -94,6 +104,7 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
         **SEARCH_CONSTRAINTS,
         "criterion": [StrOptions(set(_CRITERIA))],
         "quantile": [Interval(Real, 0, 1, closed="neither")],
+        "thresholds": THRESHOLDS_CONSTRAINT,
     }
 
     def __init__(
@@ -115,6 +126,7 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
         max_cache_size=None,
         wipe_factor=0.5,
         wipe_strategy="reuses",
+        thresholds=None,
     ):
         self.criterion = criterion
         self.quantile = quantile
@@ -132,6 +144,7 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
         self.max_cache_size = max_cache_size
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
+        self.thresholds = thresholds
 
     def _fit(self, X, y, sample_weight):
         objective = _CRITERIA[self.criterion]
@@ -145,14 +158,34 @@ class DL85Regressor(SearchOptionsMixin, BaseTreeRegressor):
         options = self._search_options()
         if self.max_error is not None:
             options["max_error"] = self.max_error / factor
-        out = search(
-            X,
-            kind=objective,
-            weights=sample_weight,
-            y=y / scale,
-            quantile=tau,
-            **options,
-        )
+        if self.thresholds is not None:
+            if not squared:
+                raise ValueError(
+                    f"criterion={self.criterion!r} is not available with "
+                    "thresholds (numeric features): use "
+                    "criterion='squared_error', or binarise the data and use "
+                    "thresholds=None"
+                )
+            stats = squared_stats(y / scale, sample_weight)
+            total = stats.sum(axis=0)
+            root = total[2] - total[1] ** 2 / total[0] if total[0] > 0 else 0.0
+            out = numeric_search(
+                X,
+                self.thresholds,
+                kind="squared",
+                stats=stats,
+                purity_tol=PURITY_RTOL * abs(root),
+                **options,
+            )
+        else:
+            out = search(
+                X,
+                kind=objective,
+                weights=sample_weight,
+                y=y / scale,
+                quantile=tau,
+                **options,
+            )
         out.rescale(factor)
         if not out.found:
             return fit_result(

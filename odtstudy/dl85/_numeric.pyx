@@ -1,0 +1,857 @@
+# cython: language_level=3
+"""The DL8.5 search on ordered numeric features (C-level Cython).
+
+Responsibility: the recursion over numeric features. A feature is a column
+of threshold ranks (``rank[f, i]`` = number of candidate thresholds below
+row i's value; row i goes left at threshold t when ``rank[f, i] <= t``),
+and each node keeps its rows sorted by every feature, so the search works
+on the order instead of one bitset per threshold:
+
+* depth 1 is one sweep of the sorted rows per feature with running class
+  statistics (every threshold of a feature in O(rows));
+* depth 2 evaluates a root threshold by one pass over the node's sorted
+  rows per feature that prices every depth-1 split of both children;
+* the thresholds of a feature are searched as intervals (a
+  branch-and-bound over their positions, after ConTree, Brița et al.,
+  AAAI 2025): moving a threshold right only adds rows to the left child and
+  removes rows from the right one, so for positions ``i < j < k`` the cost
+  at ``j`` is at least ``L(i) + R(k)`` (the optimal loss of a subtree can
+  only grow with its rows); and a position's children differ from a
+  neighbour's by the rows between them, so its cost is at least the
+  neighbour's minus those rows' largest losses. Whole intervals of
+  thresholds are thereby pruned without being evaluated.
+
+Subproblems are cached by their box (``_boxcache.pyx``) with the best split,
+the best loss and a lower bound (the strong bound of a search that found no
+tree under its upper bound), as in the 0/1 search (``_search.pyx``): the
+hierarchical upper bound, the time limit (anytime: the best tree so far),
+the root's anytime trace and the bounded cache work as there. Objectives:
+misclassification (weighted), a cost matrix, and squared error; a row's
+statistics are one vector (class weights, or ``w, w y, w y^2``).
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t
+from libc.stdlib cimport free, qsort
+from libc.string cimport memcpy
+
+from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
+from odtstudy.dl85._util cimport _alloc, _now
+
+cnp.import_array()
+
+cdef enum:
+    K_ERROR = 0
+    K_COST = 1
+    K_SQUARED = 2
+
+KINDS = {"error": K_ERROR, "cost": K_COST, "squared": K_SQUARED}
+
+
+ctypedef struct KeyIdx:
+    double key
+    int32_t idx
+
+
+cdef int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
+    cdef double ka = (<const KeyIdx*>a).key
+    cdef double kb = (<const KeyIdx*>b).key
+    if ka < kb:
+        return -1
+    if ka > kb:
+        return 1
+    return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx
+
+
+cdef class NumericSearcher:
+    """One DL8.5 search over numeric features given as threshold ranks.
+
+    Parameters
+    ----------
+    rank : ndarray of int32, shape (n_features, n_rows)
+        Threshold rank of each value (0 .. n_thresholds[f]).
+    n_thresholds : ndarray of int32, shape (n_features,)
+    stats : ndarray of float64, shape (n_rows, n_stats)
+        Each row's statistics vector: its weight in its class's column
+        ("error", "cost"), or ``(w, w y, w y^2)`` ("squared").
+    kind : {"error", "cost", "squared"}
+    max_depth, min_sup : int
+    cost : ndarray of float64, shape (n_classes, n_classes), optional
+        ``cost[p, c]`` ("cost").
+    worst : ndarray of float64, shape (n_rows,), optional
+        Largest loss a row adds to a leaf; enables the neighbour bound.
+    time_limit : float
+        Seconds; ``<= 0``: no limit.
+    max_cache_size : int
+        0: unbounded.
+    use_infeasibility_lb, use_depth2_solver : bool
+    """
+
+    cdef int n, p, S, kind, max_depth, min_sup, D, L
+    cdef bint use_inf_lb, use_d2, monotone
+    cdef object _refs
+    cdef const int32_t* rank
+    cdef const int32_t* nthr
+    cdef const double* rs
+    cdef const double* worst
+    cdef const double* cost
+    cdef int32_t* srt
+    cdef int* cnt
+    cdef double* tot
+    cdef double* leafv
+    cdef int32_t* cons
+    cdef int* ncons
+    cdef int32_t* key
+    cdef int* keylen
+    cdef int32_t* pos_k
+    cdef int32_t* pos_t
+    cdef double* pos_w
+    cdef double* pos_s
+    cdef int32_t* stk
+    cdef double* stkb
+    cdef KeyIdx* forder
+    cdef int32_t* fk
+    cdef double eps
+    cdef double time_limit, deadline, t_start
+    cdef readonly bint timed_out
+    cdef readonly BoxCache cache
+    cdef readonly long long n_explored, n_hits, n_d2, n_evals, n_interval_pruned
+    cdef readonly long long n_neighbour_pruned
+    cdef double* trace
+    cdef int n_trace, trace_cap
+    cdef bint tracing
+    cdef double root_lb
+
+    def __cinit__(self, const int32_t[:, ::1] rank, const int32_t[::1] n_thresholds,
+                  const double[:, ::1] stats, str kind, int max_depth, int min_sup=1,
+                  object cost=None, object worst=None, double time_limit=0.0,
+                  Py_ssize_t max_cache_size=0, double wipe_factor=0.5,
+                  str wipe_strategy="reuses", bint use_infeasibility_lb=True,
+                  bint use_depth2_solver=True, double purity_tol=0.0):
+        cdef int D, n, p, S
+        if kind not in KINDS:
+            raise ValueError(f"unknown objective {kind!r}")
+        self.p = rank.shape[0]
+        self.n = rank.shape[1]
+        self.S = stats.shape[1]
+        if stats.shape[0] != self.n or n_thresholds.shape[0] != self.p:
+            raise ValueError("rank, n_thresholds and stats do not match")
+        if max_depth < 0 or max_depth > 60:
+            raise ValueError("max_depth must be in [0, 60]")
+        self.kind = KINDS[kind]
+        self.max_depth = max_depth
+        self.min_sup = min_sup
+        self.D = max_depth + 1
+        self.L = 1 + 3 * self.D
+        D, n, p, S = self.D, self.n, self.p, self.S
+        cost_arr = None
+        if self.kind == K_COST:
+            cost_arr = np.ascontiguousarray(cost, dtype=np.float64)
+            if cost_arr.shape != (S, S):
+                raise ValueError("cost must be (n_classes, n_classes)")
+        worst_arr = None
+        if worst is not None:
+            worst_arr = np.ascontiguousarray(worst, dtype=np.float64)
+            if worst_arr.shape != (n,):
+                raise ValueError("worst must have one value per row")
+        self._refs = (rank, n_thresholds, stats, cost_arr, worst_arr)
+        self.rank = &rank[0, 0] if p > 0 else NULL
+        self.nthr = &n_thresholds[0] if p > 0 else NULL
+        self.rs = &stats[0, 0]
+        self.cost = NULL
+        if cost_arr is not None:
+            self.cost = <const double*>cnp.PyArray_DATA(cost_arr)
+        self.worst = NULL
+        if worst_arr is not None:
+            self.worst = <const double*>cnp.PyArray_DATA(worst_arr)
+        # subset monotonicity of the optimal loss needs every split allowed
+        self.monotone = min_sup == 1
+        self.use_inf_lb = use_infeasibility_lb
+        self.use_d2 = use_depth2_solver
+        self.eps = purity_tol
+        self.time_limit = time_limit
+        self.cache = BoxCache(max_cache_size, wipe_factor, wipe_strategy)
+        self.srt = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
+        self.cnt = <int*>_alloc(D * sizeof(int))
+        self.tot = <double*>_alloc(D * S * sizeof(double))
+        self.leafv = <double*>_alloc(D * sizeof(double))
+        self.cons = <int32_t*>_alloc(D * 3 * D * sizeof(int32_t))
+        self.ncons = <int*>_alloc(D * sizeof(int))
+        self.key = <int32_t*>_alloc(D * self.L * sizeof(int32_t))
+        self.keylen = <int*>_alloc(D * sizeof(int))
+        self.pos_k = <int32_t*>_alloc(D * (n + 1) * sizeof(int32_t))
+        self.pos_t = <int32_t*>_alloc(D * (n + 1) * sizeof(int32_t))
+        self.pos_w = <double*>_alloc(D * (n + 1) * sizeof(double))
+        self.pos_s = <double*>_alloc(D * (n + 1) * S * sizeof(double))
+        self.stk = <int32_t*>_alloc(D * 2 * (n + 2) * sizeof(int32_t))
+        self.stkb = <double*>_alloc(D * 2 * (n + 2) * sizeof(double))
+        self.forder = <KeyIdx*>_alloc(D * (p + 1) * sizeof(KeyIdx))
+        self.fk = <int32_t*>_alloc(D * (p + 1) * sizeof(int32_t))
+        self.trace_cap = 4 * (p + 4)
+        self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
+        self._root()
+
+    def __dealloc__(self):
+        free(self.srt)
+        free(self.cnt)
+        free(self.tot)
+        free(self.leafv)
+        free(self.cons)
+        free(self.ncons)
+        free(self.key)
+        free(self.keylen)
+        free(self.pos_k)
+        free(self.pos_t)
+        free(self.pos_w)
+        free(self.pos_s)
+        free(self.stk)
+        free(self.stkb)
+        free(self.forder)
+        free(self.fk)
+        free(self.trace)
+
+    # ------------------------------------------------------------ leaves
+    cdef inline double _loss(self, const double* s) noexcept nogil:
+        """Loss of a leaf with statistics ``s``."""
+        cdef int c, q, S = self.S
+        cdef double tot = 0.0, big = 0.0, v, best
+        if self.kind == K_ERROR:
+            if S == 2:
+                return s[0] if s[0] < s[1] else s[1]
+            for c in range(S):
+                tot += s[c]
+                if s[c] > big:
+                    big = s[c]
+            return tot - big
+        if self.kind == K_COST:
+            best = INFINITY
+            for q in range(S):
+                v = 0.0
+                for c in range(S):
+                    v += self.cost[q * S + c] * s[c]
+                if v < best:
+                    best = v
+            return best
+        if s[0] <= 0.0:
+            return 0.0
+        v = s[2] - s[1] * s[1] / s[0]
+        return v if v > 0.0 else 0.0
+
+    cdef inline double _loss_rest(self, const double* t, const double* a) noexcept nogil:
+        """Loss of a leaf with statistics ``t - a``."""
+        cdef int c, q, S = self.S
+        cdef double tot = 0.0, big = 0.0, v, best, x, w
+        if self.kind == K_ERROR:
+            if S == 2:
+                x = t[0] - a[0]
+                v = t[1] - a[1]
+                return x if x < v else v
+            for c in range(S):
+                x = t[c] - a[c]
+                tot += x
+                if x > big:
+                    big = x
+            return tot - big
+        if self.kind == K_COST:
+            best = INFINITY
+            for q in range(S):
+                v = 0.0
+                for c in range(S):
+                    v += self.cost[q * S + c] * (t[c] - a[c])
+                if v < best:
+                    best = v
+            return best
+        w = t[0] - a[0]
+        if w <= 0.0:
+            return 0.0
+        x = t[1] - a[1]
+        v = (t[2] - a[2]) - x * x / w
+        return v if v > 0.0 else 0.0
+
+    # ------------------------------------------------------------- nodes
+    cdef int _root(self) except -1:
+        cdef int g, i, n = self.n, p = self.p, S = self.S, c
+        cdef double* t = self.tot
+        # rows sorted by every feature: a counting sort of the ranks
+        cdef int32_t* lst
+        cdef const int32_t* rk
+        cdef int32_t* start = NULL
+        cdef int B
+        for g in range(p):
+            rk = self.rank + g * n
+            B = self.nthr[g] + 1
+            start = <int32_t*>_alloc((B + 1) * sizeof(int32_t))
+            for i in range(n):
+                start[rk[i] + 1] += 1
+            for i in range(B):
+                start[i + 1] += start[i]
+            lst = self.srt + g * n
+            for i in range(n):
+                lst[start[rk[i]]] = i
+                start[rk[i]] += 1
+            free(start)
+        for c in range(S):
+            t[c] = 0.0
+        for i in range(n):
+            for c in range(S):
+                t[c] += self.rs[i * S + c]
+        self.cnt[0] = n
+        self.leafv[0] = self._loss(t)
+        self.ncons[0] = 0
+        self.key[0] = self.max_depth
+        self.keylen[0] = 1
+        return 0
+
+    cdef void _make_child(self, int d, int f, int t, bint left) noexcept nogil:
+        """Rows of the depth-d node with ``rank[f] <= t`` (left) or ``> t``
+        into depth d + 1: sorted lists, statistics, constraints and key."""
+        cdef int n = self.n, p = self.p, S = self.S, g, i, m = 0, c, j, nc
+        cdef int s = self.cnt[d], row, lo, hi, L = self.L, kl
+        cdef const int32_t* rf = self.rank + f * n
+        cdef const int32_t* rg
+        cdef int32_t* src
+        cdef int32_t* dst
+        cdef double* tt = self.tot + (d + 1) * S
+        cdef int32_t* pc = self.cons + d * 3 * self.D
+        cdef int32_t* cc = self.cons + (d + 1) * 3 * self.D
+        cdef int32_t* k = self.key + (d + 1) * L
+        for c in range(S):
+            tt[c] = 0.0
+        for g in range(p):
+            src = self.srt + (d * p + g) * n
+            dst = self.srt + ((d + 1) * p + g) * n
+            m = 0
+            if left:
+                for i in range(s):
+                    row = src[i]
+                    dst[m] = row
+                    m += rf[row] <= t
+            else:
+                for i in range(s):
+                    row = src[i]
+                    dst[m] = row
+                    m += rf[row] > t
+        src = self.srt + (d + 1) * p * n
+        for i in range(m):
+            row = src[i]
+            for c in range(S):
+                tt[c] += self.rs[row * S + c]
+        self.cnt[d + 1] = m
+        self.leafv[d + 1] = self._loss(tt)
+        # constraints: the parent's, with f's interval narrowed
+        nc = 0
+        j = 0
+        while j < self.ncons[d] and pc[3 * j] < f:
+            cc[3 * nc] = pc[3 * j]
+            cc[3 * nc + 1] = pc[3 * j + 1]
+            cc[3 * nc + 2] = pc[3 * j + 2]
+            nc += 1
+            j += 1
+        lo = 0
+        hi = self.nthr[f]
+        if j < self.ncons[d] and pc[3 * j] == f:
+            lo = pc[3 * j + 1]
+            hi = pc[3 * j + 2]
+            j += 1
+        if left:
+            if t < hi:
+                hi = t
+        elif t + 1 > lo:
+            lo = t + 1
+        cc[3 * nc] = f
+        cc[3 * nc + 1] = lo
+        cc[3 * nc + 2] = hi
+        nc += 1
+        while j < self.ncons[d]:
+            cc[3 * nc] = pc[3 * j]
+            cc[3 * nc + 1] = pc[3 * j + 1]
+            cc[3 * nc + 2] = pc[3 * j + 2]
+            nc += 1
+            j += 1
+        self.ncons[d + 1] = nc
+        # key: the remaining depth, then each constrained feature whose rows
+        # do not span all its ranks, with the ranks they span
+        k[0] = self.max_depth - d - 1
+        kl = 1
+        for j in range(nc):
+            g = cc[3 * j]
+            rg = self.rank + g * n
+            dst = self.srt + ((d + 1) * p + g) * n
+            lo = rg[dst[0]]
+            hi = rg[dst[m - 1]]
+            if lo == 0 and hi == self.nthr[g]:
+                continue
+            k[kl] = g
+            k[kl + 1] = lo
+            k[kl + 2] = hi
+            kl += 3
+        self.keylen[d + 1] = kl
+
+    # ------------------------------------------------------------ depth 1
+    cdef double _sweep(self, int d, int g, int* out_k) noexcept nogil:
+        """Best split of the depth-d node on feature g (its loss; INFINITY
+        if none is allowed); ``out_k``: rows on its left."""
+        cdef int n = self.n, S = self.S, s = self.cnt[d], i, c, row, last = -1
+        cdef int ms = self.min_sup, bk = -1
+        cdef const int32_t* rg = self.rank + g * n
+        cdef const int32_t* lst = self.srt + (d * self.p + g) * n
+        cdef const double* t = self.tot + d * S
+        cdef double acc[64]
+        cdef double best = INFINITY, v
+        cdef const double* r
+        for c in range(S):
+            acc[c] = 0.0
+        for i in range(s):
+            row = lst[i]
+            if rg[row] != last and i >= ms and s - i >= ms:
+                v = self._loss(acc) + self._loss_rest(t, acc)
+                if v < best:
+                    best = v
+                    bk = i
+            last = rg[row]
+            r = self.rs + row * S
+            for c in range(S):
+                acc[c] += r[c]
+        out_k[0] = bk
+        return best
+
+    cdef int _positions(self, int d, int f) noexcept nogil:
+        """The allowed split positions of feature f at depth d: rows on the
+        left, threshold rank, prefix statistics and prefix worst losses."""
+        cdef int n = self.n, S = self.S, s = self.cnt[d], i, c, row, last = -1
+        cdef int ms = self.min_sup, P = 0
+        cdef const int32_t* rf = self.rank + f * n
+        cdef const int32_t* lst = self.srt + (d * self.p + f) * n
+        cdef int32_t* pk = self.pos_k + d * (n + 1)
+        cdef int32_t* pt = self.pos_t + d * (n + 1)
+        cdef double* pw = self.pos_w + d * (n + 1)
+        cdef double* ps = self.pos_s + d * (n + 1) * S
+        cdef double acc[64]
+        cdef double w = 0.0
+        cdef const double* r
+        for c in range(S):
+            acc[c] = 0.0
+        for i in range(s):
+            row = lst[i]
+            if rf[row] != last and i >= ms and s - i >= ms:
+                pk[P] = i
+                pt[P] = last
+                pw[P] = w
+                for c in range(S):
+                    ps[P * S + c] = acc[c]
+                P += 1
+            last = rf[row]
+            r = self.rs + row * S
+            for c in range(S):
+                acc[c] += r[c]
+            if self.worst != NULL:
+                w += self.worst[row]
+        return P
+
+    # ------------------------------------------------------------ depth 2
+    cdef void _d2_eval(self, int d, int f, int j, double* outL, double* outR) noexcept nogil:
+        """Optimal depth-1 losses of both children of position j of f: one
+        pass per feature over the node's sorted rows prices every split of
+        the left and of the right child."""
+        cdef int n = self.n, p = self.p, S = self.S, s = self.cnt[d], g, i, c, row
+        cdef int ms = self.min_sup, t = self.pos_t[d * (n + 1) + j]
+        cdef int nl = self.pos_k[d * (n + 1) + j], nr = s - nl
+        cdef int ca, cb, la, lb_, rk
+        cdef const int32_t* rf = self.rank + f * n
+        cdef const int32_t* rg
+        cdef const int32_t* lst
+        cdef const double* r
+        cdef double ta[64]
+        cdef double tb[64]
+        cdef double aa[64]
+        cdef double ab[64]
+        cdef double bestL, bestR, v
+        cdef const double* ps = self.pos_s + (d * (n + 1) + j) * S
+        cdef const double* tt = self.tot + d * S
+        for c in range(S):
+            ta[c] = ps[c]
+            tb[c] = tt[c] - ps[c]
+        bestL = self._loss(ta)
+        bestR = self._loss(tb)
+        if nl < 2 * ms and nr < 2 * ms:
+            outL[0] = bestL
+            outR[0] = bestR
+            return
+        for g in range(p):
+            rg = self.rank + g * n
+            lst = self.srt + (d * p + g) * n
+            for c in range(S):
+                aa[c] = 0.0
+                ab[c] = 0.0
+            ca = 0
+            cb = 0
+            la = -1
+            lb_ = -1
+            for i in range(s):
+                row = lst[i]
+                rk = rg[row]
+                r = self.rs + row * S
+                if rf[row] <= t:
+                    if rk != la and ca >= ms and nl - ca >= ms:
+                        v = self._loss(aa) + self._loss_rest(ta, aa)
+                        if v < bestL:
+                            bestL = v
+                    la = rk
+                    ca += 1
+                    for c in range(S):
+                        aa[c] += r[c]
+                else:
+                    if rk != lb_ and cb >= ms and nr - cb >= ms:
+                        v = self._loss(ab) + self._loss_rest(tb, ab)
+                        if v < bestR:
+                            bestR = v
+                    lb_ = rk
+                    cb += 1
+                    for c in range(S):
+                        ab[c] += r[c]
+        outL[0] = bestL
+        outR[0] = bestR
+
+    # ---------------------------------------------------------- the search
+    cdef inline bint _check_time(self) noexcept nogil:
+        if self.timed_out:
+            return True
+        if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    cdef void _trace_root(self, double obj, double lb) noexcept nogil:
+        cdef double* last
+        if not self.tracing or self.n_trace >= self.trace_cap:
+            return
+        if self.n_trace > 0:
+            last = self.trace + 3 * (self.n_trace - 1)
+            if not (obj < last[1] or lb > last[2]):
+                return
+        last = self.trace + 3 * self.n_trace
+        last[0] = _now() - self.t_start
+        last[1] = obj
+        last[2] = lb
+        self.n_trace += 1
+
+    cdef void _store(self, int d, double err, double lb, int f, int t, bint solved) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], True)
+        cdef BoxEntry* ent
+        if e < 0:
+            return
+        ent = &self.cache.entries[e]
+        if solved:
+            ent.error = err
+            ent.lb = err
+            ent.feature = f
+            ent.threshold = t
+            ent.flags = ent.flags | BOX_SOLVED
+            return
+        if err < ent.error:
+            ent.error = err
+            ent.feature = f
+            ent.threshold = t
+        if self.use_inf_lb and lb > ent.lb:
+            ent.lb = lb
+
+    cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil:
+        """Optimal loss of the depth-d node if it is < ub (or known), else
+        INFINITY with a lower bound (>= ub) in ``out_lb``."""
+        cdef int r = self.max_depth - d, n = self.n, p = self.p, g, f, i, P, j
+        cdef int lo, hi, top, bf = -1, bt = -1, seed, first, k, ms = self.min_sup
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+        cdef BoxEntry* ent
+        cdef double lb = 0.0, leaf = self.leafv[d], best, cur_ub, min_lb, v
+        cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, delta
+        cdef bint Lex, Rex, found
+        cdef KeyIdx* order = self.forder + d * (p + 1)
+        cdef int32_t* fk = self.fk + d * (p + 1)
+        cdef int32_t* pk = self.pos_k + d * (n + 1)
+        cdef int32_t* pt = self.pos_t + d * (n + 1)
+        cdef double* pw = self.pos_w + d * (n + 1)
+        cdef int32_t* stk = self.stk + d * 2 * (n + 2)
+        cdef double* stkb = self.stkb + d * 2 * (n + 2)
+        if e >= 0:
+            ent = &self.cache.entries[e]
+            if ent.flags & BOX_SOLVED:
+                self.n_hits += 1
+                out_lb[0] = ent.error
+                return ent.error
+            lb = ent.lb
+            if lb >= ub:
+                self.n_hits += 1
+                out_lb[0] = lb
+                return INFINITY
+        out_lb[0] = lb
+        if self._check_time():
+            self._store(d, leaf, lb, -1, -1, False)
+            return leaf
+        self.n_explored += 1
+        if leaf <= self.eps or r == 0 or self.cnt[d] < 2 * ms or lb >= leaf:
+            self._store(d, leaf, leaf, -1, -1, True)
+            out_lb[0] = leaf
+            return leaf
+        # every feature's best single split: the depth-1 optimum, the first
+        # threshold tried per feature, and the order of the features
+        best = leaf
+        for g in range(p):
+            v = self._sweep(d, g, &k)
+            fk[g] = k
+            order[g].key = v
+            order[g].idx = g
+            if v < best:
+                best = v
+                bf = g
+                bt = self.rank[g * n + self.srt[(d * p + g) * n + k - 1]]
+        if r == 1 or best <= self.eps or lb >= best:
+            self._store(d, best, best, bf, bt, True)
+            out_lb[0] = best
+            return best
+        qsort(order, p, sizeof(KeyIdx), _cmp_keyidx)
+        found = best < ub
+        cur_ub = best if found else ub
+        if d == 0 and found:
+            self._trace_root(best, lb)
+        min_lb = best
+        for i in range(p):
+            if lb >= cur_ub:
+                break
+            f = order[i].idx
+            if order[i].key == INFINITY:
+                break
+            P = self._positions(d, f)
+            if P == 0:
+                continue
+            # start at the feature's best single split
+            seed = 0
+            while seed < P - 1 and pk[seed] != fk[f]:
+                seed += 1
+            stk[0] = 0
+            stk[1] = P - 1
+            stkb[0] = 0.0
+            stkb[1] = 0.0
+            top = 1
+            first = 1
+            while top > 0:
+                if self._check_time():
+                    break
+                top -= 1
+                lo = stk[2 * top]
+                hi = stk[2 * top + 1]
+                bL = stkb[2 * top]
+                bR = stkb[2 * top + 1]
+                if lo > hi:
+                    continue
+                if bL + bR >= cur_ub:
+                    self.n_interval_pruned += hi - lo + 1
+                    if bL + bR < min_lb:
+                        min_lb = bL + bR
+                    continue
+                if first:
+                    j = seed
+                    first = 0
+                else:
+                    j = (lo + hi) // 2
+                self.n_evals += 1
+                Lex = True
+                Rex = True
+                if r == 2 and self.use_d2:
+                    self.n_d2 += 1
+                    self._d2_eval(d, f, j, &Lj, &Rj)
+                else:
+                    self._make_child(d, f, pt[j], True)
+                    errL = self._solve(d + 1, cur_ub - bR, &lL)
+                    if self.timed_out:
+                        break
+                    if errL < INFINITY:
+                        Lj = errL
+                    else:
+                        Lj = lL
+                        Lex = False
+                    if Lex and Lj + bR < cur_ub:
+                        self._make_child(d, f, pt[j], False)
+                        errR = self._solve(d + 1, cur_ub - Lj, &lR)
+                        if self.timed_out and errR == INFINITY:
+                            break
+                        if errR < INFINITY:
+                            Rj = errR
+                        else:
+                            Rj = lR
+                            Rex = False
+                    else:
+                        Rj = bR
+                        Rex = False
+                if Lj < bL:
+                    Lj = bL
+                if Rj < bR:
+                    Rj = bR
+                if Lex and Rex and Lj + Rj < cur_ub:
+                    best = Lj + Rj
+                    cur_ub = best
+                    bf = f
+                    bt = pt[j]
+                    found = True
+                    if d == 0:
+                        self._trace_root(best, lb)
+                elif Lj + Rj < min_lb:
+                    min_lb = Lj + Rj
+                if self.timed_out:
+                    break
+                if not self.monotone:
+                    Lj = 0.0
+                    Rj = 0.0
+                    bL = 0.0
+                    bR = 0.0
+                # the positions left of j keep bL and get R(j); those right
+                # of j get L(j); neighbours of j whose rows differ by less
+                # than (cost(j) - ub) worst losses are pruned
+                delta = Lj + Rj - cur_ub
+                k = j - 1
+                if self.worst != NULL and self.monotone and delta >= 0:
+                    while k >= lo and pw[j] - pw[k] <= delta:
+                        k -= 1
+                    self.n_neighbour_pruned += j - 1 - k
+                stk[2 * top] = lo
+                stk[2 * top + 1] = k
+                stkb[2 * top] = bL
+                stkb[2 * top + 1] = Rj
+                top += 1
+                k = j + 1
+                if self.worst != NULL and self.monotone and delta >= 0:
+                    while k <= hi and pw[k] - pw[j] <= delta:
+                        k += 1
+                    self.n_neighbour_pruned += k - j - 1
+                stk[2 * top] = k
+                stk[2 * top + 1] = hi
+                stkb[2 * top] = Lj
+                stkb[2 * top + 1] = bR
+                top += 1
+            if self.timed_out:
+                break
+        if self.timed_out:
+            self._store(d, best, lb, bf, bt, False)
+            out_lb[0] = lb
+            return best
+        if found:
+            self._store(d, best, best, bf, bt, True)
+            out_lb[0] = best
+            return best
+        if min_lb > lb:
+            lb = min_lb
+        self._store(d, INFINITY, lb, -1, -1, False)
+        out_lb[0] = lb
+        return INFINITY
+
+    # ------------------------------------------------------------ results
+    def run(self, double max_error=INFINITY):
+        """Search from the root; returns ``(loss, lower_bound)``.
+
+        ``loss`` is ``inf`` when no tree has loss < ``max_error``.
+        """
+        cdef double err, lb
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        self.n_trace = 0
+        self.tracing = True
+        self._root()
+        if self.leafv[0] < max_error:
+            self._trace_root(self.leafv[0], 0.0)
+        with nogil:
+            err = self._solve(0, max_error, &lb)
+        if err < max_error:
+            self._trace_root(err, lb if self.timed_out else err)
+        self.tracing = False
+        if self.cache.out_of_memory:
+            raise MemoryError("the numeric DL8.5 cache ran out of memory")
+        self.root_lb = lb
+        return err, lb
+
+    def anytime(self):
+        """``(seconds, best loss, lower bound)`` each time the root improved."""
+        return [(self.trace[3 * i], self.trace[3 * i + 1], self.trace[3 * i + 2])
+                for i in range(self.n_trace)]
+
+    def tree_arrays(self, double loss):
+        """The best tree found, in preorder: ``feature``, ``threshold`` (rank
+        index), ``left``, ``right``, ``value`` (statistics) and each node's
+        loss as a leaf. Nodes of the optimal tree wiped from a bounded cache
+        are re-solved (``loss``: the proven optimum, or ``inf`` after a
+        time-out)."""
+        out = ([], [], [], [], [], [])
+        cdef double tl = self.time_limit
+        cdef bint timed = self.timed_out
+        self.time_limit = 0.0
+        self.timed_out = False
+        try:
+            self._root()
+            self._rebuild(0, loss if not timed else INFINITY, timed, out)
+        finally:
+            self.time_limit = tl
+            self.timed_out = timed
+        if self.cache.out_of_memory:
+            raise MemoryError("the numeric DL8.5 cache ran out of memory")
+        return out
+
+    cdef double _rebuild(self, int d, double known, bint timed, tuple out) except? -1.0:
+        """Emit the subtree of the depth-d node; ``known``: its optimal loss
+        when proven (wiped nodes are re-solved under ``known`` + tolerance)."""
+        cdef int r = self.max_depth - d, f = -1, t = -1, k, g, node, c
+        cdef double leaf = self.leafv[d], err = leaf, lb, v, left, tol
+        cdef Py_ssize_t e
+        cdef BoxEntry* ent
+        if r >= 1 and not (leaf <= self.eps or self.cnt[d] < 2 * self.min_sup):
+            e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+            if e >= 0 and (self.cache.entries[e].flags & BOX_SOLVED or timed):
+                ent = &self.cache.entries[e]
+                if ent.error < INFINITY:
+                    f = ent.feature
+                    t = ent.threshold
+                    err = ent.error
+            elif r == 1:
+                err = leaf
+                for g in range(self.p):
+                    v = self._sweep(d, g, &k)
+                    if v < err:
+                        err = v
+                        f = g
+                        t = self.rank[g * self.n + self.srt[(d * self.p + g) * self.n + k - 1]]
+            elif not timed:
+                tol = 1e-9 * (known if known > 1.0 else 1.0)
+                err = self._solve(d, known + tol + 1e-12, &lb)
+                e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+                if e < 0 or not (self.cache.entries[e].flags & BOX_SOLVED):  # pragma: no cover
+                    raise RuntimeError("numeric DL8.5: a wiped node was not re-solved")
+                f = self.cache.entries[e].feature
+                t = self.cache.entries[e].threshold
+        feature, threshold, left_, right_, value, loss = out
+        node = len(feature)
+        feature.append(f)
+        threshold.append(t)
+        left_.append(-1)
+        right_.append(-1)
+        value.append([self.tot[d * self.S + c] for c in range(self.S)])
+        loss.append(leaf)
+        if f < 0:
+            return leaf
+        self._make_child(d, f, t, True)
+        left_[node] = len(feature)
+        left = self._rebuild(d + 1, err, timed, out)
+        self._make_child(d, f, t, False)
+        right_[node] = len(feature)
+        return left + self._rebuild(d + 1, err - left, timed, out)
+
+    def stats(self):
+        """Search counters."""
+        return {
+            "itemsets_explored": int(self.n_explored),
+            "cache_hits": int(self.n_hits),
+            "depth2_calls": int(self.n_d2),
+            "thresholds_evaluated": int(self.n_evals),
+            "thresholds_pruned_interval": int(self.n_interval_pruned),
+            "thresholds_pruned_neighbour": int(self.n_neighbour_pruned),
+            "timeout": bool(self.timed_out),
+            **self.cache.stats(),
+        }

@@ -1,0 +1,201 @@
+"""Numeric features for DL8.5: candidate thresholds, ranks, and the search.
+
+``thresholds="all"`` makes every midpoint between consecutive distinct
+training values of a column a candidate threshold; an integer ``k`` keeps
+at most ``k`` of them per column, the ones the
+:class:`~odtstudy.datasets.Binarizer` with ``max_thresholds=k`` keeps. The
+search (``_numeric.pyx``) sees each column as threshold ranks; its tree
+comes back as a :class:`~odtstudy.dl85._engine.SearchOutput` with the
+column indices and real thresholds, so the estimators build their ``Tree``
+and ``FitResult`` through the same path as on 0/1 data.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from odtstudy._deadline import Deadline
+from odtstudy.datasets._binarizer import _midpoints, _quantile_thresholds
+from odtstudy.dl85._engine import SearchOutput
+from odtstudy.dl85._numeric import NumericSearcher
+
+__all__ = [
+    "THRESHOLDS_CONSTRAINT",
+    "NumericInputMixin",
+    "candidate_thresholds",
+    "numeric_search",
+]
+
+#: ``_parameter_constraints`` entry of ``thresholds``.
+THRESHOLDS_CONSTRAINT = [
+    StrOptions({"all"}),
+    Interval(Integral, 1, None, closed="left"),
+    None,
+]
+
+#: Largest number of classes (statistics per row) the numeric search takes.
+MAX_STATS = 64
+
+#: Options of the 0/1 search that the numeric search does not have.
+_UNSUPPORTED = {
+    "algorithm": ("dl85", "plain DL8 has no numeric search"),
+    "branching": (
+        "data",
+        "the numeric search orders features by their best single split",
+    ),
+}
+
+
+class NumericInputMixin:
+    """``thresholds=None`` keeps 0/1 input; otherwise ``fit`` takes numbers."""
+
+    _binary_hint = (
+        ", or pass thresholds='all' (every midpoint) or an integer k (at most "
+        "k thresholds per column) to fit the numeric columns directly"
+    )
+
+    def _binary_input(self) -> bool:
+        return self.thresholds is None
+
+
+def candidate_thresholds(X: np.ndarray, thresholds) -> list:
+    """The sorted candidate thresholds of each column of ``X``."""
+    out = []
+    for j in range(X.shape[1]):
+        column = X[:, j]
+        if thresholds == "all":
+            out.append(_midpoints(column))
+        else:
+            out.append(_quantile_thresholds(column, int(thresholds)))
+    return out
+
+
+def check_numeric_options(options: dict) -> None:
+    """Raise a ValueError naming an option the numeric search does not take."""
+    for name, (allowed, why) in _UNSUPPORTED.items():
+        if options.get(name, allowed) != allowed:
+            raise ValueError(
+                f"{name}={options[name]!r} is not available with thresholds "
+                f"(numeric features): {why}; use {name}={allowed!r}, or "
+                "thresholds=None on binarised data"
+            )
+
+
+def _ranks(X: np.ndarray, cuts: list):
+    """Threshold ranks (number of thresholds below each value) of the
+    columns that have a threshold, and those columns' indices."""
+    used = [j for j, c in enumerate(cuts) if len(c) > 0]
+    rank = np.empty((len(used), X.shape[0]), dtype=np.int32)
+    for i, j in enumerate(used):
+        rank[i] = np.searchsorted(cuts[j], X[:, j], side="left")
+    n_thr = np.asarray([len(cuts[j]) for j in used], dtype=np.int32)
+    return rank, n_thr, used
+
+
+def numeric_search(
+    X,
+    thresholds,
+    *,
+    kind,
+    stats,
+    cost=None,
+    worst=None,
+    purity_tol=0.0,
+    **options,
+) -> SearchOutput:
+    """Run the numeric DL8.5 search on ``X`` (float, no NaN).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    thresholds : "all" or int
+    kind : {"error", "cost", "squared"}
+    stats : ndarray of shape (n_samples, n_stats)
+        Each row's statistics: its weight in its class's column, or
+        ``(w, w y, w y^2)``.
+    cost : ndarray of shape (n_classes, n_classes), default=None
+    worst : ndarray of shape (n_samples,), default=None
+        Largest loss a row adds to a leaf (the neighbour bound); None
+        switches that bound off.
+    purity_tol : float, default=0.0
+    **options
+        The search options (``SEARCH_OPTIONS`` of ``_engine``).
+
+    Returns
+    -------
+    SearchOutput
+        ``feature`` holds column indices of ``X`` and ``threshold`` real
+        thresholds; ``value`` each node's statistics.
+    """
+    clock = Deadline(None)
+    check_numeric_options(options)
+    if stats.shape[1] > MAX_STATS:
+        raise ValueError(
+            f"the numeric DL8.5 search takes at most {MAX_STATS} classes, got "
+            f"{stats.shape[1]}; binarise the data and use thresholds=None"
+        )
+    X = np.asarray(X, dtype=np.float64)
+    cuts = candidate_thresholds(X, thresholds)
+    rank, n_thr, used = _ranks(X, cuts)
+    searcher = NumericSearcher(
+        rank,
+        n_thr,
+        np.ascontiguousarray(stats, dtype=np.float64),
+        kind,
+        int(options.get("max_depth", 3)),
+        min_sup=int(options.get("min_sup", 1)),
+        cost=cost,
+        worst=worst if options.get("use_similarity_lb", True) else None,
+        time_limit=float(options.get("time_limit") or 0.0),
+        max_cache_size=int(options.get("max_cache_size") or 0),
+        wipe_factor=float(options.get("wipe_factor", 0.5)),
+        wipe_strategy=options.get("wipe_strategy", "reuses"),
+        use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
+        use_depth2_solver=bool(options.get("use_depth2_solver", True)),
+        purity_tol=float(purity_tol),
+    )
+    max_error = options.get("max_error")
+    max_error = math.inf if max_error is None else float(max_error)
+    setup = clock.elapsed()
+    loss, lower_bound = searcher.run(max_error)
+    stats_out = searcher.stats()
+    stats_out["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]
+    stats_out["n_thresholds"] = int(n_thr.sum())
+    out = SearchOutput(
+        loss=float(loss),
+        lower_bound=float(lower_bound),
+        timed_out=bool(stats_out["timeout"]),
+        stats=stats_out,
+        max_error=max_error,
+    )
+    if out.found:
+        feature, thr, left, right, value, node_loss = searcher.tree_arrays(
+            out.loss if not out.timed_out else math.inf
+        )
+        out.feature = [used[f] if f >= 0 else -1 for f in feature]
+        out.threshold = [
+            float(cuts[used[f]][t]) if f >= 0 else -2.0 for f, t in zip(feature, thr)
+        ]
+        out.left, out.right = list(left), list(right)
+        out.value = [list(v) for v in value]
+        out.node_loss = list(node_loss)
+    return out
+
+
+def class_stats(y_class, n_classes, weights=None) -> np.ndarray:
+    """Each row's weight in its class's column, shape (n_rows, n_classes)."""
+    w = np.ones(len(y_class)) if weights is None else np.asarray(weights, float)
+    out = np.zeros((len(y_class), n_classes))
+    out[np.arange(len(y_class)), y_class] = w
+    return out
+
+
+def squared_stats(y, weights=None) -> np.ndarray:
+    """``(w, w y, w y^2)`` of each row."""
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    y = np.asarray(y, float)
+    return np.column_stack([w, w * y, w * y * y])
