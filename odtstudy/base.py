@@ -11,8 +11,9 @@ wrapped scikit-learn ensemble) and store it with the same ``_store_result``.
 What the study registry reads from a learner's *class*:
 
 - ``_requires_binary``: True when ``fit`` only accepts 0/1 features;
-- ``_study_data``: ``"binary"`` or ``"numeric"``, the data a study feeds it
-  (default: ``"binary"`` exactly when ``_requires_binary``);
+- ``study_data(params)`` (class method) or ``_study_data``: ``"binary"`` or
+  ``"numeric"``, the data a study feeds it (default: ``"binary"`` exactly
+  when ``_requires_binary``);
 - ``_exact``: True when the learner can prove optimality;
 - ``objective_family(params)`` (class method) or ``_objective_family``: what
   ``objective_`` measures.

@@ -9,7 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 from odtstudy.base import STATUSES, FitResult
 from odtstudy.naiveforest._base import BaseForestClassifier
 from odtstudy.study._worker import _fitted_outcome
-from odtstudy.study.registry import _preflight_data, get_method, list_methods
+from odtstudy.study.registry import Method, _preflight_data, get_method, list_methods
 from odtstudy.tree import Tree
 
 BUILTINS = [n for n in list_methods(available_only=True) if not get_method(n).user]
@@ -19,6 +19,7 @@ BUILTINS = [n for n in list_methods(available_only=True) if not get_method(n).us
 DECLARED = {
     "cart": ("numeric", False, "misclassification"),
     "dl85": ("binary", True, "misclassification"),
+    "dl85-numeric": ("numeric", True, "misclassification"),
     "dl8": ("binary", True, "misclassification"),
     "binoct": ("numeric", True, "misclassification"),
     "oct": ("numeric", True, "misclassification"),
@@ -73,7 +74,7 @@ def test_registry_reads_data_kind_exactness_and_family_from_the_class(name):
         pytest.skip(f"{name} is not installed")
     method = get_method(name)
     assert (method.data, method.exact, method.objective_family()) == DECLARED[name]
-    if name not in ("dl85", "dl8"):  # DL85Classifier does not declare them yet
+    if name not in ("dl85", "dl85-numeric", "dl8"):  # DL85Classifier does not yet
         assert method.declared_data is None and method.declared_exact is None
         assert method.family is None
 
@@ -85,6 +86,26 @@ def test_the_family_follows_the_parameters():
     assert get_method("lpboost-cart").objective_family({"objective": "mdboost"}) == (
         "mdboost"
     )
+
+
+def test_the_data_kind_follows_the_parameters():
+    dl85, numeric = get_method("dl85"), get_method("dl85-numeric")
+    assert numeric.defaults == {"thresholds": "all"}
+    assert dl85.data_for({"thresholds": 8}) == "numeric"
+    assert numeric.data_for({"thresholds": None}) == "binary"
+    assert get_method("cart").data_for({"max_depth": 2}) == "numeric"
+
+
+def test_a_class_can_declare_its_data_kind_per_parameters():
+    class Numbers:
+        _requires_binary = True
+
+        @classmethod
+        def study_data(cls, params):
+            return "numeric" if params.get("raw") else "binary"
+
+    method = Method("numbers", Numbers, defaults={"raw": True})
+    assert method.data == "numeric" and method.data_for({"raw": False}) == "binary"
 
 
 def test_make_rejects_a_parameter_the_learner_does_not_take():

@@ -2,7 +2,8 @@
 
 Each learner is built by the registry (``Method.make``) with small, fast
 parameters; a learner that only takes 0/1 features runs inside a pipeline
-starting with odtstudy's ``Binarizer``, as a user would run it on numbers.
+starting with odtstudy's ``Binarizer``, as a user would run it on numbers
+(``dl85-numeric``, DL8.5 told to choose its own thresholds, takes them raw).
 Every check a learner fails is listed in ``EXPECTED_FAILED_CHECKS`` with the
 reason; any other failure fails the test.
 """
@@ -53,9 +54,8 @@ def _learner(name):
     estimator = method.make(
         max_depth=2, time_limit=10, random_state=0, **SMALL.get(name, {})
     )
-    if getattr(type(estimator), "_requires_binary", False) or (
-        name.startswith("optiboost")
-    ):
+    takes_binary = getattr(type(estimator), "_requires_binary", False)
+    if (takes_binary and method.data == "binary") or name.startswith("optiboost"):
         return make_pipeline(Binarizer(max_thresholds=4), estimator)
     return estimator
 

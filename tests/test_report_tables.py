@@ -155,3 +155,30 @@ def test_contree_and_dl85_at_every_midpoint_are_checked_against_each_other():
         [run("pycontree", "numeric", 4, 5.0, 8), run("dl85", "binary", 30, 6.0, 8)]
     )
     assert consistency_violations(restricted).empty  # a restricted problem
+
+
+def test_numeric_dl85_is_checked_against_contree_unless_its_thresholds_are_capped():
+    import json
+
+    import pandas as pd
+
+    from odtstudy.study.report import consistency_violations
+
+    def run(label, method, params, objective):
+        protocol = {
+            "max_thresholds": 8,
+            "methods": {label: {"method": method, "data": "numeric", "params": params}},
+        }
+        return dict(
+            dataset="uci/iris", depth=2, fold=0, seed=0, status="ok", optimal=True,
+            method=label, n_features=4, objective=objective, stats="{}",
+            protocol=json.dumps(protocol), tool=label.split("-")[0],
+            objective_family="misclassification",
+        )  # fmt: skip
+
+    contree = run("pycontree", "pycontree", {}, 6.0)
+    every = run("dl85-numeric", "dl85-numeric", {"thresholds": "all"}, 7.0)
+    found = consistency_violations(pd.DataFrame([contree, every]))
+    assert len(found) == 1 and found["tools"].iloc[0] == 2
+    capped = run("dl85-k", "dl85", {"thresholds": 2}, 7.0)
+    assert consistency_violations(pd.DataFrame([contree, capped])).empty

@@ -15,5 +15,14 @@ def test_study_smoke_run(name, tmp_path):
     assert frame["has_tree"].all(), frame[~frame["has_tree"]][["method", "error"]]
     assert consistency_violations(frame).empty
     assert (heuristic_gaps(frame)["gap"] >= -1e-9).all()
+    if name == "exact-numeric":
+        # DL8.5 on the raw numbers, DL8.5 on every midpoint and BinOCT on the
+        # raw numbers prove one optimum per dataset (uci/iris d=2: 6 errors)
+        exact = frame[frame["method"].isin(["dl85-numeric", "dl85", "binoct"])]
+        assert exact["optimal"].all(), exact[["method", "dataset", "status"]]
+        assert (exact.groupby("dataset")["objective"].nunique() == 1).all()
+        numeric = exact[exact["method"] == "dl85-numeric"].set_index("dataset")
+        assert numeric.loc["uci/iris", "objective"] == 6
+        assert numeric.loc["uci/iris", "n_features"] == 4  # the raw columns
     report = make_report(name, output_dir=tmp_path, scale="smoke")
     assert "## Summary" in report.read_text()

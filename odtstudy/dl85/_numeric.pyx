@@ -119,7 +119,6 @@ cdef class NumericSearcher:
     cdef readonly bint timed_out
     cdef readonly BoxCache cache
     cdef readonly long long n_explored, n_hits, n_d2, n_evals, n_interval_pruned
-    cdef readonly long long n_neighbour_pruned
     cdef double* trace
     cdef int n_trace, trace_cap
     cdef bint tracing
@@ -452,10 +451,18 @@ cdef class NumericSearcher:
         return P
 
     # ------------------------------------------------------------ depth 2
-    cdef void _d2_eval(self, int d, int f, int j, double* outL, double* outR) noexcept nogil:
-        """Optimal depth-1 losses of both children of position j of f: one
-        pass per feature over the node's sorted rows prices every split of
-        the left and of the right child."""
+    cdef void _d2_eval(self, int d, int f, int j, double ubL, double ubR,
+                       double lbL, double lbR, double* outL, double* outR) noexcept nogil:
+        """Depth-1 optima of both children of position j of f: one pass per
+        feature over the node's sorted rows prices the splits of the left
+        and of the right child.
+
+        Only losses below ``ubL`` / ``ubR`` are sought: a side with none
+        answers its bound (a lower bound then, not its optimum). A side
+        stops at its lower bound ``lbL`` / ``lbR``. With per-row ``worst``
+        losses, a split ``v`` above the side's best skips the next splits
+        until the rows passed could make up ``v - best`` (ConTree's skip).
+        """
         cdef int n = self.n, p = self.p, S = self.S, s = self.cnt[d], g, i, c, row
         cdef int ms = self.min_sup, t = self.pos_t[d * (n + 1) + j]
         cdef int nl = self.pos_k[d * (n + 1) + j], nr = s - nl
@@ -464,11 +471,13 @@ cdef class NumericSearcher:
         cdef const int32_t* rg
         cdef const int32_t* lst
         cdef const double* r
+        cdef const double* wk = self.worst
         cdef double ta[64]
         cdef double tb[64]
         cdef double aa[64]
         cdef double ab[64]
-        cdef double bestL, bestR, v
+        cdef double bestL, bestR, v, skA, skB
+        cdef bint doneA, doneB
         cdef const double* ps = self.pos_s + (d * (n + 1) + j) * S
         cdef const double* tt = self.tot + d * S
         for c in range(S):
@@ -476,11 +485,15 @@ cdef class NumericSearcher:
             tb[c] = tt[c] - ps[c]
         bestL = self._loss(ta)
         bestR = self._loss(tb)
-        if nl < 2 * ms and nr < 2 * ms:
-            outL[0] = bestL
-            outR[0] = bestR
-            return
+        if bestL > ubL:
+            bestL = ubL
+        if bestR > ubR:
+            bestR = ubR
+        doneA = bestL <= lbL or nl < 2 * ms
+        doneB = bestR <= lbR or nr < 2 * ms
         for g in range(p):
+            if doneA and doneB:
+                break
             rg = self.rank + g * n
             lst = self.srt + (d * p + g) * n
             for c in range(S):
@@ -490,24 +503,38 @@ cdef class NumericSearcher:
             cb = 0
             la = -1
             lb_ = -1
+            skA = -1.0
+            skB = -1.0
             for i in range(s):
                 row = lst[i]
                 rk = rg[row]
                 r = self.rs + row * S
                 if rf[row] <= t:
-                    if rk != la and ca >= ms and nl - ca >= ms:
+                    if (rk != la and skA < 0.0 and not doneA and ca >= ms
+                            and nl - ca >= ms):
                         v = self._loss(aa) + self._loss_rest(ta, aa)
                         if v < bestL:
                             bestL = v
+                            doneA = bestL <= lbL
+                        elif wk != NULL:
+                            skA = v - bestL
+                    if wk != NULL:
+                        skA -= wk[row]
                     la = rk
                     ca += 1
                     for c in range(S):
                         aa[c] += r[c]
                 else:
-                    if rk != lb_ and cb >= ms and nr - cb >= ms:
+                    if (rk != lb_ and skB < 0.0 and not doneB and cb >= ms
+                            and nr - cb >= ms):
                         v = self._loss(ab) + self._loss_rest(tb, ab)
                         if v < bestR:
                             bestR = v
+                            doneB = bestR <= lbR
+                        elif wk != NULL:
+                            skB = v - bestR
+                    if wk != NULL:
+                        skB -= wk[row]
                     lb_ = rk
                     cb += 1
                     for c in range(S):
@@ -557,15 +584,48 @@ cdef class NumericSearcher:
         if self.use_inf_lb and lb > ent.lb:
             ent.lb = lb
 
+    cdef inline void _pruned(self, double bound, double* min_lb) noexcept nogil:
+        self.n_interval_pruned += 1
+        if bound < min_lb[0]:
+            min_lb[0] = bound
+
+    cdef void _raise_bounds(self, int d, int P, int j, double Lj, double Rj) noexcept nogil:
+        """After evaluating position j (children's losses at least Lj, Rj):
+        a position left of j has a right child containing j's, and a left
+        child missing only the rows between them (each adding at most its
+        ``worst`` loss); symmetrically on the right."""
+        cdef int n = self.n, i
+        cdef double* lowL = self.stkb + d * 2 * (n + 2)
+        cdef double* lowR = lowL + (n + 2)
+        cdef double* pw = self.pos_w + d * (n + 1)
+        cdef double v
+        cdef bint nb = self.worst != NULL
+        for i in range(j):
+            if Rj > lowR[i]:
+                lowR[i] = Rj
+            if nb:
+                v = Lj - (pw[j] - pw[i])
+                if v > lowL[i]:
+                    lowL[i] = v
+        for i in range(j + 1, P):
+            if Lj > lowL[i]:
+                lowL[i] = Lj
+            if nb:
+                v = Rj - (pw[i] - pw[j])
+                if v > lowR[i]:
+                    lowR[i] = v
+
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil:
         """Optimal loss of the depth-d node if it is < ub (or known), else
         INFINITY with a lower bound (>= ub) in ``out_lb``."""
         cdef int r = self.max_depth - d, n = self.n, p = self.p, g, f, i, P, j
-        cdef int lo, hi, top, bf = -1, bt = -1, seed, first, k, ms = self.min_sup
+        cdef int lo, hi, top, head, bf = -1, bt = -1, seed, first, k, ms = self.min_sup
+        cdef int qcap = n + 2
+        cdef bint big_left
         cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
         cdef BoxEntry* ent
         cdef double lb = 0.0, leaf = self.leafv[d], best, cur_ub, min_lb, v
-        cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, delta
+        cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack
         cdef bint Lex, Rex, found
         cdef KeyIdx* order = self.forder + d * (p + 1)
         cdef int32_t* fk = self.fk + d * (p + 1)
@@ -573,7 +633,8 @@ cdef class NumericSearcher:
         cdef int32_t* pt = self.pos_t + d * (n + 1)
         cdef double* pw = self.pos_w + d * (n + 1)
         cdef int32_t* stk = self.stk + d * 2 * (n + 2)
-        cdef double* stkb = self.stkb + d * 2 * (n + 2)
+        cdef double* lowL = self.stkb + d * 2 * (n + 2)
+        cdef double* lowR = lowL + (n + 2)
         if e >= 0:
             ent = &self.cache.entries[e]
             if ent.flags & BOX_SOLVED:
@@ -629,61 +690,90 @@ cdef class NumericSearcher:
             seed = 0
             while seed < P - 1 and pk[seed] != fk[f]:
                 seed += 1
+            # lowL / lowR: lower bounds on the losses of the two children
+            # at each position, raised after every evaluation
+            for j in range(P):
+                lowL[j] = 0.0
+                lowR[j] = 0.0
+            # intervals of positions, first in first out (coarse to fine)
             stk[0] = 0
             stk[1] = P - 1
-            stkb[0] = 0.0
-            stkb[1] = 0.0
+            head = 0
             top = 1
             first = 1
-            while top > 0:
+            while head != top:
                 if self._check_time():
                     break
-                top -= 1
-                lo = stk[2 * top]
-                hi = stk[2 * top + 1]
-                bL = stkb[2 * top]
-                bR = stkb[2 * top + 1]
+                lo = stk[2 * head]
+                hi = stk[2 * head + 1]
+                head = (head + 1) % qcap
+                while lo <= hi and lowL[lo] + lowR[lo] >= cur_ub:
+                    self._pruned(lowL[lo] + lowR[lo], &min_lb)
+                    lo += 1
+                while hi >= lo and lowL[hi] + lowR[hi] >= cur_ub:
+                    self._pruned(lowL[hi] + lowR[hi], &min_lb)
+                    hi -= 1
                 if lo > hi:
                     continue
-                if bL + bR >= cur_ub:
-                    self.n_interval_pruned += hi - lo + 1
-                    if bL + bR < min_lb:
-                        min_lb = bL + bR
-                    continue
-                if first:
+                if first and lo <= seed <= hi:
                     j = seed
-                    first = 0
                 else:
+                    # the unpruned position nearest the middle (lo and hi
+                    # are unpruned)
                     j = (lo + hi) // 2
+                    if lowL[j] + lowR[j] >= cur_ub:
+                        k = j - 1
+                        j += 1
+                        while True:
+                            if j <= hi and lowL[j] + lowR[j] < cur_ub:
+                                break
+                            if k >= lo and lowL[k] + lowR[k] < cur_ub:
+                                j = k
+                                break
+                            k -= 1
+                            j += 1
+                first = 0
                 self.n_evals += 1
+                bL = lowL[j]
+                bR = lowR[j]
+                # a child solved past the incumbent's bound by the worst
+                # losses between j and the interval's ends returns an exact
+                # loss that can prune the whole interval (ConTree's trick)
+                slack = 0.0
+                if self.worst != NULL and self.monotone:
+                    slack = pw[j] - pw[lo]
+                    if pw[hi] - pw[j] > slack:
+                        slack = pw[hi] - pw[j]
                 Lex = True
                 Rex = True
                 if r == 2 and self.use_d2:
                     self.n_d2 += 1
-                    self._d2_eval(d, f, j, &Lj, &Rj)
+                    self._d2_eval(d, f, j, cur_ub - bR + slack, cur_ub - bL + slack,
+                                  bL, bR, &Lj, &Rj)
+                    Lex = Lj < cur_ub - bR + slack
+                    Rex = Rj < cur_ub - bL + slack
                 else:
-                    self._make_child(d, f, pt[j], True)
-                    errL = self._solve(d + 1, cur_ub - bR, &lL)
+                    # the larger child first: its bound may spare the other
+                    big_left = 2 * pk[j] >= self.cnt[d]
+                    self._make_child(d, f, pt[j], big_left)
+                    errL = self._solve(d + 1, cur_ub - (bR if big_left else bL), &lL)
                     if self.timed_out:
                         break
-                    if errL < INFINITY:
-                        Lj = errL
-                    else:
-                        Lj = lL
-                        Lex = False
-                    if Lex and Lj + bR < cur_ub:
-                        self._make_child(d, f, pt[j], False)
-                        errR = self._solve(d + 1, cur_ub - Lj, &lR)
+                    Lex = errL < INFINITY
+                    Lj = errL if Lex else lL
+                    if Lex and Lj + (bR if big_left else bL) < cur_ub + slack:
+                        self._make_child(d, f, pt[j], not big_left)
+                        errR = self._solve(d + 1, cur_ub - Lj + slack, &lR)
                         if self.timed_out and errR == INFINITY:
                             break
-                        if errR < INFINITY:
-                            Rj = errR
-                        else:
-                            Rj = lR
-                            Rex = False
+                        Rex = errR < INFINITY
+                        Rj = errR if Rex else lR
                     else:
-                        Rj = bR
+                        Rj = bR if big_left else bL
                         Rex = False
+                    if not big_left:
+                        Lj, Rj = Rj, Lj
+                        Lex, Rex = Rex, Lex
                 if Lj < bL:
                     Lj = bL
                 if Rj < bR:
@@ -700,35 +790,16 @@ cdef class NumericSearcher:
                     min_lb = Lj + Rj
                 if self.timed_out:
                     break
-                if not self.monotone:
-                    Lj = 0.0
-                    Rj = 0.0
-                    bL = 0.0
-                    bR = 0.0
-                # the positions left of j keep bL and get R(j); those right
-                # of j get L(j); neighbours of j whose rows differ by less
-                # than (cost(j) - ub) worst losses are pruned
-                delta = Lj + Rj - cur_ub
-                k = j - 1
-                if self.worst != NULL and self.monotone and delta >= 0:
-                    while k >= lo and pw[j] - pw[k] <= delta:
-                        k -= 1
-                    self.n_neighbour_pruned += j - 1 - k
-                stk[2 * top] = lo
-                stk[2 * top + 1] = k
-                stkb[2 * top] = bL
-                stkb[2 * top + 1] = Rj
-                top += 1
-                k = j + 1
-                if self.worst != NULL and self.monotone and delta >= 0:
-                    while k <= hi and pw[k] - pw[j] <= delta:
-                        k += 1
-                    self.n_neighbour_pruned += k - j - 1
-                stk[2 * top] = k
-                stk[2 * top + 1] = hi
-                stkb[2 * top] = Lj
-                stkb[2 * top + 1] = bR
-                top += 1
+                if self.monotone:
+                    self._raise_bounds(d, P, j, Lj, Rj)
+                if lo < j:
+                    stk[2 * top] = lo
+                    stk[2 * top + 1] = j - 1
+                    top = (top + 1) % qcap
+                if j < hi:
+                    stk[2 * top] = j + 1
+                    stk[2 * top + 1] = hi
+                    top = (top + 1) % qcap
             if self.timed_out:
                 break
         if self.timed_out:
@@ -850,8 +921,7 @@ cdef class NumericSearcher:
             "cache_hits": int(self.n_hits),
             "depth2_calls": int(self.n_d2),
             "thresholds_evaluated": int(self.n_evals),
-            "thresholds_pruned_interval": int(self.n_interval_pruned),
-            "thresholds_pruned_neighbour": int(self.n_neighbour_pruned),
+            "thresholds_pruned": int(self.n_interval_pruned),
             "timeout": bool(self.timed_out),
             **self.cache.stats(),
         }

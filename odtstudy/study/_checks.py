@@ -29,6 +29,14 @@ def _learner_data(label: str, protocol: dict) -> str:
         return "binary"
 
 
+def _max_thresholds(label: str, protocol: dict) -> int | None:
+    """k when a numeric learner searches at most k thresholds per feature
+    (DL8.5's ``thresholds=k``): a restricted problem, not every threshold."""
+    params = protocol.get("methods", {}).get(label, {}).get("params", {})
+    k = params.get("thresholds")
+    return k if isinstance(k, int) and not isinstance(k, bool) else None
+
+
 def _dataset_kind(name: str) -> str | None:
     try:
         return dataset_info(name)["kind"]
@@ -42,8 +50,8 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
     On a numeric dataset, a numeric learner and a 0/1 learner given every
     midpoint search the same trees (all thresholds). Otherwise the problem is
     the matrix the learner saw, identified by its number of features (a 0/1
-    learner given at most k thresholds per feature solves a restricted
-    problem).
+    learner given at most k thresholds per feature, or a numeric one told to
+    search at most k, solves a restricted problem).
     """
     kinds = {name: _dataset_kind(name) for name in frame["dataset"].unique()}
     problems = []
@@ -53,7 +61,10 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
         kind = kinds.get(row.dataset)
         every_midpoint = protocol.get("max_thresholds", 8) in (None, "all")
         numeric_learner = _learner_data(row.method, protocol) == "numeric"
-        if kind == "numeric" and (every_midpoint or numeric_learner):
+        k = _max_thresholds(row.method, protocol) if numeric_learner else None
+        if kind == "numeric" and k is not None:
+            problems.append(f"{row.n_features:g} features, at most {k} thresholds")
+        elif kind == "numeric" and (every_midpoint or numeric_learner):
             problems.append(ALL_THRESHOLDS)
         else:  # the matrix the learner saw, identified by its width
             problems.append(f"{row.n_features:g} features")

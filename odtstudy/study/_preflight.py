@@ -72,7 +72,7 @@ def _preflight_error(method, spec, depth, config) -> str | None:
     key = (
         method.name,
         method.target,
-        method.data,
+        method.data_for(spec.params),
         json.dumps(method.defaults, sort_keys=True, default=repr),
         json.dumps(spec.params, sort_keys=True, default=repr),
         depth,

@@ -75,17 +75,18 @@ def fold_indices(y, n_folds, fold, seed):
     raise ValueError(f"fold {fold} out of range for {n_folds} folds")
 
 
-def prepare_data(dataset, method, train, test, max_thresholds):
-    """Train/test matrices in the form the method accepts.
+def prepare_data(dataset, method, train, test, max_thresholds, params=None):
+    """Train/test matrices in the form the method accepts with ``params``.
 
     0/1-only methods get binarised data (thresholds fitted on the training
     fold only); other methods get numeric data, with categorical columns
     one-hot encoded.
     """
+    binary = method.data_for(params) == "binary"
     if dataset.categorical:
-        return _prepare_user_table(dataset, method, train, test, max_thresholds)
+        return _prepare_user_table(dataset, binary, train, test, max_thresholds)
     X = dataset.X
-    needs_binary = method.data == "binary" and dataset.kind != "binary"
+    needs_binary = binary and dataset.kind != "binary"
     if needs_binary or dataset.kind == "categorical":
         frame = pd.DataFrame(X, columns=dataset.feature_names)
         if dataset.kind != "categorical":
@@ -97,7 +98,7 @@ def prepare_data(dataset, method, train, test, max_thresholds):
     return X[train], X[test], list(dataset.feature_names)
 
 
-def _prepare_user_table(dataset, method, train, test, max_thresholds):
+def _prepare_user_table(dataset, binary, train, test, max_thresholds):
     """:func:`prepare_data` for a user table with named categorical columns:
     those are one-hot encoded; numeric columns are binarised for 0/1-only
     methods and kept as they are for the others."""
@@ -106,7 +107,6 @@ def _prepare_user_table(dataset, method, train, test, max_thresholds):
     numeric = [c for c in frame.columns if c not in categorical]
     frame[numeric] = frame[numeric].astype(float)
     frame[categorical] = frame[categorical].astype(str)
-    binary = method.data == "binary"
     columns = list(frame.columns) if binary else categorical
     binarizer = Binarizer(
         max_thresholds=max_thresholds, categorical_features=categorical
@@ -194,7 +194,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     train, test = fold_indices(dataset.y, run["n_folds"], run["fold"], run["seed"])
     method = get_method(run["method"])
     X_train, X_test, _ = prepare_data(
-        dataset, method, train, test, run.get("max_thresholds")
+        dataset, method, train, test, run.get("max_thresholds"), run["params"]
     )
     y_train, y_test = dataset.y[train], dataset.y[test]
     estimator = method.make(

@@ -9,13 +9,16 @@ register the user's own learners by import path
 (:func:`register_user_method`).
 
 A learner's data kind, exactness and objective family come from its class
-(see :mod:`odtstudy.base`: ``_study_data`` / ``_requires_binary``,
-``_exact``, ``objective_family(params)`` / ``_objective_family``), read when
-first asked for; a registry entry only overrides them for a class that does
-not declare them (a user's learner, whose study file says them).
+(see :mod:`odtstudy.base`: ``study_data(params)`` / ``_study_data`` /
+``_requires_binary``, ``_exact``, ``objective_family(params)`` /
+``_objective_family``), read when first asked for; a registry entry only
+overrides them for a class that does not declare them (a user's learner,
+whose study file says them).
 
-:attr:`Method.data` is ``"binary"`` (the runner feeds 0/1 data) or
-``"numeric"``; :attr:`Method.exact` is True when the learner can prove
+:meth:`Method.data_for` is ``"binary"`` (the runner feeds 0/1 data) or
+``"numeric"`` for given parameters (``dl85-numeric`` is DL8.5 with
+``thresholds="all"``: numeric data), :attr:`Method.data` the same for the
+method's own defaults; :attr:`Method.exact` is True when the learner can prove
 optimality. :meth:`Method.objective_family` says what a learner's
 ``objective_`` measures (``"misclassification"``,
 ``"misclassification+leaf-penalty"``, ``"lpboost"``, ...): proven objectives
@@ -70,9 +73,13 @@ def _close(name: str, choices) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def _class_data(cls) -> str:
-    """The data kind a learner class declares (``_study_data``, else
+def _class_data(cls, params) -> str:
+    """The data kind a learner class declares for these parameters (a
+    ``study_data(params)`` class method, else ``_study_data``, else
     ``"binary"`` exactly when it has ``_requires_binary``)."""
+    declared = getattr(cls, "study_data", None)
+    if callable(declared):
+        return declared(params)
     data = getattr(cls, "_study_data", None)
     if data is None:
         data = "binary" if getattr(cls, "_requires_binary", False) else "numeric"
@@ -96,9 +103,9 @@ class Method:
     name : str
     target : str or callable
         ``"module:Class"`` import path, or a callable returning an estimator.
-    declared_data : {"binary", "numeric"} or None, default=None
-        Overrides the class's data kind (see :attr:`data`); ``None``: the
-        class decides.
+    declared_data : {"binary", "numeric"}, callable or None, default=None
+        Overrides the class's data kind (see :meth:`data_for`); a callable
+        gets the parameters; ``None``: the class decides.
     declared_exact : bool or None, default=None
         Overrides the class's ``_exact`` (see :attr:`exact`).
     defaults : dict
@@ -123,12 +130,26 @@ class Method:
 
     @property
     def data(self) -> str:
-        """``"binary"``: the runner feeds 0/1 data (numeric sets are binarised
-        on the training fold); ``"numeric"``: the raw numeric matrix (CP4IM
-        sets are already 0/1). From the class unless declared."""
-        if self.declared_data is not None:
-            return self.declared_data
-        return _check_data(self.name, _class_data(self._class_or_none()))
+        """The data kind for the method's own parameters: :meth:`data_for`
+        with none on top of its defaults."""
+        return self.data_for()
+
+    def data_for(self, params=None) -> str:
+        """The data the learner takes with these parameters (on top of the
+        method's ``defaults``).
+
+        ``"binary"``: the runner feeds 0/1 data (numeric sets are binarised
+        on the training fold); ``"numeric"``: the raw numeric matrix
+        (categorical columns one-hot; CP4IM sets are already 0/1). From the
+        class unless declared.
+        """
+        params = {**self.defaults, **(params or {})}
+        declared = self.declared_data
+        if callable(declared):
+            return _check_data(self.name, declared(params))
+        if declared is not None:
+            return declared
+        return _check_data(self.name, _class_data(self._class_or_none(), params))
 
     @property
     def exact(self) -> bool:
@@ -304,7 +325,7 @@ class Method:
         estimator
             The fitted estimator.
         """
-        X, y = _preflight_data(self.data)
+        X, y = _preflight_data(self.data_for(params))
         estimator = self.make(max_depth, time_limit, random_state, **(params or {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -348,9 +369,10 @@ def register_method(
     """Add a learner to the registry and return its :class:`Method`.
 
     ``data``, ``exact`` and ``family`` override what the class declares
-    (``None``: the class decides, when first asked).
+    (``None``: the class decides, when first asked; ``data`` and ``family``
+    may be callables of the parameters).
     """
-    if data is not None:
+    if data is not None and not callable(data):
         _check_data(name, data)
     if name in _REGISTRY and not replace:
         raise ValueError(f"method {name!r} is already registered")
@@ -409,9 +431,14 @@ def _dl85_family(params) -> str:
     return "custom" if custom else MISCLASSIFICATION
 
 
+def _dl85_data(params) -> str:
+    """0/1 data, or numeric data when DL8.5 chooses its own thresholds."""
+    return "binary" if params.get("thresholds") is None else "numeric"
+
+
 #: What the DL8.5 estimators (odtstudy.dl85, being rewritten elsewhere) do not
 #: declare on their class yet; every other built-in declares its own.
-_DL85 = {"exact": True, "family": _dl85_family}
+_DL85 = {"exact": True, "family": _dl85_family, "data": _dl85_data}
 
 #: Built-in learners: name, import path, constructor defaults, description.
 _SINGLE_TREES_AND_DL8_FORESTS = [
@@ -421,6 +448,12 @@ _SINGLE_TREES_AND_DL8_FORESTS = [
         "odtstudy.dl85:DL85Classifier",
         {},
         "DL8.5 caching branch-and-bound (Cython)",
+    ),
+    (
+        "dl85-numeric",
+        "odtstudy.dl85:DL85Classifier",
+        {"thresholds": "all"},
+        "DL8.5 on numeric features: every midpoint of every column (Cython)",
     ),
     (
         "dl8",

@@ -113,7 +113,7 @@ def protocol_of(config: StudyConfig) -> dict:
         methods[spec.label] = {
             "method": spec.method,
             "target": _target_name(method.target),
-            "data": method.data,
+            "data": method.data_for(spec.params),
             "params": {**method.defaults, **spec.params},
             "time_limit": float(spec.time_limit or config.time_limit),
         }

@@ -17,7 +17,9 @@ def test_versus_runs_every_adapter_at_every_scale():
     _installed()
     for scale in ("smoke", "default", "paper"):
         config = load_config("versus", scale=scale)
-        assert [spec.method for spec in config.methods] == ["dl85", *ADAPTERS]
+        assert [spec.method for spec in config.methods] == [
+            "dl85", *ADAPTERS[:-1], "dl85-numeric", ADAPTERS[-1]
+        ]  # fmt: skip
         assert config.folds == 1 and config.max_thresholds is None
 
 
@@ -37,4 +39,11 @@ def test_versus_smoke_proves_the_same_objectives(tmp_path):
     proven = frame[frame["optimal"]]
     agree = proven.groupby(["dataset", "depth", "objective_family"])["objective"]
     assert (agree.nunique() == 1).all()
-    assert proven.groupby("method").size().get("dl85") == len(config.datasets) * 2
+    proven_runs = proven.groupby("method").size()
+    assert proven_runs.get("dl85") == len(config.datasets) * 2
+    # numeric DL8.5 proves every run, with ConTree's optimum on the same rows
+    assert proven_runs.get("dl85-numeric") == len(config.datasets) * 2
+    both = proven[proven["method"].isin(["dl85-numeric", "pycontree"])]
+    pairs = both.pivot_table("objective", ["dataset", "depth"], "method")
+    assert len(pairs) == len(config.datasets) * 2
+    assert (pairs["dl85-numeric"] == pairs["pycontree"]).all(), pairs
