@@ -33,7 +33,7 @@ statistics are one vector (class weights, or ``w, w y, w y^2``).
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, ceil
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy
@@ -96,6 +96,10 @@ cdef class NumericSearcher:
     cdef const int32_t* rank
     cdef const int32_t* nthr
     cdef const double* rs
+    cdef const int32_t* cls   # class of each row (class-based objectives)
+    cdef const double* wt     # weight of each row (class-based objectives)
+    cdef int32_t* buf         # two rows buffers of the depth-2 pass
+    cdef bint unit2           # misclassification, two classes, unit weights
     cdef const double* worst
     cdef const double* cost
     cdef int32_t* srt
@@ -160,6 +164,21 @@ cdef class NumericSearcher:
         self.rank = &rank[0, 0] if p > 0 else NULL
         self.nthr = &n_thresholds[0] if p > 0 else NULL
         self.rs = &stats[0, 0]
+        self.cls = NULL
+        self.wt = NULL
+        cls_arr = wt_arr = None
+        if self.kind != K_SQUARED:
+            # one non-zero statistic per row: its class and weight
+            st = np.asarray(stats)
+            cls_arr = np.ascontiguousarray(np.argmax(st, axis=1), dtype=np.int32)
+            wt_arr = np.ascontiguousarray(st.sum(axis=1), dtype=np.float64)
+            if np.count_nonzero(st) <= n:
+                self.cls = <const int32_t*>cnp.PyArray_DATA(cls_arr)
+                self.wt = <const double*>cnp.PyArray_DATA(wt_arr)
+        self._refs = self._refs + (cls_arr, wt_arr)
+        self.unit2 = (self.kind == K_ERROR and S == 2 and self.cls != NULL
+                      and bool(np.all(wt_arr == 1.0)) and worst_arr is not None
+                      and bool(np.all(worst_arr == 1.0)))
         self.cost = NULL
         if cost_arr is not None:
             self.cost = <const double*>cnp.PyArray_DATA(cost_arr)
@@ -189,6 +208,7 @@ cdef class NumericSearcher:
         self.stkb = <double*>_alloc(D * 2 * (n + 2) * sizeof(double))
         self.forder = <KeyIdx*>_alloc(D * (p + 1) * sizeof(KeyIdx))
         self.fk = <int32_t*>_alloc(D * (p + 1) * sizeof(int32_t))
+        self.buf = <int32_t*>_alloc(2 * n * sizeof(int32_t))
         self.trace_cap = 4 * (p + 4)
         self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
         self._root()
@@ -211,6 +231,7 @@ cdef class NumericSearcher:
         free(self.forder)
         free(self.fk)
         free(self.trace)
+        free(self.buf)
 
     # ------------------------------------------------------------ leaves
     cdef inline double _loss(self, const double* s) noexcept nogil:
@@ -451,32 +472,102 @@ cdef class NumericSearcher:
         return P
 
     # ------------------------------------------------------------ depth 2
+    cdef double _side2(self, const int32_t* rows, int m, const int32_t* rg,
+                       const double* tot, double best, double lb, bint* done) noexcept nogil:
+        """``_side`` for two classes of unit weight: the class counts stay in
+        registers and a split ``v`` above ``best`` skips ``v - best`` rows."""
+        cdef int ms = self.min_sup, i, row, rk, last, c1 = 0, nxt = 0
+        cdef int t0 = <int>tot[0], t1 = <int>tot[1], a0, b0, b1, v
+        # integer losses: v < best exactly when v < ceil(best)
+        cdef int ibest = <int>ceil(best) if best < 2147483647.0 else 2147483647
+        cdef bint improved = False
+        cdef const int32_t* cls = self.cls
+        if m < 2 * ms:
+            return best
+        last = rg[rows[0]]
+        for i in range(m):
+            row = rows[i]
+            rk = rg[row]
+            if rk != last and i >= nxt and i >= ms and m - i >= ms:
+                a0 = i - c1
+                b0 = t0 - a0
+                b1 = t1 - c1
+                v = (a0 if a0 < c1 else c1) + (b0 if b0 < b1 else b1)
+                if v < ibest:
+                    ibest = v
+                    improved = True
+                    if v <= lb:
+                        done[0] = True
+                        return v
+                else:
+                    nxt = i + (v - ibest) + 1
+            last = rk
+            c1 += cls[row]
+        return ibest if improved else best
+
+    cdef double _side(self, const int32_t* rows, int m, const int32_t* rg,
+                      const double* tot, double best, double lb, bint* done) noexcept nogil:
+        """Best depth-1 split on one feature of the rows ``rows[:m]`` (sorted
+        by that feature, ranks ``rg``), if below ``best``; stops at ``lb``.
+        With per-row ``worst`` losses, a split ``v`` above ``best`` skips the
+        next splits until the rows passed could make up ``v - best``."""
+        cdef int S = self.S, ms = self.min_sup, i, c, row, rk, last
+        cdef double acc[64]
+        cdef double v, sk = -1.0
+        cdef const double* wk = self.worst
+        cdef const double* r
+        cdef bint by_class = self.cls != NULL
+        if self.unit2:
+            return self._side2(rows, m, rg, tot, best, lb, done)
+        if m < 2 * ms:
+            return best
+        for c in range(S):
+            acc[c] = 0.0
+        last = rg[rows[0]]
+        for i in range(m):
+            row = rows[i]
+            rk = rg[row]
+            if rk != last and sk < 0.0 and i >= ms and m - i >= ms:
+                v = self._loss(acc) + self._loss_rest(tot, acc)
+                if v < best:
+                    best = v
+                    if best <= lb:
+                        done[0] = True
+                        return best
+                elif wk != NULL:
+                    sk = v - best
+            if wk != NULL:
+                sk -= wk[row]
+            last = rk
+            if by_class:
+                acc[self.cls[row]] += self.wt[row]
+            else:
+                r = self.rs + row * S
+                for c in range(S):
+                    acc[c] += r[c]
+        return best
+
     cdef void _d2_eval(self, int d, int f, int j, double ubL, double ubR,
                        double lbL, double lbR, double* outL, double* outR) noexcept nogil:
-        """Depth-1 optima of both children of position j of f: one pass per
-        feature over the node's sorted rows prices the splits of the left
-        and of the right child.
+        """Depth-1 optima of both children of position j of f: per feature,
+        the node's sorted rows are split (branch-free, keeping the order)
+        into the two children's, and each is swept once (``_side``).
 
         Only losses below ``ubL`` / ``ubR`` are sought: a side with none
         answers its bound (a lower bound then, not its optimum). A side
-        stops at its lower bound ``lbL`` / ``lbR``. With per-row ``worst``
-        losses, a split ``v`` above the side's best skips the next splits
-        until the rows passed could make up ``v - best`` (ConTree's skip).
+        stops at its lower bound ``lbL`` / ``lbR``.
         """
         cdef int n = self.n, p = self.p, S = self.S, s = self.cnt[d], g, i, c, row
-        cdef int ms = self.min_sup, t = self.pos_t[d * (n + 1) + j]
-        cdef int nl = self.pos_k[d * (n + 1) + j], nr = s - nl
-        cdef int ca, cb, la, lb_, rk
+        cdef int t = self.pos_t[d * (n + 1) + j], ml, mr, sd
+        cdef int nl = self.pos_k[d * (n + 1) + j]
         cdef const int32_t* rf = self.rank + f * n
         cdef const int32_t* rg
         cdef const int32_t* lst
-        cdef const double* r
-        cdef const double* wk = self.worst
+        cdef int32_t* bl = self.buf
+        cdef int32_t* br = self.buf + n
         cdef double ta[64]
         cdef double tb[64]
-        cdef double aa[64]
-        cdef double ab[64]
-        cdef double bestL, bestR, v, skA, skB
+        cdef double bestL, bestR
         cdef bint doneA, doneB
         cdef const double* ps = self.pos_s + (d * (n + 1) + j) * S
         cdef const double* tt = self.tot + d * S
@@ -489,56 +580,30 @@ cdef class NumericSearcher:
             bestL = ubL
         if bestR > ubR:
             bestR = ubR
-        doneA = bestL <= lbL or nl < 2 * ms
-        doneB = bestR <= lbR or nr < 2 * ms
+        doneA = bestL <= lbL
+        doneB = bestR <= lbR
         for g in range(p):
             if doneA and doneB:
                 break
             rg = self.rank + g * n
             lst = self.srt + (d * p + g) * n
-            for c in range(S):
-                aa[c] = 0.0
-                ab[c] = 0.0
-            ca = 0
-            cb = 0
-            la = -1
-            lb_ = -1
-            skA = -1.0
-            skB = -1.0
+            if g == f:
+                bestL = self._side(lst, nl, rg, ta, bestL, lbL, &doneA)
+                bestR = self._side(lst + nl, s - nl, rg, tb, bestR, lbR, &doneB)
+                continue
+            ml = 0
+            mr = 0
             for i in range(s):
                 row = lst[i]
-                rk = rg[row]
-                r = self.rs + row * S
-                if rf[row] <= t:
-                    if (rk != la and skA < 0.0 and not doneA and ca >= ms
-                            and nl - ca >= ms):
-                        v = self._loss(aa) + self._loss_rest(ta, aa)
-                        if v < bestL:
-                            bestL = v
-                            doneA = bestL <= lbL
-                        elif wk != NULL:
-                            skA = v - bestL
-                    if wk != NULL:
-                        skA -= wk[row]
-                    la = rk
-                    ca += 1
-                    for c in range(S):
-                        aa[c] += r[c]
-                else:
-                    if (rk != lb_ and skB < 0.0 and not doneB and cb >= ms
-                            and nr - cb >= ms):
-                        v = self._loss(ab) + self._loss_rest(tb, ab)
-                        if v < bestR:
-                            bestR = v
-                            doneB = bestR <= lbR
-                        elif wk != NULL:
-                            skB = v - bestR
-                    if wk != NULL:
-                        skB -= wk[row]
-                    lb_ = rk
-                    cb += 1
-                    for c in range(S):
-                        ab[c] += r[c]
+                sd = rf[row] <= t
+                bl[ml] = row
+                br[mr] = row
+                ml += sd
+                mr += 1 - sd
+            if not doneA:
+                bestL = self._side(bl, ml, rg, ta, bestL, lbL, &doneA)
+            if not doneB:
+                bestR = self._side(br, mr, rg, tb, bestR, lbR, &doneB)
         outL[0] = bestL
         outR[0] = bestR
 
