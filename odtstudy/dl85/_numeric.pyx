@@ -99,7 +99,7 @@ cdef class NumericSearcher:
     cdef const int32_t* cls   # class of each row (class-based objectives)
     cdef const double* wt     # weight of each row (class-based objectives)
     cdef int32_t* buf         # two rows buffers of the depth-2 pass
-    cdef bint unit2           # misclassification, two classes, unit weights
+    cdef bint unit            # misclassification with unit weights
     cdef const double* worst
     cdef const double* cost
     cdef int32_t* srt
@@ -176,7 +176,7 @@ cdef class NumericSearcher:
                 self.cls = <const int32_t*>cnp.PyArray_DATA(cls_arr)
                 self.wt = <const double*>cnp.PyArray_DATA(wt_arr)
         self._refs = self._refs + (cls_arr, wt_arr)
-        self.unit2 = (self.kind == K_ERROR and S == 2 and self.cls != NULL
+        self.unit = (self.kind == K_ERROR and self.cls != NULL
                       and bool(np.all(wt_arr == 1.0)) and worst_arr is not None
                       and bool(np.all(worst_arr == 1.0)))
         self.cost = NULL
@@ -505,6 +505,50 @@ cdef class NumericSearcher:
             c1 += cls[row]
         return ibest if improved else best
 
+    cdef double _sidek(self, const int32_t* rows, int m, const int32_t* rg,
+                       const double* tot, double best, double lb, bint* done) noexcept nogil:
+        """``_side`` for misclassification with unit weights and any number
+        of classes: integer counts, a split ``v`` above ``best`` skips
+        ``v - best`` rows."""
+        cdef int ms = self.min_sup, S = self.S, i, c, row, rk, last, nxt = 0
+        cdef int acc[64]
+        cdef int tt[64]
+        cdef int v, big_a, big_b, x, m_all = 0
+        cdef int ibest = <int>ceil(best) if best < 2147483647.0 else 2147483647
+        cdef bint improved = False
+        cdef const int32_t* cls = self.cls
+        if m < 2 * ms:
+            return best
+        for c in range(S):
+            acc[c] = 0
+            tt[c] = <int>tot[c]
+            m_all += tt[c]
+        last = rg[rows[0]]
+        for i in range(m):
+            row = rows[i]
+            rk = rg[row]
+            if rk != last and i >= nxt and i >= ms and m - i >= ms:
+                big_a = 0
+                big_b = 0
+                for c in range(S):
+                    if acc[c] > big_a:
+                        big_a = acc[c]
+                    x = tt[c] - acc[c]
+                    if x > big_b:
+                        big_b = x
+                v = m_all - big_a - big_b
+                if v < ibest:
+                    ibest = v
+                    improved = True
+                    if v <= lb:
+                        done[0] = True
+                        return v
+                else:
+                    nxt = i + (v - ibest) + 1
+            last = rk
+            acc[cls[row]] += 1
+        return ibest if improved else best
+
     cdef double _side(self, const int32_t* rows, int m, const int32_t* rg,
                       const double* tot, double best, double lb, bint* done) noexcept nogil:
         """Best depth-1 split on one feature of the rows ``rows[:m]`` (sorted
@@ -517,8 +561,10 @@ cdef class NumericSearcher:
         cdef const double* wk = self.worst
         cdef const double* r
         cdef bint by_class = self.cls != NULL
-        if self.unit2:
-            return self._side2(rows, m, rg, tot, best, lb, done)
+        if self.unit:
+            if S == 2:
+                return self._side2(rows, m, rg, tot, best, lb, done)
+            return self._sidek(rows, m, rg, tot, best, lb, done)
         if m < 2 * ms:
             return best
         for c in range(S):
