@@ -306,27 +306,33 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             callback=None if fast is None else (lambda w: fast(w)[0]),
             **self._search_options(),
         )
+        # n_samples: the value's sum for counts; rows of positive weight
+        # need the tree applied to X
+        return self._result(
+            out,
+            label_of,
+            None if weights is None else X,
+            1.0 if weights is None else float(np.sum(weights)),
+        )
+
+    def _result(self, out, label_of, X, loss_unit):
+        """The FitResult of a search: its tree (class supports as values),
+        or the reason there is none."""
         if not out.found:
             result = fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
             result.reason = result.reason.replace("loss", "error")
             return result
-        # n_samples: the value's sum for counts; rows of positive weight
-        # need the tree applied to X
         tree = build_tree(
-            out,
-            n_classes,
-            lambda node, rows: out.value[node],
-            label_of,
-            X=None if weights is None else X,
+            out, len(self.classes_), lambda node, rows: out.value[node], label_of, X=X
         )
         return fit_result(
             out,
             tree,
             max_depth=self.max_depth,
             max_error=self.max_error,
-            loss_unit=1.0 if weights is None else float(np.sum(weights)),
+            loss_unit=loss_unit,
         )
 
     def _fit_numeric(self, X, y, sample_weight):
@@ -339,7 +345,14 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             )
         n_classes = len(self.classes_)
         weights = None
-        if sample_weight is not None:
+        if (
+            sample_weight is not None
+            and self.cost_matrix is None
+            and _replicable(sample_weight)
+        ):
+            # as on 0/1 data: whole weights count as repeated rows
+            X, y = self._replicate(X, y, sample_weight)
+        elif sample_weight is not None:
             keep = sample_weight > 0
             X, y, weights = X[keep], y[keep], sample_weight[keep]
             if X.shape[0] == 0:
@@ -366,22 +379,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             purity_tol=tol,
             **self._search_options(),
         )
-        if not out.found:
-            result = fit_result(
-                out, None, max_depth=self.max_depth, max_error=self.max_error
-            )
-            result.reason = result.reason.replace("loss", "error")
-            return result
-        tree = build_tree(
-            out, n_classes, lambda node, rows: out.value[node], label_of, X=X
-        )
-        return fit_result(
-            out,
-            tree,
-            max_depth=self.max_depth,
-            max_error=self.max_error,
-            loss_unit=float(np.sum(w)),
-        )
+        return self._result(out, label_of, X, float(np.sum(w)))
 
     @staticmethod
     def _replicate(X, y, sample_weight):

@@ -70,6 +70,21 @@ class SearchOutput:
     stats: dict = field(default_factory=dict)
     max_error: float = math.inf
 
+    @classmethod
+    def of_run(cls, result, stats, anytime, setup, max_error):
+        """The outcome of a searcher's ``run`` (``result``: loss and lower
+        bound), with its counters and its anytime trace shifted by the
+        ``setup`` seconds spent before the run."""
+        stats = dict(stats)
+        stats["anytime"] = [(setup + t, e, b) for t, e, b in anytime]
+        return cls(
+            loss=float(result[0]),
+            lower_bound=float(result[1]),
+            timed_out=bool(stats["timeout"]),
+            stats=stats,
+            max_error=max_error,
+        )
+
     @property
     def found(self) -> bool:
         return self.loss < self.max_error
@@ -192,15 +207,9 @@ def search(
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
     max_error = math.inf if opts["max_error"] is None else float(opts["max_error"])
     setup = clock.elapsed()
-    loss, lower_bound = searcher.run(max_error, purity_tol)
-    stats = searcher.stats()
-    stats["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]
-    out = SearchOutput(
-        loss=float(loss),
-        lower_bound=float(lower_bound),
-        timed_out=bool(stats["timeout"]),
-        stats=stats,
-        max_error=max_error,
+    result = searcher.run(max_error, purity_tol)
+    out = SearchOutput.of_run(
+        result, searcher.stats(), searcher.anytime(), setup, max_error
     )
     if out.found:
         feature, left, right, value = searcher.tree_arrays()

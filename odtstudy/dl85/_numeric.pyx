@@ -39,7 +39,7 @@ from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
-from odtstudy.dl85._util cimport _alloc, _now
+from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now
 
 cnp.import_array()
 
@@ -49,21 +49,6 @@ cdef enum:
     K_SQUARED = 2
 
 KINDS = {"error": K_ERROR, "cost": K_COST, "squared": K_SQUARED}
-
-
-ctypedef struct KeyIdx:
-    double key
-    int32_t idx
-
-
-cdef int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
-    cdef double ka = (<const KeyIdx*>a).key
-    cdef double kb = (<const KeyIdx*>b).key
-    if ka < kb:
-        return -1
-    if ka > kb:
-        return 1
-    return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx
 
 
 cdef class NumericSearcher:

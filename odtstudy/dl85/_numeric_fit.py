@@ -161,17 +161,11 @@ def numeric_search(
     max_error = options.get("max_error")
     max_error = math.inf if max_error is None else float(max_error)
     setup = clock.elapsed()
-    loss, lower_bound = searcher.run(max_error)
-    stats_out = searcher.stats()
-    stats_out["anytime"] = [(setup + t, e, b) for t, e, b in searcher.anytime()]
-    stats_out["n_thresholds"] = int(n_thr.sum())
-    out = SearchOutput(
-        loss=float(loss),
-        lower_bound=float(lower_bound),
-        timed_out=bool(stats_out["timeout"]),
-        stats=stats_out,
-        max_error=max_error,
+    result = searcher.run(max_error)
+    out = SearchOutput.of_run(
+        result, searcher.stats(), searcher.anytime(), setup, max_error
     )
+    out.stats["n_thresholds"] = int(n_thr.sum())
     if out.found:
         feature, thr, left, right, value, node_loss = searcher.tree_arrays(
             out.loss if not out.timed_out else math.inf

@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Small C helpers shared by the DL8.5 extension modules."""
 
+from libc.stdint cimport int32_t
 from libc.stdlib cimport calloc
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -18,3 +19,19 @@ cdef inline double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+ctypedef struct KeyIdx:
+    double key
+    int32_t idx
+
+
+cdef inline int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
+    """``qsort`` order of :c:type:`KeyIdx`: by key, then by index."""
+    cdef double ka = (<const KeyIdx*>a).key
+    cdef double kb = (<const KeyIdx*>b).key
+    if ka < kb:
+        return -1
+    if ka > kb:
+        return 1
+    return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx

@@ -22,7 +22,7 @@ import pandas as pd
 from odtstudy.study import _figures as figures
 from odtstudy.study import _tables as tables
 from odtstudy.study._anytime import anytime_curves, primal_integrals
-from odtstudy.study._checks import consistency_violations, heuristic_gaps
+from odtstudy.study._checks import consistency_violations, heuristic_gaps, with_problem
 from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
@@ -411,11 +411,12 @@ def protocol_section(
         "Training objective of the exact methods (mean over folds and seeds; "
         "`*`: not proven optimal in every run)."
     )
-    exact_runs = frame[frame["method"].isin(exact)]
-    if (exact_runs.groupby("dataset")["n_features"].nunique() > 1).any():
+    exact_runs = with_problem(frame[frame["method"].isin(exact)])
+    if (exact_runs.groupby("dataset")["problem"].nunique() > 1).any():
         objective_note += (
-            " On numeric datasets a 0/1 learner sees the binarised features and "
-            "a numeric one the raw features: their optima differ."
+            " On numeric datasets a 0/1 learner given at most k thresholds per "
+            "feature sees fewer splits than a numeric one (or one given every "
+            "midpoint): their optima differ."
         )
     for depth in records.depths:
         doc.heading(f"Depth {depth}", 3)
