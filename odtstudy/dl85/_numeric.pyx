@@ -105,6 +105,7 @@ cdef class NumericSearcher:
     cdef int32_t* fk
     cdef double eps
     cdef double time_limit, deadline, t_start
+    cdef double t_limit_run   # the time limit of the search (rebuild budgets)
     cdef readonly bint timed_out
     cdef readonly BoxCache cache
     cdef readonly long long n_explored, n_hits, n_d2, n_evals, n_interval_pruned
@@ -176,6 +177,7 @@ cdef class NumericSearcher:
         self.use_d2 = use_depth2_solver
         self.eps = purity_tol
         self.time_limit = time_limit
+        self.t_limit_run = time_limit
         self.cache = BoxCache(max_cache_size, wipe_factor, wipe_strategy)
         self.srt = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
         self.cnt = <int*>_alloc(D * sizeof(int))
@@ -964,9 +966,11 @@ cdef class NumericSearcher:
 
     cdef double _rebuild(self, int d, double known, bint timed, tuple out) except? -1.0:
         """Emit the subtree of the depth-d node; ``known``: its optimal loss
-        when proven (wiped nodes are re-solved under ``known`` + tolerance)."""
+        when proven. A node wiped from a bounded cache is re-solved: under
+        ``known`` + tolerance after a proof; after a time-out, with a short
+        time budget (its best tree then replaces the lost incumbent)."""
         cdef int r = self.max_depth - d, f = -1, t = -1, k, g, node, c
-        cdef double leaf = self.leafv[d], err = leaf, lb, v, left, tol
+        cdef double leaf = self.leafv[d], err = leaf, lb, v, left, tol, budget
         cdef Py_ssize_t e
         cdef BoxEntry* ent
         if r >= 1 and not (leaf <= self.eps or self.cnt[d] < 2 * self.min_sup):
@@ -985,14 +989,25 @@ cdef class NumericSearcher:
                         err = v
                         f = g
                         t = self.rank[g * self.n + self.srt[(d * self.p + g) * self.n + k - 1]]
-            elif not timed:
-                tol = 1e-9 * (known if known > 1.0 else 1.0)
-                err = self._solve(d, known + tol + 1e-12, &lb)
+            else:
+                if timed:
+                    budget = 0.1 * self.t_limit_run
+                    self.time_limit = budget if budget > 0.05 else 0.05
+                    self.deadline = _now() + self.time_limit
+                    self._solve(d, INFINITY, &lb)
+                    self.time_limit = 0.0
+                    self.timed_out = False
+                else:
+                    tol = 1e-9 * (known if known > 1.0 else 1.0)
+                    self._solve(d, known + tol + 1e-12, &lb)
                 e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
-                if e < 0 or not (self.cache.entries[e].flags & BOX_SOLVED):  # pragma: no cover
+                if e >= 0 and (timed or self.cache.entries[e].flags & BOX_SOLVED):
+                    f = self.cache.entries[e].feature
+                    t = self.cache.entries[e].threshold
+                    if f >= 0:
+                        err = self.cache.entries[e].error
+                elif not timed:  # pragma: no cover
                     raise RuntimeError("numeric DL8.5: a wiped node was not re-solved")
-                f = self.cache.entries[e].feature
-                t = self.cache.entries[e].threshold
         feature, threshold, left_, right_, value, loss = out
         node = len(feature)
         feature.append(f)
