@@ -17,10 +17,14 @@ from odtstudy.datasets import Binarizer
 from odtstudy.study.registry import get_method, list_methods
 
 #: Checked in the default run: one learner per way through the contract (a
-#: single tree on numbers, a 0/1 learner in a pipeline, a forest of DL8.5
-#: trees, a column-generation forest, a wrapped scikit-learn ensemble); the
-#: others (~55 checks each, 2 s to 5 min per learner) run with ``-m slow``.
-DEFAULT_RUN = {"cart", "tao", "dl85", "dl8forest", "mdboost-cart", "random-forest"}
+#: single tree on numbers, a 0/1 learner in a pipeline, DL8.5 on numbers, a
+#: forest of DL8.5 trees, a column-generation forest, a wrapped scikit-learn
+#: ensemble); the others (~55 checks each, 2 s to 5 min per learner) run with
+#: ``-m slow``.
+DEFAULT_RUN = {
+    "cart", "tao", "dl85", "dl85-numeric", "dl8forest", "mdboost-cart",
+    "random-forest",
+}  # fmt: skip
 
 #: scikit-learn's ``Pipeline`` stores its fitted steps in its ``steps``
 #: parameter: it fails these two checks with any transformer first

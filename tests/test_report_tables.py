@@ -1,9 +1,10 @@
 """Report tables: incomplete cells are marked, never bolded, never ranked."""
 
 import pandas as pd
-from report_doubles import grid, run, write_study
+from report_doubles import grid, protocol, run, write_study
 
 from odtstudy.study import _tables as tables
+from odtstudy.study import make_report
 from odtstudy.study._records import StudyRecords
 from odtstudy.study.report import _rank_tests as rank_tests
 from odtstudy.study.report import consistency_violations, heuristic_gaps
@@ -182,3 +183,19 @@ def test_numeric_dl85_is_checked_against_contree_unless_its_thresholds_are_cappe
     assert len(found) == 1 and found["tools"].iloc[0] == 2
     capped = run("dl85-k", "dl85", {"thresholds": 2}, 7.0)
     assert consistency_violations(pd.DataFrame([contree, capped])).empty
+
+
+def test_objective_note_only_where_exact_methods_solve_different_problems(tmp_path):
+    methods = {"dl85": "dl85", "dl85-numeric": "dl85-numeric"}
+    for max_thresholds, noted in ((None, False), (8, True)):
+        proto = protocol(folds=1, methods=methods)
+        proto["max_thresholds"] = max_thresholds
+        width = 119 if max_thresholds is None else 30  # binarised uci/iris
+        records = [
+            run("uci/iris", 2, "dl85", proto=proto, n_features=width),
+            run("uci/iris", 2, "dl85-numeric", proto=proto, n_features=4),
+        ]
+        folder = tmp_path / str(max_thresholds)
+        write_study(folder / "s", records)
+        text = make_report("s", output_dir=folder).read_text()
+        assert ("their optima differ" in text) is noted
