@@ -33,6 +33,12 @@ def _integral(sample_weight) -> bool:
     return bool(np.all((np.abs(w - r) <= 1e-9) & ((r > 0) | (w == 0))))
 
 
+def _zero_one(X) -> bool:
+    """Whether every value of ``X`` is 0 or 1 (the bitset search's data,
+    whatever ``thresholds`` says: a 0/1 column has one threshold)."""
+    return bool(np.isin(X, (0, 1)).all())
+
+
 def _replicable(sample_weight) -> bool:
     """Whether integer weights are applied by repeating rows: whole numbers
     whose total keeps the repeated data small."""
@@ -139,7 +145,10 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         used) and the similarity bound is that neighbour bound;
         ``fast_error_function``, ``algorithm="dl8"`` and ``branching`` other
         than ``"data"`` are not available (features are tried by increasing
-        loss of their best single split).
+        loss of their best single split). 0/1 data goes to the bitset search
+        whatever ``thresholds`` says (the same trees: a 0/1 column has one
+        threshold); in mixed data the 0/1 columns are numeric columns with
+        one threshold.
 
     Attributes
     ----------
@@ -211,6 +220,17 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
     """
 
     _requires_binary = True
+    _exact = True
+
+    @classmethod
+    def objective_family(cls, params) -> str:
+        """``"custom"`` with a user loss or a cost matrix, else the
+        misclassification."""
+        custom = any(
+            params.get(key) is not None
+            for key in ("fast_error_function", "cost_matrix")
+        )
+        return "custom" if custom else "misclassification"
 
     _parameter_constraints: dict = {
         **BaseTreeClassifier._parameter_constraints,
@@ -260,7 +280,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         self.thresholds = thresholds
 
     def _fit(self, X, y, sample_weight):
-        if self.thresholds is not None:
+        if self.thresholds is not None and not _zero_one(X):
             return self._fit_numeric(X, y, sample_weight)
         X = np.ascontiguousarray(X, dtype=np.uint8)
         n_classes = len(self.classes_)

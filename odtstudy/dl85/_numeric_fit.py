@@ -61,6 +61,11 @@ class NumericInputMixin:
     def _binary_input(self) -> bool:
         return self.thresholds is None
 
+    @classmethod
+    def study_data(cls, params) -> str:
+        """The data a study feeds it: raw numbers when given ``thresholds``."""
+        return "binary" if params.get("thresholds") is None else "numeric"
+
 
 def candidate_thresholds(X: np.ndarray, thresholds) -> list:
     """The sorted candidate thresholds of each column of ``X``."""

@@ -69,8 +69,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         largest distance to the range of ``y`` to a leaf's loss).
     thresholds : {"all"} or int, default=None
         Fit numeric features directly (``criterion="squared_error"`` only);
-        see :class:`DL85Classifier`. The neighbour bound does not hold for
-        the squared error; the interval bounds do.
+        see :class:`DL85Classifier` (0/1 data goes to the bitset search).
+        The neighbour bound does not hold for the squared error; the
+        interval bounds do.
 
     Attributes
     ----------
@@ -158,7 +159,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         options = self._search_options()
         if self.max_error is not None:
             options["max_error"] = self.max_error / factor
-        if self.thresholds is not None:
+        if self.thresholds is not None and not np.isin(X, (0, 1)).all():
             if not squared:
                 raise ValueError(
                     f"criterion={self.criterion!r} is not available with "

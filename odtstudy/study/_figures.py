@@ -8,7 +8,6 @@ ticks and log time axes with plain tick labels (0.01, 0.1, 1, 10).
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import numpy as np

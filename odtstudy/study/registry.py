@@ -423,23 +423,6 @@ def list_methods(available_only: bool = True) -> list[str]:
     ]
 
 
-def _dl85_family(params) -> str:
-    custom = any(
-        params.get(key) is not None
-        for key in ("error_function", "fast_error_function", "cost_matrix")
-    )
-    return "custom" if custom else MISCLASSIFICATION
-
-
-def _dl85_data(params) -> str:
-    """0/1 data, or numeric data when DL8.5 chooses its own thresholds."""
-    return "binary" if params.get("thresholds") is None else "numeric"
-
-
-#: What the DL8.5 estimators (odtstudy.dl85, being rewritten elsewhere) do not
-#: declare on their class yet; every other built-in declares its own.
-_DL85 = {"exact": True, "family": _dl85_family, "data": _dl85_data}
-
 #: Built-in learners: name, import path, constructor defaults, description.
 _SINGLE_TREES_AND_DL8_FORESTS = [
     ("cart", "odtstudy.cart:CARTClassifier", {}, "scikit-learn CART (greedy, Gini)"),
@@ -565,7 +548,6 @@ for _name, _target, _defaults, _description in _BUILTINS:
         _target,
         defaults=_defaults,
         description=_description,
-        **(_DL85 if _target.startswith("odtstudy.dl85:") else {}),
     )
 for _name, _cls, _description in _ADAPTERS:
     register_method(_name, f"odtstudy.external:{_cls}", description=_description)
