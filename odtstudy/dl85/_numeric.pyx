@@ -723,7 +723,7 @@ cdef class NumericSearcher:
         cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
         cdef BoxEntry* ent
         cdef double lb = 0.0, leaf = self.leafv[d], best, cur_ub, min_lb, v
-        cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack
+        cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack, min_before
         cdef bint Lex, Rex, found
         cdef KeyIdx* order = self.forder + d * (p + 1)
         cdef int32_t* fk = self.fk + d * (p + 1)
@@ -784,6 +784,7 @@ cdef class NumericSearcher:
             P = self._positions(d, f)
             if P == 0:
                 continue
+            min_before = min_lb
             # start at the feature's best single split
             seed = 0
             while seed < P - 1 and pk[seed] != fk[f]:
@@ -854,7 +855,7 @@ cdef class NumericSearcher:
                     # the larger child first: its bound may spare the other
                     big_left = 2 * pk[j] >= self.cnt[d]
                     self._make_child(d, f, pt[j], big_left)
-                    errL = self._solve(d + 1, cur_ub - (bR if big_left else bL), &lL)
+                    errL = self._solve(d + 1, cur_ub, &lL)
                     if self.timed_out:
                         break
                     Lex = errL < INFINITY
@@ -890,6 +891,8 @@ cdef class NumericSearcher:
                     break
                 if self.monotone:
                     self._raise_bounds(d, P, j, Lj, Rj)
+                    lowL[j] = Lj
+                    lowR[j] = Rj
                 if lo < j:
                     stk[2 * top] = lo
                     stk[2 * top + 1] = j - 1
@@ -900,6 +903,15 @@ cdef class NumericSearcher:
                     top = (top + 1) % qcap
             if self.timed_out:
                 break
+            if self.monotone and not found:
+                # the final bounds of every position of f (raised by the
+                # evaluations after it was pruned), not the ones it was
+                # pruned with
+                v = INFINITY
+                for j in range(P):
+                    if lowL[j] + lowR[j] < v:
+                        v = lowL[j] + lowR[j]
+                min_lb = v if v < min_before else min_before
         if self.timed_out:
             self._store(d, best, lb, bf, bt, False)
             out_lb[0] = lb
