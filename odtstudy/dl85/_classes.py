@@ -10,8 +10,10 @@ from odtstudy.dl85._losses import check_cost_matrix, checked_fast
 from odtstudy.dl85._numeric_fit import (
     THRESHOLDS_CONSTRAINT,
     NumericInputMixin,
+    bitset_encodes,
     class_stats,
     numeric_search,
+    threshold_columns,
 )
 from odtstudy.dl85._options import (
     MAX_DEPTH_LIMIT,
@@ -31,12 +33,6 @@ def _integral(sample_weight) -> bool:
     r = np.rint(w)
     # a positive weight that rounds to 0 (e.g. 1e-300) is not a count of 0
     return bool(np.all((np.abs(w - r) <= 1e-9) & ((r > 0) | (w == 0))))
-
-
-def _zero_one(X) -> bool:
-    """Whether every value of ``X`` is 0 or 1 (the bitset search's data,
-    whatever ``thresholds`` says: a 0/1 column has one threshold)."""
-    return bool(np.isin(X, (0, 1)).all())
 
 
 def _replicable(sample_weight) -> bool:
@@ -280,8 +276,18 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         self.thresholds = thresholds
 
     def _fit(self, X, y, sample_weight):
-        if self.thresholds is not None and not _zero_one(X):
-            return self._fit_numeric(X, y, sample_weight)
+        decode = None
+        if self.thresholds is not None and self.fast_error_function is not None:
+            raise ValueError(
+                "fast_error_function is not available with thresholds (numeric "
+                "features): use cost_matrix for a cost-sensitive loss, or "
+                "binarise the data and use thresholds=None"
+            )
+        cuts = self._thresholds_of(X)
+        if cuts is not None:
+            if not bitset_encodes(cuts):
+                return self._fit_numeric(X, y, sample_weight, cuts)
+            X, decode = threshold_columns(X, cuts)
         X = np.ascontiguousarray(X, dtype=np.uint8)
         n_classes = len(self.classes_)
         kind, cost, label_of, fast = "error", None, None, None
@@ -328,12 +334,15 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         )
         # n_samples: the value's sum for counts; rows of positive weight
         # need the tree applied to X
-        return self._result(
+        result = self._result(
             out,
             label_of,
             None if weights is None else X,
             1.0 if weights is None else float(np.sum(weights)),
         )
+        if decode is not None and result.tree is not None:
+            result.tree = decode(result.tree)
+        return result
 
     def _result(self, out, label_of, X, loss_unit):
         """The FitResult of a search: its tree (class supports as values),
@@ -355,14 +364,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             loss_unit=loss_unit,
         )
 
-    def _fit_numeric(self, X, y, sample_weight):
-        """The search on numeric features (``thresholds`` set)."""
-        if self.fast_error_function is not None:
-            raise ValueError(
-                "fast_error_function is not available with thresholds (numeric "
-                "features): use cost_matrix for a cost-sensitive loss, or "
-                "binarise the data and use thresholds=None"
-            )
+    def _fit_numeric(self, X, y, sample_weight, cuts):
+        """The search on numeric features (``thresholds`` set; ``cuts``: the
+        candidate thresholds of each column)."""
         n_classes = len(self.classes_)
         weights = None
         if (
@@ -391,7 +395,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         tol = 0.0 if weights is None and kind == "error" else 1e-12 * worst.sum()
         out = numeric_search(
             X,
-            self.thresholds,
+            cuts,
             kind=kind,
             stats=class_stats(y, n_classes, weights),
             cost=cost,

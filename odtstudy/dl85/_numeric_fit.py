@@ -24,6 +24,7 @@ from odtstudy.dl85._engine import SearchOutput
 from odtstudy.dl85._numeric import NumericSearcher
 
 __all__ = [
+    "BITSET_MAX_THRESHOLDS",
     "THRESHOLDS_CONSTRAINT",
     "NumericInputMixin",
     "candidate_thresholds",
@@ -61,6 +62,22 @@ class NumericInputMixin:
     def _binary_input(self) -> bool:
         return self.thresholds is None
 
+    def _thresholds_of(self, X):
+        """The candidate thresholds of ``X``'s columns (on the rows as given,
+        before any weight is applied), or None when ``X`` goes to the bitset
+        search as it is (no ``thresholds``, or 0/1 data)."""
+        if self.thresholds is None:
+            return None
+        if isinstance(self.thresholds, bool):
+            raise ValueError(
+                f"thresholds={self.thresholds!r}: give 'all' or a number of "
+                "thresholds per column (an int >= 1), or None for 0/1 data"
+            )
+        check_numeric_options(self._search_options())
+        if np.isin(X, (0, 1)).all():
+            return None
+        return candidate_thresholds(np.asarray(X, dtype=np.float64), self.thresholds)
+
     @classmethod
     def study_data(cls, params) -> str:
         """The data a study feeds it: raw numbers when given ``thresholds``."""
@@ -77,6 +94,42 @@ def candidate_thresholds(X: np.ndarray, thresholds) -> list:
         else:
             out.append(_quantile_thresholds(column, int(thresholds)))
     return out
+
+
+#: Numeric data with at most this many candidate thresholds in all, and at
+#: most ``BITSET_MAX_MEAN`` per varying column on average, is encoded as
+#: threshold columns (``x > t``) for the bitset search: with few thresholds
+#: per column its depth-2 solver beats the numeric search, whose passes cost
+#: the same whatever the number of thresholds. Both find the same optimum.
+BITSET_MAX_THRESHOLDS = 2000
+BITSET_MAX_MEAN = 16
+
+
+def threshold_columns(X: np.ndarray, cuts: list):
+    """The 0/1 matrix of the tests ``x[:, j] > t`` (1: right) for every
+    candidate threshold, and the function turning a tree over its columns
+    back into a tree over ``X``'s columns with real thresholds."""
+    columns = np.asarray([j for j, c in enumerate(cuts) for _ in c], dtype=np.int64)
+    values = np.concatenate([np.asarray(c, float) for c in cuts] or [np.zeros(0)])
+    B = np.ascontiguousarray(X[:, columns] > values, dtype=np.uint8)
+
+    def decode(tree):
+        split = tree.feature >= 0
+        feature = tree.feature.copy()
+        threshold = tree.threshold.copy()
+        feature[split] = columns[tree.feature[split]]
+        threshold[split] = values[tree.feature[split]]
+        return tree._replace(feature=feature, threshold=threshold)
+
+    return B, decode
+
+
+def bitset_encodes(cuts: list) -> bool:
+    """Whether these candidate thresholds go to the bitset search as
+    threshold columns (few of them, and few per column)."""
+    total = sum(len(c) for c in cuts)
+    varying = sum(1 for c in cuts if len(c) > 0)
+    return total <= BITSET_MAX_THRESHOLDS and total <= BITSET_MAX_MEAN * varying
 
 
 def check_numeric_options(options: dict) -> None:
@@ -103,7 +156,7 @@ def _ranks(X: np.ndarray, cuts: list):
 
 def numeric_search(
     X,
-    thresholds,
+    cuts,
     *,
     kind,
     stats,
@@ -117,7 +170,9 @@ def numeric_search(
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-    thresholds : "all" or int
+    cuts : list of ndarray
+        The sorted candidate thresholds of each column
+        (:func:`candidate_thresholds`).
     kind : {"error", "cost", "squared"}
     stats : ndarray of shape (n_samples, n_stats)
         Each row's statistics: its weight in its class's column, or
@@ -137,14 +192,12 @@ def numeric_search(
         thresholds; ``value`` each node's statistics.
     """
     clock = Deadline(None)
-    check_numeric_options(options)
     if stats.shape[1] > MAX_STATS:
         raise ValueError(
             f"the numeric DL8.5 search takes at most {MAX_STATS} classes, got "
             f"{stats.shape[1]}; binarise the data and use thresholds=None"
         )
     X = np.asarray(X, dtype=np.float64)
-    cuts = candidate_thresholds(X, thresholds)
     rank, n_thr, used = _ranks(X, cuts)
     searcher = NumericSearcher(
         rank,

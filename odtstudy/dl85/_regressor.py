@@ -17,8 +17,10 @@ from odtstudy.dl85._losses import (
 from odtstudy.dl85._numeric_fit import (
     THRESHOLDS_CONSTRAINT,
     NumericInputMixin,
+    bitset_encodes,
     numeric_search,
     squared_stats,
+    threshold_columns,
 )
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
 
@@ -159,20 +161,24 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         options = self._search_options()
         if self.max_error is not None:
             options["max_error"] = self.max_error / factor
-        if self.thresholds is not None and not np.isin(X, (0, 1)).all():
-            if not squared:
-                raise ValueError(
-                    f"criterion={self.criterion!r} is not available with "
-                    "thresholds (numeric features): use "
-                    "criterion='squared_error', or binarise the data and use "
-                    "thresholds=None"
-                )
+        if self.thresholds is not None and not squared:
+            raise ValueError(
+                f"criterion={self.criterion!r} is not available with "
+                "thresholds (numeric features): use "
+                "criterion='squared_error', or binarise the data and use "
+                "thresholds=None"
+            )
+        cuts = self._thresholds_of(X)
+        decode = None
+        if cuts is not None and bitset_encodes(cuts):
+            X, decode = threshold_columns(X, cuts)
+        if cuts is not None and decode is None:
             stats = squared_stats(y / scale, sample_weight)
             total = stats.sum(axis=0)
             root = total[2] - total[1] ** 2 / total[0] if total[0] > 0 else 0.0
             out = numeric_search(
                 X,
-                self.thresholds,
+                cuts,
                 kind="squared",
                 stats=stats,
                 purity_tol=PURITY_RTOL * abs(root),
@@ -204,6 +210,8 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
             return [weighted_quantile(y[rows], w[rows], tau)]
 
         tree = build_tree(out, 1, value_of, X=X, kind="regressor")
+        if decode is not None:
+            tree = decode(tree)
         return fit_result(
             out,
             tree,

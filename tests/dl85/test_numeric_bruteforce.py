@@ -1,0 +1,642 @@
+"""Numeric features in DL8.5 (issue 19) against an exact brute force.
+
+On random small numeric tables (ties included) the objective of
+``DL85Classifier(thresholds=...)`` / ``DL85Regressor(thresholds=...)`` must
+equal
+
+- a brute force over every ``x[j] <= t`` split (``t`` a midpoint between
+  consecutive distinct training values of column ``j``, or one of the
+  thresholds ``Binarizer(max_thresholds=k)`` chooses),
+- DL8.5 on the ``Binarizer`` output (the 0/1 path of the engine),
+- the loss of the returned tree recomputed from ``predict``,
+
+for plain, weighted and cost-sensitive misclassification, ``min_sup``, the
+squared error, bounded caches and both cache kinds.
+"""
+
+from __future__ import annotations
+
+import bruteforce
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import odtstudy.dl85._numeric_fit as nf
+from odtstudy.datasets import Binarizer
+from odtstudy.dl85 import DL85Classifier, DL85Regressor
+
+TOL = 1e-9
+RTOL = 1e-9
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+# --------------------------------------------------------------------------
+# The oracle: exhaustive search over every threshold split
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(
+    autouse=True, scope="module", params=["numeric search", "threshold columns"]
+)
+def engine_path(request):
+    """Every test runs on both paths numeric data can take: the numeric
+    search, and the bitset search over threshold columns (which the
+    estimators choose for few thresholds per column)."""
+    saved = (nf.BITSET_MAX_THRESHOLDS, nf.BITSET_MAX_MEAN)
+    big = request.param == "threshold columns"
+    nf.BITSET_MAX_THRESHOLDS = nf.BITSET_MAX_MEAN = 10**9 if big else -1
+    yield request.param
+    nf.BITSET_MAX_THRESHOLDS, nf.BITSET_MAX_MEAN = saved
+
+
+def midpoints(values):
+    """Midpoints between consecutive distinct values (the ``"all"`` thresholds)."""
+    distinct = np.unique(np.asarray(values, dtype=np.float64))
+    return (distinct[:-1] + distinct[1:]) / 2.0
+
+
+def binarizer_thresholds(X, max_thresholds=None):
+    """Per column, the thresholds ``Binarizer(max_thresholds)`` tests.
+
+    A 0/1 column is kept by the Binarizer as one column, i.e. the test
+    ``x <= 0.5``; a constant column has no threshold.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    out = [np.empty(0) for _ in range(X.shape[1])]
+    for position, op, value in Binarizer(max_thresholds=max_thresholds).fit(X).outputs_:
+        t = 0.5 if op == "id" else value
+        out[position] = np.append(out[position], t)
+    return [np.sort(t) for t in out]
+
+
+def brute_force(X, stats, leaf_cost, depth, min_sup=1, thresholds=None):
+    """Exact minimum of the summed leaf costs over trees of depth <= ``depth``.
+
+    Every internal node tests ``x[j] <= t`` (rows with the test true go
+    left) with ``t`` in ``thresholds[j]`` (default: every midpoint of the
+    column's values); every leaf of a split holds at least ``min_sup`` rows.
+
+    Parameters
+    ----------
+    X : (n, m) array of floats
+    stats : (n, s) array
+        Per-row additive statistics (class weights; ``w, w*y, w*y**2``).
+    leaf_cost : callable
+        Maps an ``(..., s)`` array of summed statistics to leaf costs
+        (vectorised over the leading axes).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    stats = np.asarray(stats, dtype=np.float64)
+    n, m = X.shape
+    if thresholds is None:
+        thresholds = [midpoints(X[:, j]) for j in range(m)]
+    memo = {}
+
+    def splits(rows):
+        """(left, right) row sets of each distinct non-trivial split."""
+        for j in range(m):
+            seen = set()
+            for t in thresholds[j]:
+                go_left = X[rows, j] <= t
+                n_left = int(go_left.sum())
+                if n_left in seen or n_left == 0 or n_left == len(rows):
+                    continue
+                seen.add(n_left)  # for one feature, left sets are nested
+                yield rows[go_left], rows[~go_left]
+
+    def depth_one(rows):
+        """Best single split of ``rows``, vectorised per feature (or inf)."""
+        total = stats[rows].sum(axis=0)
+        best = np.inf
+        for j in range(m):
+            if len(thresholds[j]) == 0:
+                continue
+            order = np.argsort(X[rows, j], kind="stable")
+            values = X[rows, j][order]
+            prefix = np.cumsum(stats[rows][order], axis=0)
+            n_left = np.searchsorted(values, thresholds[j], side="right")
+            ok = (
+                (n_left >= min_sup) & (len(rows) - n_left >= min_sup) & (n_left > 0)
+            ) & (n_left < len(rows))
+            if not ok.any():
+                continue
+            left = prefix[n_left[ok] - 1]
+            cost = leaf_cost(left) + leaf_cost(total - left)
+            best = min(best, float(cost.min()))
+        return best
+
+    def best(rows, d):
+        key = (rows.tobytes(), d)
+        if key in memo:
+            return memo[key]
+        result = float(leaf_cost(stats[rows].sum(axis=0)))
+        if d == 1:
+            result = min(result, depth_one(rows))
+        elif d > 1:
+            for left, right in splits(rows):
+                if len(left) < min_sup or len(right) < min_sup:
+                    continue
+                cost = best(left, d - 1)
+                if cost >= result:
+                    continue
+                result = min(result, cost + best(right, d - 1))
+        memo[key] = result
+        return result
+
+    return best(np.arange(n), depth)
+
+
+def class_stats(y, n_classes, weights=None):
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    out = np.zeros((len(y), n_classes))
+    out[np.arange(len(y)), y] = w
+    return out
+
+
+def error_cost(counts):
+    return counts.sum(axis=-1) - counts.max(axis=-1)
+
+
+def matrix_cost(cost):
+    """Leaf cost of a cost matrix ``cost[p, c]``: the cheapest prediction."""
+
+    def leaf(counts):
+        return (counts @ cost.T).min(axis=-1)
+
+    return leaf
+
+
+def regression_stats(y, weights=None):
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    return np.column_stack([w, w * y, w * y * y])
+
+
+def squared_cost(s):
+    w, wy, wy2 = s[..., 0], s[..., 1], s[..., 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(w > 0, wy2 - wy * wy / np.where(w > 0, w, 1.0), 0.0)
+    return np.maximum(loss, 0.0)
+
+
+def optimal_error(X, y, depth, *, weights=None, min_sup=1, thresholds=None):
+    k = int(y.max()) + 1
+    return brute_force(
+        X, class_stats(y, k, weights), error_cost, depth, min_sup, thresholds
+    )
+
+
+# --------------------------------------------------------------------------
+# Random small numeric problems
+# --------------------------------------------------------------------------
+
+
+def numeric_table(rng, n, m):
+    """``n x m`` floats, each column drawn from a few levels (ties), some
+    columns 0/1 or constant, at least one column varying."""
+    X = np.empty((n, m))
+    for j in range(m):
+        kind = rng.integers(0, 8)
+        if kind == 0:
+            X[:, j] = rng.integers(0, 2, size=n)  # a 0/1 column
+        elif kind == 1:
+            X[:, j] = rng.normal(size=n).round(2)  # (almost) all distinct
+        else:
+            levels = np.round(rng.normal(size=rng.integers(1, 6)) * 10, 1)
+            X[:, j] = rng.choice(levels, size=n)
+    if all(len(np.unique(X[:, j])) == 1 for j in range(m)):
+        X[0, 0] += 1.5
+    return X
+
+
+@st.composite
+def problems(draw, max_classes=3):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(4, 40))
+    m = draw(st.integers(1, 4))
+    k = draw(st.integers(2, max_classes))
+    X = numeric_table(rng, n, m)
+    y = rng.integers(0, k, size=n)
+    y[0], y[-1] = 0, 1  # at least two classes
+    y = np.unique(y, return_inverse=True)[1]
+    depth = draw(st.integers(1, 3))
+    return X, y, depth, rng
+
+
+def describe(X, y, depth, **extra):
+    """The case, printable to rebuild it (for assertion messages)."""
+    parts = [f"X={X.tolist()!r}", f"y={y.tolist()!r}", f"depth={depth}"]
+    parts += [
+        f"{k}={v.tolist() if isinstance(v, np.ndarray) else v!r}"
+        for k, v in extra.items()
+    ]
+    return ", ".join(parts)
+
+
+def binarized(X, max_thresholds=None):
+    return Binarizer(max_thresholds=max_thresholds).fit_transform(X)
+
+
+def check_tree(est, X, depth, min_sup=1, thresholds="all"):
+    """The tree's tests are original columns at candidate thresholds, its
+    depth and leaf sizes within the limits."""
+    tree = est.tree_
+    assert tree is not None
+    assert tree.depth <= depth
+    internal = tree.feature >= 0
+    allowed = (
+        [midpoints(X[:, j]) for j in range(X.shape[1])]
+        if thresholds == "all"
+        else binarizer_thresholds(X, thresholds)
+    )
+    for f, t in zip(tree.feature[internal], tree.threshold[internal], strict=True):
+        assert 0 <= f < X.shape[1]
+        assert np.any(np.isclose(allowed[f], t, rtol=0, atol=1e-12)), (
+            f"threshold {t} of feature {f} is not a candidate {allowed[f]}"
+        )
+    if tree.node_count > 1:
+        assert tree.n_samples[~internal].min() >= min_sup
+
+
+# --------------------------------------------------------------------------
+# The oracle on hand-made cases, and against tests/bruteforce.py
+# --------------------------------------------------------------------------
+
+HAND_MADE = [
+    # (X, y, depth, min_sup, expected error)
+    ([[1], [2], [3], [4]], [0, 0, 1, 1], 1, 1, 0),
+    ([[1], [2], [3], [4]], [0, 1, 0, 1], 1, 1, 1),
+    ([[1], [2], [3], [4]], [0, 1, 0, 1], 2, 1, 0),
+    ([[1], [2], [3], [4]], [0, 1, 0, 1], 2, 2, 2),
+    ([[1], [1], [2], [2]], [0, 1, 0, 1], 3, 1, 2),  # ties: never separable
+    ([[0.1, 5], [0.1, 7], [0.9, 5], [0.9, 7]], [0, 1, 1, 0], 1, 1, 2),  # xor
+    ([[0.1, 5], [0.1, 7], [0.9, 5], [0.9, 7]], [0, 1, 1, 0], 2, 1, 0),
+    ([[1], [2], [3], [4], [5]], [1, 0, 0, 0, 0], 1, 1, 0),
+    ([[1], [2], [3], [4], [5]], [1, 0, 0, 0, 0], 1, 2, 1),
+    ([[-2.5], [-2.5], [0], [3.25], [3.25], [3.25]], [0, 0, 1, 2, 2, 1], 1, 1, 2),
+    ([[-2.5], [-2.5], [0], [3.25], [3.25], [3.25]], [0, 0, 1, 2, 2, 1], 2, 1, 1),
+    ([[3], [1], [2], [3], [1]], [2, 0, 1, 2, 0], 2, 1, 0),
+    ([[3], [1], [2], [3], [1]], [2, 0, 1, 2, 0], 1, 1, 1),
+]
+
+
+@pytest.mark.parametrize("X, y, depth, min_sup, expected", HAND_MADE)
+def test_oracle_on_hand_made_cases(X, y, depth, min_sup, expected):
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    assert optimal_error(X, y, depth, min_sup=min_sup) == expected
+    assert bruteforce.optimal_error(X, y, depth, min_sup=min_sup) == expected
+
+
+def test_oracle_weighted_cost_and_squared_hand_made():
+    X = np.array([[1.0], [2.0], [3.0]])
+    y = np.array([0, 1, 0])
+    w = np.array([1.0, 5.0, 1.0])
+    assert optimal_error(X, y, 0, weights=w) == 2.0  # a leaf predicts 1
+    assert optimal_error(X, y, 1, weights=w) == 1.0
+    # predicting 1 for a 0 costs 10, 0 for a 1 costs 1: one leaf predicts 0
+    cost = np.array([[0.0, 1.0], [10.0, 0.0]])
+    stats = class_stats(y, 2)
+    assert brute_force(X, stats, matrix_cost(cost), 0) == 1.0
+    assert brute_force(X, stats, matrix_cost(cost), 1) == 1.0  # 2 rows of 0 apart
+    assert brute_force(X, stats, matrix_cost(cost), 2) == 0.0
+    yr = np.array([0.0, 0.0, 10.0, 10.0])
+    Xr = np.array([[1.0], [2.0], [3.0], [4.0]])
+    assert brute_force(Xr, regression_stats(yr), squared_cost, 0) == 100.0
+    assert brute_force(Xr, regression_stats(yr), squared_cost, 1) == 0.0
+    # restricted thresholds: only 1.5 may be used
+    assert brute_force(
+        Xr, regression_stats(yr), squared_cost, 1, thresholds=[[1.5]]
+    ) == pytest.approx(200 / 3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems(), st.booleans(), st.sampled_from([1, 1, 2, 3]))
+def test_oracle_matches_the_rowwise_bruteforce(problem, weighted, min_sup):
+    X, y, depth, rng = problem
+    w = rng.uniform(0.1, 3.0, size=len(y)) if weighted else None
+    ours = optimal_error(X, y, depth, weights=w, min_sup=min_sup)
+    theirs = bruteforce.optimal_error(X, y, depth, min_sup=min_sup, weights=w)
+    assert ours == pytest.approx(theirs, rel=RTOL, abs=TOL)
+
+
+# --------------------------------------------------------------------------
+# DL85Classifier(thresholds="all")
+# --------------------------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(problems())
+def test_error_equals_bruteforce_and_binarized_dl85(problem):
+    X, y, depth, _ = problem
+    case = describe(X, y, depth)
+    expected = optimal_error(X, y, depth)
+    clf = DL85Classifier(max_depth=depth, thresholds="all").fit(X, y)
+    assert clf.optimal_ and clf.status_ == "optimal", case
+    assert clf.objective_ == expected, case
+    assert clf.lower_bound_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+    check_tree(clf, X, depth)
+    ref = DL85Classifier(max_depth=depth).fit(binarized(X), y)
+    assert ref.objective_ == expected, case
+
+
+@SETTINGS
+@given(problems(), st.sampled_from([1, 2, 3, 5]))
+def test_k_thresholds_equal_binarizer_k(problem, k):
+    X, y, depth, _ = problem
+    case = describe(X, y, depth, thresholds=k)
+    allowed = binarizer_thresholds(X, k)
+    expected = optimal_error(X, y, depth, thresholds=allowed)
+    clf = DL85Classifier(max_depth=depth, thresholds=k).fit(X, y)
+    assert clf.optimal_, case
+    assert clf.objective_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+    check_tree(clf, X, depth, thresholds=k)
+    ref = DL85Classifier(max_depth=depth).fit(binarized(X, k), y)
+    assert ref.objective_ == expected, case
+    # fewer thresholds never beat all of them
+    assert expected >= optimal_error(X, y, depth)
+
+
+@SETTINGS
+@given(problems(), st.sampled_from([2, 3]))
+def test_min_sup_equals_bruteforce(problem, min_sup):
+    X, y, depth, _ = problem
+    case = describe(X, y, depth, min_sup=min_sup)
+    expected = optimal_error(X, y, depth, min_sup=min_sup)
+    clf = DL85Classifier(max_depth=depth, min_sup=min_sup, thresholds="all")
+    clf.fit(X, y)
+    assert clf.optimal_, case
+    assert clf.objective_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+    check_tree(clf, X, depth, min_sup=min_sup)
+    ref = DL85Classifier(max_depth=depth, min_sup=min_sup).fit(binarized(X), y)
+    assert ref.objective_ == expected, case
+
+
+@SETTINGS
+@given(problems(), st.sampled_from([1, 1, 2]), st.booleans())
+def test_weighted_error_equals_bruteforce(problem, min_sup, integral):
+    X, y, depth, rng = problem
+    if integral:  # whole weights (applied as repeated rows; min_sup then too)
+        w = rng.integers(1, 4, size=len(y)).astype(float)
+        min_sup = 1
+    else:
+        w = np.round(rng.uniform(0.05, 3.0, size=len(y)), 3)
+        w[0] += 0.0005  # surely not all whole numbers
+    case = describe(X, y, depth, sample_weight=w, min_sup=min_sup)
+    expected = optimal_error(X, y, depth, weights=w, min_sup=min_sup)
+    clf = DL85Classifier(max_depth=depth, min_sup=min_sup, thresholds="all")
+    clf.fit(X, y, sample_weight=w)
+    assert clf.optimal_, case
+    assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
+    assert clf.training_error(X, y, w) == pytest.approx(clf.objective_, abs=1e-7), case
+    check_tree(clf, X, depth)
+    ref = DL85Classifier(max_depth=depth, min_sup=min_sup)
+    ref.fit(binarized(X), y, sample_weight=w)
+    assert ref.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
+
+
+def test_whole_weights_count_as_repeated_rows_for_min_sup():
+    """Whole sample weights repeat rows (DL85Classifier's documented rule),
+    so ``min_sup`` counts the copies: two rows of weights 2 and 3 may be
+    split with ``min_sup=2``, as on the binarised data."""
+    X, y, w = np.array([[0.5], [3.5]]), np.array([0, 1]), np.array([2.0, 3.0])
+    ref = DL85Classifier(max_depth=1, min_sup=2).fit(binarized(X), y, sample_weight=w)
+    assert ref.objective_ == 0
+    clf = DL85Classifier(max_depth=1, min_sup=2, thresholds="all")
+    clf.fit(X, y, sample_weight=w)
+    assert clf.objective_ == 0
+
+
+@SETTINGS
+@given(problems(), st.sampled_from([2, 3]))
+def test_whole_weights_and_min_sup_equal_repeated_rows(problem, min_sup):
+    X, y, depth, rng = problem
+    w = rng.integers(1, 4, size=len(y)).astype(float)
+    case = describe(X, y, depth, sample_weight=w, min_sup=min_sup)
+    copies = w.astype(int)
+    expected = optimal_error(
+        np.repeat(X, copies, axis=0), np.repeat(y, copies), depth, min_sup=min_sup
+    )
+    clf = DL85Classifier(max_depth=depth, min_sup=min_sup, thresholds="all")
+    clf.fit(X, y, sample_weight=w)
+    ref = DL85Classifier(max_depth=depth, min_sup=min_sup)
+    ref.fit(binarized(X), y, sample_weight=w)
+    assert ref.objective_ == expected, case
+    assert clf.optimal_, case
+    assert clf.objective_ == expected, case
+    assert clf.training_error(X, y, w) == expected, case
+
+
+@pytest.mark.parametrize(
+    "X, y, w, expected",
+    [
+        # whole weights: the thresholds are chosen on X, not on repeated rows
+        ([[2.5], [0.5], [1.5]], [0, 1, 1], [3.0, 2.0, 1.0], 1.0),
+        # a row of weight 0 still counts when the thresholds are chosen
+        ([[1.5], [3.5], [4.5]], [0, 1, 1], [1.5, 1.5, 0.0], 1.5),
+    ],
+)
+def test_k_thresholds_are_chosen_on_x_whatever_the_weights(X, y, w, expected):
+    """``thresholds=k`` tests the thresholds ``Binarizer(max_thresholds=k)``
+    chooses on ``X`` (which knows no weights): here only 1.0 and 4.0."""
+    X, y, w = np.asarray(X), np.asarray(y), np.asarray(w)
+    ref = DL85Classifier(max_depth=1).fit(binarized(X, 1), y, sample_weight=w)
+    assert ref.objective_ == expected
+    clf = DL85Classifier(max_depth=1, thresholds=1).fit(X, y, sample_weight=w)
+    assert clf.objective_ == expected
+    check_tree(clf, X, 1, thresholds=1)
+
+
+@SETTINGS
+@given(
+    problems(), st.sampled_from([1, 2, 3]), st.sampled_from(["whole", "real", "zeros"])
+)
+def test_weights_with_k_thresholds_equal_binarizer_k(problem, k, kind):
+    X, y, depth, rng = problem
+    if kind == "whole":
+        w = rng.integers(1, 4, size=len(y)).astype(float)
+    else:
+        w = np.round(rng.uniform(0.05, 3.0, size=len(y)), 3) + 0.0005
+        if kind == "zeros":
+            w[rng.random(len(y)) < 0.3] = 0.0
+            w[0] = 1.0005
+    case = describe(X, y, depth, sample_weight=w, thresholds=k)
+    expected = optimal_error(
+        X, y, depth, weights=w, thresholds=binarizer_thresholds(X, k)
+    )
+    clf = DL85Classifier(max_depth=depth, thresholds=k).fit(X, y, sample_weight=w)
+    assert clf.optimal_, case
+    assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
+    assert clf.training_error(X, y, w) == pytest.approx(expected, abs=1e-7), case
+    ref = DL85Classifier(max_depth=depth).fit(binarized(X, k), y, sample_weight=w)
+    assert ref.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
+
+
+@SETTINGS
+@given(problems(), st.booleans(), st.booleans())
+def test_cost_matrix_equals_bruteforce(problem, weighted, integral_costs):
+    X, y, depth, rng = problem
+    k = int(y.max()) + 1
+    cost = rng.uniform(0.0, 5.0, size=(k, k))
+    if integral_costs:
+        cost = np.round(cost)
+    np.fill_diagonal(cost, 0.0)
+    w = np.round(rng.uniform(0.1, 2.0, size=len(y)), 2) if weighted else None
+    case = describe(X, y, depth, cost_matrix=cost, sample_weight=w)
+    expected = brute_force(X, class_stats(y, k, w), matrix_cost(cost), depth)
+    clf = DL85Classifier(max_depth=depth, cost_matrix=cost, thresholds="all")
+    clf.fit(X, y, sample_weight=w)
+    assert clf.optimal_, case
+    assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=1e-7), case
+    ww = np.ones(len(y)) if w is None else w
+    recomputed = float(np.sum(ww * cost[clf.predict(X), y]))
+    assert recomputed == pytest.approx(clf.objective_, rel=RTOL, abs=1e-7), case
+    check_tree(clf, X, depth)
+    ref = DL85Classifier(max_depth=depth, cost_matrix=cost)
+    ref.fit(binarized(X), y, sample_weight=w)
+    assert ref.objective_ == pytest.approx(expected, rel=RTOL, abs=1e-7), case
+
+
+@SETTINGS
+@given(problems(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_search_switches_keep_the_optimum(problem, depth2, similarity, infeas, hashed):
+    X, y, depth, _ = problem
+    case = describe(
+        X, y, depth, depth2=depth2, sim=similarity, infeas=infeas, hashed=hashed
+    )
+    expected = optimal_error(X, y, depth)
+    clf = DL85Classifier(
+        max_depth=depth,
+        thresholds="all",
+        use_depth2_solver=depth2,
+        use_similarity_lb=similarity,
+        use_infeasibility_lb=infeas,
+        cache="hash" if hashed else "trie",
+    ).fit(X, y)
+    assert clf.optimal_, case
+    assert clf.objective_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+    check_tree(clf, X, depth)
+
+
+# --------------------------------------------------------------------------
+# DL85Regressor(thresholds=...)
+# --------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    problems(), st.booleans(), st.sampled_from([1, 1, 2]), st.sampled_from(["all", 2])
+)
+def test_squared_error_equals_bruteforce(problem, weighted, min_sup, thresholds):
+    X, _, depth, rng = problem
+    y = np.round(rng.normal(size=len(X)) * 3, 2)
+    w = np.round(rng.uniform(0.1, 3.0, size=len(X)), 2) if weighted else None
+    case = describe(X, y, depth, sample_weight=w, min_sup=min_sup, thr=thresholds)
+    allowed = binarizer_thresholds(X, None if thresholds == "all" else thresholds)
+    expected = brute_force(
+        X, regression_stats(y, w), squared_cost, depth, min_sup, allowed
+    )
+    reg = DL85Regressor(max_depth=depth, min_sup=min_sup, thresholds=thresholds)
+    reg.fit(X, y, sample_weight=w)
+    assert reg.optimal_, case
+    assert reg.objective_ == pytest.approx(expected, rel=1e-7, abs=1e-7), case
+    ww = np.ones(len(y)) if w is None else w
+    recomputed = float(np.sum(ww * (y - reg.predict(X)) ** 2))
+    assert recomputed == pytest.approx(reg.objective_, rel=1e-7, abs=1e-7), case
+    check_tree(reg, X, depth, min_sup=min_sup, thresholds=thresholds)
+    ref = DL85Regressor(max_depth=depth, min_sup=min_sup)
+    ref.fit(binarized(X, None if thresholds == "all" else thresholds), y, w)
+    assert ref.objective_ == pytest.approx(expected, rel=1e-7, abs=1e-7), case
+
+
+# --------------------------------------------------------------------------
+# Caches: bounded == unbounded, hash == trie
+# --------------------------------------------------------------------------
+
+STRATEGIES = ["reuses", "descendants", "all_non_useful"]
+
+
+def _min_size(cache, depth):
+    return 1 + depth * (depth + 1) // 2 if cache == "trie" else depth + 1
+
+
+def medium_problem(seed, n=80, m=5, k=3):
+    rng = np.random.default_rng(seed)
+    X = numeric_table(rng, n, m)
+    # a signal on two features, so that the search has work to do
+    y = ((X[:, 0] > np.median(X[:, 0])) ^ (X[:, -1] > np.median(X[:, -1]))).astype(int)
+    flip = rng.random(n) < 0.25
+    y[flip] = rng.integers(0, k, size=flip.sum())
+    y[0], y[-1] = 0, 1
+    return X, np.unique(y, return_inverse=True)[1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("cache", ["trie", "hash"])
+def test_hash_cache_equals_trie_and_bruteforce(seed, cache):
+    X, y = medium_problem(seed, n=40, m=4)
+    depth = 3
+    expected = optimal_error(X, y, depth)
+    clf = DL85Classifier(max_depth=depth, thresholds="all", cache=cache).fit(X, y)
+    assert clf.optimal_
+    assert clf.objective_ == expected, describe(X, y, depth, cache=cache)
+    assert clf.training_error(X, y) == expected
+
+
+@pytest.mark.parametrize("seed, depth", [(0, 3), (1, 3), (2, 3), (0, 4)])
+@pytest.mark.parametrize("cache", ["trie", "hash"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_bounded_cache_equals_unbounded(seed, depth, cache, strategy):
+    X, y = medium_problem(seed) if depth == 3 else medium_problem(seed, n=120, m=6)
+    ref = DL85Classifier(max_depth=depth, thresholds="all", cache=cache).fit(X, y)
+    assert ref.optimal_
+    peak = ref.stats_["cache_peak_entries"]
+    for bound in sorted({_min_size(cache, depth) + 2, 12, max(peak // 4, 12)}):
+        clf = DL85Classifier(
+            max_depth=depth,
+            thresholds="all",
+            cache=cache,
+            max_cache_size=bound,
+            wipe_strategy=strategy,
+        ).fit(X, y)
+        case = describe(X, y, depth, cache=cache, strategy=strategy, bound=bound)
+        assert clf.optimal_, case
+        assert clf.objective_ == ref.objective_, case
+        assert clf.training_error(X, y) == clf.objective_, case
+        assert clf.stats_["cache_peak_entries"] <= bound, case
+        if bound < peak:  # the bound was hit: entries were wiped
+            assert clf.stats_["cache_wipes"] > 0, case
+        check_tree(clf, X, depth)
+
+
+@SETTINGS
+@given(
+    problems(),
+    st.sampled_from(["trie", "hash"]),
+    st.sampled_from(STRATEGIES),
+    st.sampled_from([0, 2, 10, 50]),
+    st.booleans(),
+)
+def test_bounded_cache_random_equals_bruteforce(
+    problem, cache, strategy, extra, weighted
+):
+    X, y, depth, rng = problem
+    w = np.round(rng.uniform(0.1, 3.0, size=len(y)), 3) if weighted else None
+    bound = _min_size(cache, depth) + extra
+    case = describe(X, y, depth, cache=cache, strategy=strategy, bound=bound, w=w)
+    expected = optimal_error(X, y, depth, weights=w)
+    clf = DL85Classifier(
+        max_depth=depth,
+        thresholds="all",
+        cache=cache,
+        max_cache_size=bound,
+        wipe_strategy=strategy,
+    ).fit(X, y, sample_weight=w)
+    assert clf.optimal_, case
+    assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
+    assert clf.training_error(X, y, w) == pytest.approx(expected, abs=1e-7), case
+    assert clf.stats_["cache_peak_entries"] <= bound, case
