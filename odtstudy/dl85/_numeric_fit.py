@@ -60,12 +60,16 @@ class NumericInputMixin:
     )
 
     def _binary_input(self) -> bool:
-        return self.thresholds is None
+        return self._requires_binary and self.thresholds is None
 
-    def _thresholds_of(self, X):
-        """The candidate thresholds of ``X``'s columns (on the rows as given,
-        before any weight is applied), or None when ``X`` goes to the bitset
-        search as it is (no ``thresholds``, or 0/1 data)."""
+    def _thresholds_of(self, X, sample_weight=None):
+        """The candidate thresholds of ``X``'s columns, or None when ``X``
+        goes to the bitset search as it is (no ``thresholds``, or 0/1 data).
+
+        They are chosen on the rows of positive weight, each once: a row of
+        weight 0 is as if removed, and a whole weight is as if the row were
+        repeated for ``"all"`` (as scikit-learn's estimators do); ``k``
+        quantile thresholds do not weigh the rows."""
         if self.thresholds is None:
             return None
         if isinstance(self.thresholds, bool):
@@ -76,7 +80,10 @@ class NumericInputMixin:
         check_numeric_options(self._search_options())
         if np.isin(X, (0, 1)).all():
             return None
-        return candidate_thresholds(np.asarray(X, dtype=np.float64), self.thresholds)
+        X = np.asarray(X, dtype=np.float64)
+        if sample_weight is not None:
+            X = X[np.asarray(sample_weight) > 0]
+        return candidate_thresholds(X, self.thresholds)
 
     @classmethod
     def study_data(cls, params) -> str:

@@ -168,7 +168,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 "criterion='squared_error', or binarise the data and use "
                 "thresholds=None"
             )
-        cuts = self._thresholds_of(X)
+        cuts = self._thresholds_of(X, sample_weight)
         decode = None
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bruteforce
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import odtstudy.dl85._numeric_fit as nf
@@ -433,21 +433,26 @@ def test_whole_weights_and_min_sup_equal_repeated_rows(problem, min_sup):
 @pytest.mark.parametrize(
     "X, y, w, expected",
     [
-        # whole weights: the thresholds are chosen on X, not on repeated rows
+        # whole weights: the k thresholds are chosen on the rows, once each
+        # (Binarizer(max_thresholds=1) on X keeps 1.0 only)
         ([[2.5], [0.5], [1.5]], [0, 1, 1], [3.0, 2.0, 1.0], 1.0),
-        # a row of weight 0 still counts when the thresholds are chosen
-        ([[1.5], [3.5], [4.5]], [0, 1, 1], [1.5, 1.5, 0.0], 1.5),
+        # a row of weight 0 is as if removed (scikit-learn's convention):
+        # the threshold comes from 1.5 and 3.5 only, and splits them
+        ([[1.5], [3.5], [4.5]], [0, 1, 1], [1.5, 1.5, 0.0], 0.0),
     ],
 )
-def test_k_thresholds_are_chosen_on_x_whatever_the_weights(X, y, w, expected):
+def test_k_thresholds_are_chosen_on_the_rows_of_positive_weight(X, y, w, expected):
     """``thresholds=k`` tests the thresholds ``Binarizer(max_thresholds=k)``
-    chooses on ``X`` (which knows no weights): here only 1.0 and 4.0."""
+    chooses on the rows of positive weight (each once)."""
     X, y, w = np.asarray(X), np.asarray(y), np.asarray(w)
-    ref = DL85Classifier(max_depth=1).fit(binarized(X, 1), y, sample_weight=w)
+    kept = w > 0
+    ref = DL85Classifier(max_depth=1).fit(
+        binarized(X[kept], 1), y[kept], sample_weight=w[kept]
+    )
     assert ref.objective_ == expected
     clf = DL85Classifier(max_depth=1, thresholds=1).fit(X, y, sample_weight=w)
     assert clf.objective_ == expected
-    check_tree(clf, X, 1, thresholds=1)
+    check_tree(clf, X[kept], 1, thresholds=1)
 
 
 @SETTINGS
@@ -464,14 +469,19 @@ def test_weights_with_k_thresholds_equal_binarizer_k(problem, k, kind):
             w[rng.random(len(y)) < 0.3] = 0.0
             w[0] = 1.0005
     case = describe(X, y, depth, sample_weight=w, thresholds=k)
+    kept = w > 0
+    # the Binarizer needs a column that varies on the kept rows
+    assume(any(len(np.unique(X[kept, j])) > 1 for j in range(X.shape[1])))
     expected = optimal_error(
-        X, y, depth, weights=w, thresholds=binarizer_thresholds(X, k)
+        X, y, depth, weights=w, thresholds=binarizer_thresholds(X[kept], k)
     )
     clf = DL85Classifier(max_depth=depth, thresholds=k).fit(X, y, sample_weight=w)
     assert clf.optimal_, case
     assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
     assert clf.training_error(X, y, w) == pytest.approx(expected, abs=1e-7), case
-    ref = DL85Classifier(max_depth=depth).fit(binarized(X, k), y, sample_weight=w)
+    ref = DL85Classifier(max_depth=depth).fit(
+        binarized(X[kept], k), y[kept], sample_weight=w[kept]
+    )
     assert ref.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
 
 
