@@ -11,6 +11,8 @@ from odtstudy.dl85._weighted cimport WeightedCore
 cdef class Depth2:
     cdef int m, K, W, min_sup, okind
     cdef bint weighted
+    cdef bint cost_int        # two-class cost matrix of integers: int32 kernel
+    cdef int32_t cost_i[4]    # its entries
     cdef double eps
     cdef Covers cv
     cdef Objective objective
@@ -35,6 +37,7 @@ cdef class Depth2:
     cdef double* _d2_nc       # class supports of the cover
     cdef int d2_nnz           # words per feature in gw
 
+    cdef void _cost_integers(self, int n)
     cdef int _d2_counts(self, int d, double total) noexcept nogil
     cdef void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil
     cdef void _mask_root(self, int i) noexcept nogil

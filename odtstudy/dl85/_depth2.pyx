@@ -28,6 +28,8 @@ from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._covers cimport Covers
 from odtstudy.dl85._kernels cimport (
     odt_compact,
+    odt_cost_quadrants_d,
+    odt_cost_quadrants_i,
     odt_kernel_isa,
     odt_kernels_init,
     odt_kernels_set,
@@ -105,6 +107,9 @@ cdef class Depth2:
         self.wcore = objective.core
         self.weighted = not objective.counts
         self.eps = 0.0
+        self.cost_int = False
+        if self.okind == OBJ_COST and K == 2 and not self.weighted:
+            self._cost_integers(covers.n)
         if pairs and self.okind != OBJ_ERROR and not self.weighted:
             # depth-2 solver of a cost / Python objective over class counts
             self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
@@ -124,6 +129,18 @@ cdef class Depth2:
         self.bli = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+
+    cdef void _cost_integers(self, int n):
+        """Use the int32 cost kernel when the 2 x 2 cost matrix holds
+        integers small enough that no sum over ``n`` rows overflows."""
+        cdef int p
+        cdef double v
+        for p in range(4):
+            v = self.objective.cost[p]
+            if v != <double>(<int32_t>v) or v * n >= 1e9:
+                return
+            self.cost_i[p] = <int32_t>v
+        self.cost_int = True
 
     def __dealloc__(self):
         free(self.node_q)
@@ -489,56 +506,56 @@ cdef class Depth2:
 
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
         """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
-        the same pair-count kernel, then each quadrant priced by the
-        cheaper of the two predictions."""
-        cdef int nnz = self.d2_nnz, i, j, k
-        cdef uint64_t* gT = self.gT
-        cdef int32_t* c0 = self.cnt0
-        cdef int32_t* c1 = self.cnt1
+        the same pair-count kernel, then the quadrants of each root with all
+        its partners in one branch-free kernel pass, each quadrant priced by
+        the cheaper of the two predictions (int32 arithmetic when the costs
+        are small integers, else doubles)."""
+        cdef int i
         cdef int32_t* f0 = self.f0
         cdef int32_t* f1 = self.f1
-        cdef double* bl = self.bl
-        cdef double* br = self.br
         cdef double* C = self.objective.cost
-        cdef double a00 = C[0], a01 = C[1], a10 = C[2], a11 = C[3]
-        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1]
-        cdef double p0, p1, q0, q1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        cdef int32_t* ci = self.cost_i
+        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1], best
+        cdef int32_t bli_i, bri_i
+        cdef double bli_d, bri_d
         for i in range(nf):
             f0[i] = self.fq1[2 * i]
             f1[i] = self.fq1[2 * i + 1]
-            br[i] = _cost2(a00, a01, a10, a11, f0[i], f1[i])
-            bl[i] = _cost2(a00, a01, a10, a11, n0 - f0[i], n1 - f1[i])
+            if self.cost_int:
+                self.bri[i] = <int32_t>_cost2(C[0], C[1], C[2], C[3], f0[i], f1[i])
+                self.bli[i] = <int32_t>_cost2(C[0], C[1], C[2], C[3],
+                                              n0 - f0[i], n1 - f1[i])
+            else:
+                self.br[i] = _cost2(C[0], C[1], C[2], C[3], f0[i], f1[i])
+                self.bl[i] = _cost2(C[0], C[1], C[2], C[3], n0 - f0[i], n1 - f1[i])
         self._pairs_transpose(nf)
         for i in range(nf - 1):
             self._pairs_of(i, nf)
-            bri = br[i]
-            bli = bl[i]
-            fi0 = f0[i]
-            fi1 = f1[i]
-            for k in range(i + 1, nf):
-                p0 = c0[k]
-                p1 = c1[k]
-                e11 = _cost2(a00, a01, a10, a11, p0, p1)
-                e10 = _cost2(a00, a01, a10, a11, fi0 - p0, fi1 - p1)
-                q0 = f0[k] - p0
-                q1 = f1[k] - p1
-                e01 = _cost2(a00, a01, a10, a11, q0, q1)
-                e00 = _cost2(a00, a01, a10, a11, n0 - fi0 - q0, n1 - fi1 - q1)
-                if e11 + e10 < bri:
-                    bri = e11 + e10
-                if e01 + e00 < bli:
-                    bli = e01 + e00
-                if e11 + e01 < br[k]:
-                    br[k] = e11 + e01
-                if e10 + e00 < bl[k]:
-                    bl[k] = e10 + e00
-            br[i] = bri
-            bl[i] = bli
+            if self.cost_int:
+                bli_i = self.bli[i]
+                bri_i = self.bri[i]
+                odt_cost_quadrants_i(self.cnt0, self.cnt1, f0, f1, self.bli, self.bri,
+                                     ci[0], ci[1], ci[2], ci[3], f0[i], f1[i],
+                                     <int32_t>n0, <int32_t>n1, i + 1, nf, &bli_i, &bri_i)
+                self.bli[i] = bli_i
+                self.bri[i] = bri_i
+            else:
+                bli_d = self.bl[i]
+                bri_d = self.br[i]
+                odt_cost_quadrants_d(self.cnt0, self.cnt1, f0, f1, self.bl, self.br,
+                                     C[0], C[1], C[2], C[3], f0[i], f1[i], n0, n1,
+                                     i + 1, nf, &bli_d, &bri_d)
+                self.bl[i] = bli_d
+                self.br[i] = bri_d
         best = leaf
         out_f[0] = FEATURE_LEAF
         for i in range(nf):
-            if bl[i] + br[i] < best:
-                best = bl[i] + br[i]
+            if self.cost_int:
+                if <double>(self.bli[i] + self.bri[i]) < best:
+                    best = self.bli[i] + self.bri[i]
+                    out_f[0] = self.fid[i]
+            elif self.bl[i] + self.br[i] < best:
+                best = self.bl[i] + self.br[i]
                 out_f[0] = self.fid[i]
         return best
 

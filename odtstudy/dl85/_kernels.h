@@ -1,5 +1,6 @@
 /* ISA kernels of the DL8.5 engine: the two-class depth-2 pair counts and
-   quadrant minima, and the compaction of sparse covers, each compiled for
+   quadrant minima (misclassification, or a cost matrix in integer or
+   floating-point arithmetic), and the compaction of sparse covers, each compiled for
    AVX-512, AVX2, popcnt and the baseline; odt_kernels_init() picks the best
    one the CPU supports. Declared for Cython in _kernels.pxd; included by
    _depth2.pyx only for the selected kernels (the functions and the
@@ -56,6 +57,34 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
     int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
     int start, int end, int32_t* bl_i, int32_t* br_i
 
+/* The same for a two-class cost matrix (a00, a01; a10, a11), C[p, c] for
+   predicting p on a row of class c: each quadrant costs its cheaper
+   prediction, a00 q0 + a01 q1 or a10 q0 + a11 q1 (min_sup = 1). T is the
+   arithmetic: int32_t for integral costs (exact while the sums fit), or
+   double. Branch-free, so that it vectorises like the counts. */
+#define ODT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define ODT_COST2(T, q0, q1) ODT_MIN(a00 * (q0) + a01 * (q1), a10 * (q0) + a11 * (q1))
+#define ODT_COST_QUADRANTS_BODY(T) \
+    T bri = *br_i, bli = *bl_i; \
+    for (int k = start; k < end; k++) { \
+        T p0 = (T)c0[k], p1 = (T)c1[k]; \
+        T q0 = (T)f0[k] - p0, q1 = (T)f1[k] - p1; \
+        T e11 = ODT_COST2(T, p0, p1); \
+        T e10 = ODT_COST2(T, fi0 - p0, fi1 - p1); \
+        T e01 = ODT_COST2(T, q0, q1); \
+        T e00 = ODT_COST2(T, n0 - fi0 - q0, n1 - fi1 - q1); \
+        bri = ODT_MIN(bri, e11 + e10); \
+        bli = ODT_MIN(bli, e01 + e00); \
+        br[k] = ODT_MIN(br[k], e11 + e01); \
+        bl[k] = ODT_MIN(bl[k], e10 + e00); \
+    } \
+    *br_i = bri; \
+    *bl_i = bli;
+#define ODT_COST_QUADRANTS_ARGS(T) const int32_t* c0, const int32_t* c1, \
+    const int32_t* f0, const int32_t* f1, T* bl, T* br, \
+    T a00, T a01, T a10, T a11, T fi0, T fi1, T n0, T n1, \
+    int start, int end, T* bl_i, T* br_i
+
 /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
    densely (pext) into out; returns the number of words written. */
 typedef int (*odt_compact_fn)(const uint64_t*, const int32_t*,
@@ -64,10 +93,18 @@ static odt_compact_fn odt_compact = 0;
 
 typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
 typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
+typedef void (*odt_cost_quadrants_i_fn)(ODT_COST_QUADRANTS_ARGS(int32_t));
+typedef void (*odt_cost_quadrants_d_fn)(ODT_COST_QUADRANTS_ARGS(double));
 static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
 static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+static void odt_cost_quadrants_i_base(ODT_COST_QUADRANTS_ARGS(int32_t)) {
+    ODT_COST_QUADRANTS_BODY(int32_t) }
+static void odt_cost_quadrants_d_base(ODT_COST_QUADRANTS_ARGS(double)) {
+    ODT_COST_QUADRANTS_BODY(double) }
 static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
 static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
+static odt_cost_quadrants_i_fn odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+static odt_cost_quadrants_d_fn odt_cost_quadrants_d = odt_cost_quadrants_d_base;
 static const char* odt_kernel_isa = "baseline";
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -99,6 +136,14 @@ static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
 }
 __attribute__((target("avx512f,avx512vl,avx512bw")))
 static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+#define ODT_COST_QUADRANTS_ISA(isa, suffix) \
+    __attribute__((target(isa))) static void odt_cost_quadrants_i_##suffix( \
+        ODT_COST_QUADRANTS_ARGS(int32_t)) { ODT_COST_QUADRANTS_BODY(int32_t) } \
+    __attribute__((target(isa))) static void odt_cost_quadrants_d_##suffix( \
+        ODT_COST_QUADRANTS_ARGS(double)) { ODT_COST_QUADRANTS_BODY(double) }
+ODT_COST_QUADRANTS_ISA("avx512f,avx512vl,avx512bw", 512)
+ODT_COST_QUADRANTS_ISA("avx2", avx2)
+ODT_COST_QUADRANTS_ISA("sse4.2", sse42)
 __attribute__((target("avx2,popcnt")))
 static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
 __attribute__((target("avx2")))
@@ -144,6 +189,8 @@ static int odt_kernels_set(int level) {
               && __builtin_cpu_supports("avx512bw"))) return 0;
         odt_pair_counts = odt_pair_counts_512;
         odt_quadrants = odt_quadrants_512;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_512;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_512;
         odt_kernel_isa = "avx512";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
     } else if (level == 2) {
@@ -151,6 +198,8 @@ static int odt_kernels_set(int level) {
             return 0;
         odt_pair_counts = odt_pair_counts_avx2;
         odt_quadrants = odt_quadrants_avx2;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_avx2;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_avx2;
         odt_kernel_isa = "avx2";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
     } else if (level == 1) {
@@ -158,11 +207,15 @@ static int odt_kernels_set(int level) {
             return 0;
         odt_pair_counts = odt_pair_counts_popcnt;
         odt_quadrants = odt_quadrants_sse42;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_sse42;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_sse42;
         odt_kernel_isa = "popcnt";
         odt_compact = 0;
     } else {
         odt_pair_counts = odt_pair_counts_base;
         odt_quadrants = odt_quadrants_base;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_base;
         odt_kernel_isa = "baseline";
         odt_compact = 0;
     }
@@ -177,6 +230,8 @@ static void odt_kernels_init(void) {
 static int odt_kernels_set(int level) {
     odt_pair_counts = odt_pair_counts_base;
     odt_quadrants = odt_quadrants_base;
+    odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+    odt_cost_quadrants_d = odt_cost_quadrants_d_base;
     odt_kernel_isa = "baseline";
     return level == 0;
 }
