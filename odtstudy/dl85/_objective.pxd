@@ -25,6 +25,7 @@ cdef class Objective:
     cdef readonly bint pair_stats    # depth-2 solver from item / pair statistics
     cdef readonly bint similarity    # the similarity lower bound is valid
     cdef readonly bint python        # calls Python (only with the GIL, batched)
+    cdef readonly bint batched       # the Python callback prices a 2-D batch at once
     cdef double* w                   # row weights, or NULL (all ones)
     cdef double* y                   # regression target (sorted for absolute / quantile)
     cdef int32_t* ycls               # class of each row

@@ -26,9 +26,10 @@ test (a leaf of loss 0 is optimal) holds for every objective.
 Python losses run with the GIL re-acquired for the call only. Losses of
 class supports are memoised in a C hash table (a vector priced once is
 never priced again, and looking it up needs no GIL) and the depth-2 solver
-prices all its candidate leaves in one batch: one call into Python per
-batch, for the vectors not seen before. An exception stops the search
-(``aborted``) and is re-raised by the searcher.
+prices all its candidate leaves in one batch: one entry into Python per
+batch, for the vectors not seen before, and one call of the callback for
+the whole batch when it declares ``batched`` (else one per vector). An
+exception stops the search (``aborted``) and is re-raised by the searcher.
 """
 
 import numpy as np
@@ -105,6 +106,9 @@ cdef class Objective:
     quantile : float, default=0.5
     callback : callable, optional
         "py_class": ``f(class_supports) -> loss``; "py_rows": ``f(rows) -> loss``.
+        A "py_class" callback whose ``batched`` attribute is true is called
+        once per batch instead, with the batch's class supports as a 2-D
+        float array (one leaf per row), and returns one loss per row.
     min_sup : int, default=1
     pair_stats : bool, default=True
         Allow the depth-2 solver when the kind supports it.
@@ -124,6 +128,7 @@ cdef class Objective:
         self.K = K
         self.tau = quantile
         self.callback = callback
+        self.batched = bool(getattr(callback, "batched", False))
         self.error = None
         self.aborted = False
         self.hcap = 0
@@ -414,7 +419,14 @@ cdef class Objective:
                 for j in range(K):
                     qv[i, j] = Q[self.hmiss[i] * K + j]
             fn = self.callback
-            vals = [float(fn(row)) for row in arr]
+            if self.batched:
+                vals = np.asarray(fn(arr), dtype=np.float64).reshape(-1)
+                if vals.shape[0] != nmiss:
+                    raise ValueError(
+                        f"a batched loss must return {nmiss} losses (one per "
+                        f"row of its input), got {vals.shape[0]}")
+            else:
+                vals = [float(fn(row)) for row in arr]
             for i in range(nmiss):
                 table[self.hslot[self.hmiss[i]]] = vals[i]
             self.n_priced += nmiss

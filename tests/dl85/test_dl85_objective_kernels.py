@@ -1,5 +1,6 @@
 """The fast paths of the DL8.5 objectives against brute force: the cost
-kernels per instruction set (integer and floating-point costs)."""
+kernels per instruction set (integer and floating-point costs), and Python
+losses that price a whole batch of leaves in one call."""
 
 import numpy as np
 import pytest
@@ -60,3 +61,60 @@ def test_large_integer_costs_fall_back_to_doubles():
     clf = DL85Classifier(max_depth=2, cost_matrix=cost).fit(X, y)
     leaf = _cost_leaf(y, np.ones(120), cost)
     assert clf.objective_ == pytest.approx(brute(X, 2, leaf), rel=1e-12)
+
+
+def _batched_cost(cost, calls):
+    """A cost-matrix ``fast_error_function`` that also prices 2-D batches."""
+
+    def error(weights):
+        calls.append(np.ndim(weights))
+        losses = np.asarray(weights) @ cost.T
+        return losses.min(axis=-1), losses.argmin(axis=-1)
+
+    error.batched = True
+    return error
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_batched_fast_error_function_is_called_per_batch(k):
+    from odtstudy.dl85 import DL85Predictor
+
+    rng = np.random.default_rng(k)
+    X = rng.integers(0, 2, size=(150, 9)).astype(np.uint8)
+    y = rng.integers(0, k, size=150)
+    cost = rng.uniform(0.5, 4.0, size=(k, k))
+    np.fill_diagonal(cost, 0.0)
+    calls = []
+    est = DL85Predictor(max_depth=3, fast_error_function=_batched_cost(cost, calls))
+    est.fit(X, y)
+    ref = DL85Classifier(max_depth=3, cost_matrix=cost).fit(X, y)
+    assert est.objective_ == pytest.approx(ref.objective_, abs=TOL)
+    assert est.objective_ == pytest.approx(
+        brute(X, 3, _cost_leaf(y, np.ones(150), cost)), abs=TOL
+    )
+    # the search prices 2-D batches; 1-D calls are the leaves' labels
+    assert calls.count(2) >= 1
+    assert calls.count(1) <= est.tree_.node_count
+
+
+def test_batched_fast_error_function_is_checked():
+    from odtstudy.dl85 import DL85Predictor
+
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=np.uint8)
+    y = np.array([0, 1, 1, 0] * 5)
+
+    def short(weights):
+        w = np.atleast_2d(weights)
+        return w[:1, 0], np.zeros(1, dtype=int)
+
+    short.batched = True
+    with pytest.raises(ValueError, match="one loss and one label per row"):
+        DL85Predictor(max_depth=2, fast_error_function=short).fit(X, y)
+
+    def negative(weights):
+        w = np.atleast_2d(weights)
+        return -w[:, 0] - 1.0, np.zeros(len(w), dtype=int)
+
+    negative.batched = True
+    with pytest.raises(ValueError, match="non-negative"):
+        DL85Predictor(max_depth=2, fast_error_function=negative).fit(X, y)
