@@ -18,7 +18,7 @@ than 2 s). Per dataset, at the given depth:
   N(0, 1)``, seed 0);
 * ``cost``: ``DL85Classifier(cost_matrix=C)``, ``C = [[0, 5], [1, 0]]``
   (``C[predicted, true]``); ``py``: the same loss as a Python
-  ``fast_error_function``.
+  ``fast_error_function`` (batch-capable: ``cost_error.batched``).
 
 Table 1 gives the new engine's times and the ratios to ``cls`` (``py`` to
 ``cost``); table 2 the ratio new / old engine of each (the old engine had no
@@ -51,10 +51,17 @@ TARGETS = {"sq": 3.0, "abs": 10.0, "q": 10.0, "cost": 1.5, "py": 3.0}
 
 
 def cost_error(weights):
-    """``C[predicted, true]`` as a Python ``fast_error_function``."""
-    losses = COST @ weights
-    label = int(np.argmin(losses))
-    return float(losses[label]), label
+    """``C[predicted, true]`` as a Python ``fast_error_function``; also
+    prices a 2-D batch of class supports (one leaf per row) in one call,
+    which it declares with ``batched``."""
+    losses = np.asarray(weights, dtype=np.float64) @ COST.T
+    if losses.ndim == 1:
+        label = int(np.argmin(losses))
+        return float(losses[label]), label
+    return losses.min(axis=1), losses.argmin(axis=1)
+
+
+cost_error.batched = True
 
 
 def _fitters(pkg, X, y, yr, depth, limit, **extra):

@@ -35,6 +35,8 @@ cdef class Depth2:
     cdef double* node_q       # cost / Python: quadrant class supports
     cdef double* node_l       # and their losses
     cdef double* _d2_nc       # class supports of the cover
+    cdef int32_t* pc0         # table losses (two classes): class-0 / class-1
+    cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
 
     cdef void _cost_integers(self, int n)
@@ -48,6 +50,8 @@ cdef class Depth2:
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil

@@ -9,7 +9,9 @@ over the feature pairs keeping the best left / right branch of each root
 (``_d2_pairs``; two classes: ``_d2_pairs_binary`` with the ISA kernels of
 ``_kernels.h``, ``_d2_cost_binary`` for a cost matrix; a cost matrix or a
 Python loss of class supports: ``_d2_objective``, which prices every
-candidate leaf in one batch). Weights, cost matrices on weights and squared
+candidate leaf in one batch; two classes with a dense table of priced
+count vectors: ``_d2_table_binary``, the missing ones in one batch, then a
+table-lookup kernel). Weights, cost matrices on weights and squared
 error go to the objective's ``_weighted.WeightedCore``; absolute and
 pinball losses to a depth-1 solver over the rows in target order
 (``_depth1_order``). The covers are ``_covers.Covers``; which solver serves
@@ -20,9 +22,10 @@ at import (``kernel_isa()``; ``set_kernel_isa`` for tests): ``_kernels.h``
 is static, so this module is the one that includes it for them.
 """
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free
+from libc.string cimport memcpy
 
 from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._covers cimport Covers
@@ -36,6 +39,7 @@ from odtstudy.dl85._kernels cimport (
     odt_pair_counts,
     odt_popcount,
     odt_quadrants,
+    odt_table_quadrants,
 )
 from odtstudy.dl85._objective cimport (
     OBJ_ABSOLUTE,
@@ -81,6 +85,24 @@ cdef inline double _cost2(double a00, double a01, double a10, double a11,
     return c0 if c0 < c1 else c1
 
 
+#: Most features for which a Python loss of two-class counts keeps the pair
+#: counts of a depth-2 subproblem (two int32 per pair) to price it in one batch.
+TABLE_PAIRS_MAX_FEATURES = 2048
+
+
+cdef inline Py_ssize_t _want(double* T, Py_ssize_t s0, int q0, int q1, double* q,
+                             Py_ssize_t L) noexcept nogil:
+    """Queue count vector (q0, q1) in ``q`` (at L) if table T has no loss for
+    it yet (marked -3 while queued, so that it is queued once); the new L."""
+    cdef Py_ssize_t t = q0 * s0 + q1
+    if not isnan(T[t]):
+        return L
+    T[t] = -3.0
+    q[2 * L] = q0
+    q[2 * L + 1] = q1
+    return L + 1
+
+
 cdef class Depth2:
     """Scratch and dispatch of the depth-2 solvers for one search.
 
@@ -114,6 +136,10 @@ cdef class Depth2:
             # depth-2 solver of a cost / Python objective over class counts
             self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
             self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
+            if (self.okind == OBJ_PY_CLASS and K == 2 and objective.dense != NULL
+                    and m <= TABLE_PAIRS_MAX_FEATURES):
+                self.pc0 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
+                self.pc1 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
         self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         self.tmp = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
@@ -143,6 +169,8 @@ cdef class Depth2:
         self.cost_int = True
 
     def __dealloc__(self):
+        free(self.pc0)
+        free(self.pc1)
         free(self.node_q)
         free(self.node_l)
         free(self.gw)
@@ -547,17 +575,82 @@ cdef class Depth2:
                                      i + 1, nf, &bli_d, &bri_d)
                 self.bl[i] = bli_d
                 self.br[i] = bri_d
-        best = leaf
+        if self.cost_int:
+            for i in range(nf):
+                self.bl[i] = self.bli[i]
+                self.br[i] = self.bri[i]
+        return self._best_root(nf, leaf, out_f)
+
+    cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """The best root from the branch losses ``bl`` / ``br`` of the useful
+        features, or the leaf (``FEATURE_LEAF``) when no split beats it."""
+        cdef int i
+        cdef double best = leaf
         out_f[0] = FEATURE_LEAF
         for i in range(nf):
-            if self.cost_int:
-                if <double>(self.bli[i] + self.bri[i]) < best:
-                    best = self.bli[i] + self.bri[i]
-                    out_f[0] = self.fid[i]
-            elif self.bl[i] + self.br[i] < best:
+            if self.bl[i] + self.br[i] < best:
                 best = self.bl[i] + self.br[i]
                 out_f[0] = self.fid[i]
         return best
+
+    cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """Depth-2 optimum (min_sup = 1) for a Python loss of two-class counts.
+
+        The pair counts of every root come from the pair-count kernel and
+        are kept (``pc0`` / ``pc1``); the candidate leaves whose count vector
+        has no loss in the objective's dense table yet are priced in one
+        batch; then the quadrants of each root are looked up in the table
+        by the kernel ``odt_table_quadrants``, as ``_d2_cost_binary`` does.
+        """
+        cdef double* T = self.objective.dense
+        cdef Py_ssize_t s0 = self.objective.dstride[0], L = 0, o, row
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef double* q = self.node_q
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1]
+        cdef int i, k, p0, p1
+        cdef double bli, bri
+        for i in range(nf):
+            f0[i] = self.fq1[2 * i]
+            f1[i] = self.fq1[2 * i + 1]
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            row = <Py_ssize_t>i * nf
+            memcpy(self.pc0 + row, self.cnt0, nf * sizeof(int32_t))
+            memcpy(self.pc1 + row, self.cnt1, nf * sizeof(int32_t))
+        # the leaves not priced yet, in one batch
+        for i in range(nf):
+            L = _want(T, s0, f0[i], f1[i], q, L)
+            L = _want(T, s0, n0 - f0[i], n1 - f1[i], q, L)
+            row = <Py_ssize_t>i * nf
+            for k in range(i + 1, nf):
+                p0 = self.pc0[row + k]
+                p1 = self.pc1[row + k]
+                L = _want(T, s0, p0, p1, q, L)
+                L = _want(T, s0, f0[i] - p0, f1[i] - p1, q, L)
+                L = _want(T, s0, f0[k] - p0, f1[k] - p1, q, L)
+                L = _want(T, s0, n0 - f0[i] - f0[k] + p0, n1 - f1[i] - f1[k] + p1, q, L)
+        if L:
+            for o in range(L):
+                T[<Py_ssize_t>q[2 * o] * s0 + <Py_ssize_t>q[2 * o + 1]] = NAN
+            self.objective.batch_loss(q, <int>L, self.node_l)
+            if self.objective.aborted:
+                out_f[0] = FEATURE_LEAF
+                return leaf
+        for i in range(nf):
+            self.br[i] = T[f0[i] * s0 + f1[i]]
+            self.bl[i] = T[(n0 - f0[i]) * s0 + n1 - f1[i]]
+        for i in range(nf - 1):
+            row = <Py_ssize_t>i * nf
+            bli = self.bl[i]
+            bri = self.br[i]
+            odt_table_quadrants(self.pc0 + row, self.pc1 + row, f0, f1, T, <int32_t>s0,
+                                self.bl, self.br, f0[i], f1[i], n0, n1, i + 1, nf,
+                                &bli, &bri)
+            self.bl[i] = bli
+            self.br[i] = bri
+        return self._best_root(nf, leaf, out_f)
 
     cdef double _d2_objective(self, int nf, int r, double leaf,
                               int* out_f) noexcept nogil:
@@ -659,13 +752,7 @@ cdef class Depth2:
                         if lo[o + 1] + lo[o + 3] < bl[k]:
                             bl[k] = lo[o + 1] + lo[o + 3]
                     o += 4
-        best = leaf
-        out_f[0] = FEATURE_LEAF
-        for i in range(nf):
-            if bl[i] + br[i] < best:
-                best = bl[i] + br[i]
-                out_f[0] = self.fid[i]
-        return best
+        return self._best_root(nf, leaf, out_f)
 
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil:
@@ -701,6 +788,13 @@ cdef class Depth2:
             return leaf
         if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
             e = self._d2_cost_binary(nf, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
+        if (self.pc0 != NULL and r == 2 and self.min_sup <= 1
+                and not self.objective.aborted):
+            e = self._d2_table_binary(nf, leaf, &i)
             if e < best:
                 best = e
                 out_f[0] = i

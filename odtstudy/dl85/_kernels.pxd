@@ -1,7 +1,8 @@
 # cython: language_level=3
 """ISA kernels of the DL8.5 engine (C in ``_kernels.h``): two-class depth-2
-pair counts and quadrants (misclassification or a cost matrix), sparse-cover
-compaction, popcount; one variant per instruction set, chosen at import."""
+pair counts and quadrants (misclassification, a cost matrix, a loss table),
+sparse-cover compaction, popcount; one variant per instruction set, chosen at
+import."""
 
 from libc.stdint cimport int32_t, uint64_t
 
@@ -30,4 +31,8 @@ cdef extern from "_kernels.h":
     void odt_cost_quadrants_d(const int32_t*, const int32_t*, const int32_t*,
         const int32_t*, double*, double*, double, double, double, double,
         double, double, double, double, int, int, double*, double*) noexcept nogil
+    # (c0, c1, f0, f1, T, s0, bl, br, fi0, fi1, n0, n1, start, end, bl_i, br_i)
+    void odt_table_quadrants(const int32_t*, const int32_t*, const int32_t*,
+        const int32_t*, const double*, int32_t, double*, double*, int32_t, int32_t,
+        int32_t, int32_t, int, int, double*, double*) noexcept nogil
 

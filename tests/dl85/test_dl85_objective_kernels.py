@@ -20,10 +20,19 @@ def _cost_leaf(y, w, cost):
     return leaf
 
 
+def _cost_fn(cost):
+    def error(weights):
+        losses = cost @ weights
+        return float(losses.min()), int(np.argmin(losses))
+
+    return error
+
+
 @pytest.mark.parametrize("isa", ["baseline", "popcnt", "avx2", "avx512"])
 def test_two_class_cost_kernels_are_exact(isa):
-    """Integer costs (int32 kernel) and real costs (double kernel), on
-    several words and on the compacted covers of deeper trees."""
+    """Integer costs (int32 kernel), real costs (double kernel) and the same
+    loss in Python (table kernel), on several words and on the compacted
+    covers of deeper trees."""
     from odtstudy.dl85 import _depth2
 
     if not _depth2.set_kernel_isa(isa):
@@ -47,6 +56,9 @@ def test_two_class_cost_kernels_are_exact(isa):
             assert clf.objective_ == pytest.approx(brute(X, depth, leaf), abs=TOL)
             pred = clf.predict(X)
             assert np.sum(cost[pred, y]) == pytest.approx(clf.objective_, abs=TOL)
+            # the same loss in Python: table of priced counts, lookup kernel
+            py = DL85Classifier(max_depth=depth, fast_error_function=_cost_fn(cost))
+            assert py.fit(X, y).objective_ == pytest.approx(clf.objective_, abs=TOL)
     finally:
         _depth2.set_kernel_isa("auto")
 
