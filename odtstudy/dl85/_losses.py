@@ -50,13 +50,10 @@ def _checked_pair(out):
     return out
 
 
-def _checked_labels(labels, n_classes):
-    if n_classes is None:
-        return
-    bad = labels[(labels < 0) | (labels >= n_classes)]
-    if bad.size:
+def _checked_label(label, n_classes):
+    if n_classes is not None and not 0 <= label < n_classes:
         raise ValueError(
-            f"fast_error_function returned label {int(bad[0])}; expected a "
+            f"fast_error_function returned label {label}; expected a "
             f"class index in [0, {n_classes})"
         )
 
@@ -88,7 +85,7 @@ def checked_fast(fn, n_classes=None):
         out = _checked_pair(fn(class_weights))
         loss = _checked_loss(out[0], "fast_error_function")
         label = int(out[1])
-        _checked_labels(np.array([label]), n_classes)
+        _checked_label(label, n_classes)
         return loss, label
 
     def losses(supports):
@@ -106,7 +103,10 @@ def checked_fast(fn, n_classes=None):
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
             _checked_loss(values[bad][0], "fast_error_function")
-        _checked_labels(labels.astype(np.int64), n_classes)
+        if n_classes is not None and labels.size:
+            labels = labels.astype(np.int64)
+            _checked_label(int(labels[np.argmax((labels < 0) | (labels >= n_classes))]),
+                           n_classes)
         return values
 
     losses.batched = True

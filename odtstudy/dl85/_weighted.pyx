@@ -128,6 +128,31 @@ cdef extern from *:
         double tw, double ts, const int32_t* Pc, const int32_t* Fc, int ca, \
         int N, int ms, int start, int end, double* gl_a, double* gr_a
 
+    /* _add_pairs for two interleaved statistics: Pm[a, b, 0] += w0 and
+       Pm[a, b, 1] += w1 for the pairs a < b of the row's features lst
+       (Pm is nf x nf x 2), one 128-bit addition per pair. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static inline void odt_add_pairs2(double* Pm, const int32_t* lst, int L, int nf,
+                                      double w0, double w1) {
+    #if defined(__SSE2__)
+        __m128d v = _mm_set_pd(w1, w0);
+    #endif
+        for (int a = 0; a < L; a++) {
+            double* Pab = Pm + 2 * (size_t)lst[a] * nf;
+            for (int b = a + 1; b < L; b++) {
+                double* p = Pab + 2 * (size_t)lst[b];
+    #if defined(__SSE2__)
+                _mm_storeu_pd(p, _mm_add_pd(_mm_loadu_pd(p), v));
+    #else
+                p[0] += w0;
+                p[1] += w1;
+    #endif
+            }
+        }
+    }
+
     typedef void (*odt_wq_fn)(ODT_WQ_ARGS);
     typedef void (*odt_sq_fn)(ODT_SQ_ARGS);
     static void odt_wq_base(ODT_WQ_ARGS) { ODT_WQ_BODY }
@@ -161,6 +186,8 @@ cdef extern from *:
     int odt_w_ctz(uint64_t x) noexcept nogil
     double odt_w_min(double a, double b) noexcept nogil
     double odt_gain(double w, double s) noexcept nogil
+    void odt_add_pairs2(double* Pm, const int32_t* lst, int L, int nf, double w0,
+                        double w1) noexcept nogil
     void odt_wkernels_init() noexcept nogil
     void odt_wquadrants(const double* A0, const double* A1, const double* M0,
                         const double* M1, const double* f0, const double* f1,
@@ -223,19 +250,6 @@ cdef inline void _add_pairs(double* Pm, const int32_t* lst, int L, int nf,
         Pab = Pm + <Py_ssize_t>lst[a] * nf
         for b in range(a + 1, L):
             Pab[lst[b]] += wr
-
-
-cdef inline void _add_pairs2(double* Pm, const int32_t* lst, int L, int nf,
-                             double w0, double w1) noexcept nogil:
-    """``_add_pairs`` for two interleaved statistics: ``Pm[a, b, 0] += w0``,
-    ``Pm[a, b, 1] += w1`` (``Pm`` is nf x nf x 2)."""
-    cdef int a, b
-    cdef double* Pab
-    for a in range(L):
-        Pab = Pm + 2 * <Py_ssize_t>lst[a] * nf
-        for b in range(a + 1, L):
-            Pab[2 * lst[b]] += w0
-            Pab[2 * lst[b] + 1] += w1
 
 
 cdef class WeightedCore:
@@ -529,8 +543,8 @@ cdef class WeightedCore:
                         for a in range(L):
                             F[lst[a] * 3 + c] += wr
                     if r >= 2:
-                        _add_pairs2(P, lst, L, nf, self.stat[3 * row],
-                                    self.stat[3 * row + 1])
+                        odt_add_pairs2(P, lst, L, nf, self.stat[3 * row],
+                                       self.stat[3 * row + 1])
                 if r >= 2 and ms > 1:
                     for a in range(L):
                         Pcr = Pc + <Py_ssize_t>lst[a] * nf
