@@ -47,6 +47,10 @@ cdef class Depth2:
     cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef double _rank_loss(self, const uint64_t* cov, const int32_t* ix, int nnz,
+                           const uint64_t* g, int side, int cnt, double S,
+                           double tau, double a, double c) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil

@@ -277,4 +277,7 @@ static void odt_kernels_init(void) {}
 static inline int odt_popcount(unsigned long long x) {
     return __builtin_popcountll(x);
 }
+static inline int odt_ctz(unsigned long long x) {
+    return __builtin_ctzll(x);
+}
 #endif

@@ -9,6 +9,7 @@ from libc.stdint cimport int32_t, uint64_t
 
 cdef extern from "_kernels.h":
     int odt_popcount(uint64_t x) noexcept nogil
+    int odt_ctz(uint64_t x) noexcept nogil
     void odt_kernels_init() noexcept nogil
     int odt_kernels_set(int level) noexcept nogil
     const char* odt_kernel_isa

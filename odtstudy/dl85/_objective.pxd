@@ -33,6 +33,9 @@ cdef class Objective:
     cdef double* worst               # per row: largest loss it can add to a leaf
     cdef readonly double worst_max   # largest ``worst`` (counts: per row)
     cdef double tau
+    cdef double* ybytes              # unit weights, order statistics: per word j and
+                                     # byte b, the sums of y over the 256 subsets of
+                                     # the byte's rows, at ((j * 8 + b) << 8) | mask
     cdef int32_t* rows               # scratch: the rows of one cover
     cdef object callback
     cdef object error
@@ -66,6 +69,8 @@ cdef class Objective:
                     int nnz) noexcept nogil
     cdef double rows_loss_py(self, int cnt) noexcept with gil
     cdef double _worst_class(self, int32_t c)
+    cdef void _ybytes(self)
+    cdef double ysum(self, int j, uint64_t x) noexcept nogil
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
                            int nnz) noexcept nogil
     cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,

@@ -70,6 +70,10 @@ cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
 #: Largest table of priced count vectors (doubles) kept densely.
 DENSE_TABLE_MAX = 1 << 22
 
+#: Most rows for which the absolute / pinball losses keep the byte tables of
+#: y (256 doubles per 8 rows).
+YBYTES_MAX_ROWS = 1 << 20
+
 
 OBJECTIVES = {
     "error": OBJ_ERROR,
@@ -233,6 +237,9 @@ cdef class Objective:
                 self.dense = <double*>_alloc(size * sizeof(double))
                 for i in range(size):
                     self.dense[i] = NAN
+        if (self.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE) and self.w == NULL
+                and n_rows <= YBYTES_MAX_ROWS):
+            self._ybytes()
         # depth-2 statistics: counts in the engine; weights / costs / squared
         # error in a WeightedCore; none for the order statistics and Python
         self.pair_stats = pair_stats and (
@@ -252,7 +259,29 @@ cdef class Objective:
                 if self.kind == OBJ_COST:
                     self.core.set_cost(np.ascontiguousarray(cost, dtype=np.float64))
 
+    cdef void _ybytes(self):
+        """Byte tables of y: the sum of y over any subset of the 8 rows of a
+        byte of a word is one lookup (``ysum``)."""
+        cdef Py_ssize_t W = (self.n + 63) // 64, base, mask, r
+        cdef double* t
+        self.ybytes = <double*>_alloc(W * 8 * 256 * sizeof(double))
+        for base in range(0, W * 64, 8):
+            t = self.ybytes + (base >> 3) * 256
+            for mask in range(1, 256):
+                r = base + odt_o_ctz(mask)
+                t[mask] = t[mask & (mask - 1)] + (self.y[r] if r < self.n else 0.0)
+
+    cdef double ysum(self, int j, uint64_t x) noexcept nogil:
+        """Sum of y over the rows of bits ``x`` of word j (unit weights)."""
+        cdef const double* t = self.ybytes + (<Py_ssize_t>j << 11)
+        cdef int b
+        cdef double total = 0.0
+        for b in range(8):
+            total += t[(b << 8) | <int>((x >> (8 * b)) & 255)]
+        return total
+
     def __dealloc__(self):
+        free(self.ybytes)
         free(self.w)
         free(self.y)
         free(self.ycls)

@@ -1,6 +1,7 @@
 """The fast paths of the DL8.5 objectives against brute force: the cost
-kernels per instruction set (integer and floating-point costs), and Python
-losses that price a whole batch of leaves in one call."""
+kernels per instruction set (integer and floating-point costs); Python
+losses that price a whole batch of leaves in one call; the order statistics
+of unit-weight covers from popcounts and byte tables."""
 
 import numpy as np
 import pytest
@@ -130,3 +131,29 @@ def test_batched_fast_error_function_is_checked():
     negative.batched = True
     with pytest.raises(ValueError, match="non-negative"):
         DL85Predictor(max_depth=2, fast_error_function=negative).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("criterion", "tau"), [("absolute_error", 0.5), ("quantile", 0.3), ("quantile", 0.9)]
+)
+def test_order_statistics_from_byte_tables_are_exact(criterion, tau):
+    """Unit weights (popcounts and byte tables of y) agree with explicit unit
+    weights (a pass over the rows) and with brute force, on several words."""
+    from test_dl85obj_bruteforce import absolute_loss, pinball_loss
+
+    from odtstudy.dl85 import DL85Regressor
+
+    rng = np.random.default_rng(11)
+    for n, m, depth in ((150, 7, 2), (300, 10, 3), (90, 6, 3)):
+        X = rng.integers(0, 2, size=(n, m)).astype(np.uint8)
+        y = np.round(X[:, 0] * 2 + X[:, 1] + rng.normal(size=n), 1)
+        kw = {"criterion": criterion, "max_depth": depth}
+        if criterion == "quantile":
+            kw["quantile"] = tau
+        fast = DL85Regressor(**kw).fit(X, y)
+        rows = DL85Regressor(**kw).fit(X, y, sample_weight=np.ones(n))
+        assert fast.objective_ == pytest.approx(rows.objective_, abs=1e-9)
+        if depth == 2:
+            ones = np.ones(n)
+            leaf = absolute_loss(y, ones) if tau == 0.5 else pinball_loss(y, ones, tau)
+            assert fast.objective_ == pytest.approx(brute(X, depth, leaf), abs=1e-9)
