@@ -18,6 +18,7 @@ cdef class Depth2:
     cdef Objective objective
     cdef WeightedCore wcore
     cdef uint64_t* gw         # the useful features' words on the cover
+    cdef double* wsum         # sum of y over each word of the cover (order stats)
     cdef uint64_t* ccw        # the cover's words of each class
     cdef uint64_t* tmp        # a root's words of each class
     cdef int32_t* fq1         # class counts of each useful feature
@@ -48,9 +49,6 @@ cdef class Depth2:
     cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
     cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
-    cdef double _rank_loss(self, const uint64_t* cov, const int32_t* ix, int nnz,
-                           const uint64_t* g, int side, int cnt, double S,
-                           double tau, double a, double c) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil

@@ -16,6 +16,17 @@ cdef enum:
     OBJ_PY_ROWS = 7     # Python f(row indices) -> loss
 
 
+cdef inline double ysum(const double* ybytes, int j, uint64_t x) noexcept nogil:
+    """Sum of y over the rows of bits ``x`` of word j, from the byte tables
+    ``Objective.ybytes`` (unit weights): one lookup per byte."""
+    cdef const double* t = ybytes + (<Py_ssize_t>j << 11)
+    # a tree of additions: no chain of 8 dependent ones
+    return (((t[x & 255] + t[256 | ((x >> 8) & 255)])
+             + (t[512 | ((x >> 16) & 255)] + t[768 | ((x >> 24) & 255)]))
+            + ((t[1024 | ((x >> 32) & 255)] + t[1280 | ((x >> 40) & 255)])
+               + (t[1536 | ((x >> 48) & 255)] + t[1792 | (x >> 56)])))
+
+
 cdef class Objective:
     cdef readonly int kind
     cdef readonly int n, K
@@ -70,7 +81,6 @@ cdef class Objective:
     cdef double rows_loss_py(self, int cnt) noexcept with gil
     cdef double _worst_class(self, int32_t c)
     cdef void _ybytes(self)
-    cdef double ysum(self, int j, uint64_t x) noexcept nogil
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
                            int nnz) noexcept nogil
     cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,

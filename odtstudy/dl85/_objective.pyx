@@ -261,7 +261,7 @@ cdef class Objective:
 
     cdef void _ybytes(self):
         """Byte tables of y: the sum of y over any subset of the 8 rows of a
-        byte of a word is one lookup (``ysum``)."""
+        byte of a word is one lookup (``ysum`` in ``_objective.pxd``)."""
         cdef Py_ssize_t W = (self.n + 63) // 64, base, mask, r
         cdef double* t
         self.ybytes = <double*>_alloc(W * 8 * 256 * sizeof(double))
@@ -270,15 +270,6 @@ cdef class Objective:
             for mask in range(1, 256):
                 r = base + odt_o_ctz(mask)
                 t[mask] = t[mask & (mask - 1)] + (self.y[r] if r < self.n else 0.0)
-
-    cdef double ysum(self, int j, uint64_t x) noexcept nogil:
-        """Sum of y over the rows of bits ``x`` of word j (unit weights)."""
-        cdef const double* t = self.ybytes + (<Py_ssize_t>j << 11)
-        cdef int b
-        cdef double total = 0.0
-        for b in range(8):
-            total += t[(b << 8) | <int>((x >> (8 * b)) & 255)]
-        return total
 
     def __dealloc__(self):
         free(self.ybytes)
