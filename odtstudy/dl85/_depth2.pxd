@@ -54,6 +54,8 @@ cdef class Depth2:
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef bint _table_branches(self, int nf) noexcept nogil
+    cdef void _table_misses(self, int nf) noexcept nogil
     cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil

@@ -696,29 +696,62 @@ cdef class Depth2:
         """Depth-2 optimum (min_sup = 1) for a Python loss of two-class counts.
 
         The pair counts of every root come from the pair-count kernel and
-        are kept (``pc0`` / ``pc1``); the candidate leaves whose count vector
-        has no loss in the objective's dense table yet are priced in one
-        batch; then the quadrants of each root are looked up in the table
-        by the kernel ``odt_table_quadrants``, as ``_d2_cost_binary`` does.
+        are kept (``pc0`` / ``pc1``); the quadrants of each root are looked up
+        in the objective's dense table of priced count vectors by the kernel
+        ``odt_table_quadrants``, as ``_d2_cost_binary`` prices them. When
+        some were not priced yet (``_table_branches`` says so), they are
+        priced in one batch (``_table_misses``) and the lookups repeated.
         """
-        cdef double* T = self.objective.dense
-        cdef Py_ssize_t s0 = self.objective.dstride[0], L = 0, o, row
-        cdef int32_t* f0 = self.f0
-        cdef int32_t* f1 = self.f1
-        cdef double* q = self.node_q
-        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1]
-        cdef int i, k, p0, p1
-        cdef double bli, bri
+        cdef int i
+        cdef Py_ssize_t row
         for i in range(nf):
-            f0[i] = self.fq1[2 * i]
-            f1[i] = self.fq1[2 * i + 1]
+            self.f0[i] = self.fq1[2 * i]
+            self.f1[i] = self.fq1[2 * i + 1]
         self._pairs_transpose(nf)
         for i in range(nf - 1):
             self._pairs_of(i, nf)
             row = <Py_ssize_t>i * nf
             memcpy(self.pc0 + row, self.cnt0, nf * sizeof(int32_t))
             memcpy(self.pc1 + row, self.cnt1, nf * sizeof(int32_t))
-        # the leaves not priced yet, in one batch
+        if self._table_branches(nf):
+            self._table_misses(nf)
+            if self.objective.aborted:
+                out_f[0] = FEATURE_LEAF
+                return leaf
+            self._table_branches(nf)
+        return self._best_root(nf, leaf, out_f)
+
+    cdef bint _table_branches(self, int nf) noexcept nogil:
+        """Best branch losses ``bl`` / ``br`` of each root from the table;
+        whether a candidate leaf had no loss in it yet."""
+        cdef double* T = self.objective.dense
+        cdef Py_ssize_t s0 = self.objective.dstride[0], row
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1], i, miss = 0
+        cdef double bli, bri
+        for i in range(nf):
+            self.br[i] = T[self.f0[i] * s0 + self.f1[i]]
+            self.bl[i] = T[(n0 - self.f0[i]) * s0 + n1 - self.f1[i]]
+            if isnan(self.br[i]) or isnan(self.bl[i]):
+                miss = 1
+        for i in range(nf - 1):
+            row = <Py_ssize_t>i * nf
+            bli = self.bl[i]
+            bri = self.br[i]
+            odt_table_quadrants(self.pc0 + row, self.pc1 + row, self.f0, self.f1, T,
+                                <int32_t>s0, self.bl, self.br, self.f0[i], self.f1[i],
+                                n0, n1, i + 1, nf, &bli, &bri, &miss)
+            self.bl[i] = bli
+            self.br[i] = bri
+        return miss != 0
+
+    cdef void _table_misses(self, int nf) noexcept nogil:
+        """Price the candidate leaves missing from the table in one batch."""
+        cdef double* T = self.objective.dense
+        cdef double* q = self.node_q
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef Py_ssize_t s0 = self.objective.dstride[0], L = 0, o, row
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1], i, k, p0, p1
         for i in range(nf):
             L = _want(T, s0, f0[i], f1[i], q, L)
             L = _want(T, s0, n0 - f0[i], n1 - f1[i], q, L)
@@ -730,26 +763,9 @@ cdef class Depth2:
                 L = _want(T, s0, f0[i] - p0, f1[i] - p1, q, L)
                 L = _want(T, s0, f0[k] - p0, f1[k] - p1, q, L)
                 L = _want(T, s0, n0 - f0[i] - f0[k] + p0, n1 - f1[i] - f1[k] + p1, q, L)
-        if L:
-            for o in range(L):
-                T[<Py_ssize_t>q[2 * o] * s0 + <Py_ssize_t>q[2 * o + 1]] = NAN
-            self.objective.batch_loss(q, <int>L, self.node_l)
-            if self.objective.aborted:
-                out_f[0] = FEATURE_LEAF
-                return leaf
-        for i in range(nf):
-            self.br[i] = T[f0[i] * s0 + f1[i]]
-            self.bl[i] = T[(n0 - f0[i]) * s0 + n1 - f1[i]]
-        for i in range(nf - 1):
-            row = <Py_ssize_t>i * nf
-            bli = self.bl[i]
-            bri = self.br[i]
-            odt_table_quadrants(self.pc0 + row, self.pc1 + row, f0, f1, T, <int32_t>s0,
-                                self.bl, self.br, f0[i], f1[i], n0, n1, i + 1, nf,
-                                &bli, &bri)
-            self.bl[i] = bli
-            self.br[i] = bri
-        return self._best_root(nf, leaf, out_f)
+        for o in range(L):
+            T[<Py_ssize_t>q[2 * o] * s0 + <Py_ssize_t>q[2 * o + 1]] = NAN
+        self.objective.batch_loss(q, <int>L, self.node_l)
 
     cdef double _d2_objective(self, int nf, int r, double leaf,
                               int* out_f) noexcept nogil:

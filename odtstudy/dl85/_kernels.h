@@ -88,9 +88,11 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
     int start, int end, T* bl_i, T* br_i
 
 /* The same for a loss looked up in a table of two-class count vectors,
-   T[q0 * s0 + q1] (a Python loss priced beforehand), double losses. */
+   T[q0 * s0 + q1] (a Python loss priced beforehand), double losses; *miss
+   is set when a quadrant's loss is not in the table (NaN). */
 #define ODT_TABLE_QUADRANTS_BODY \
     double bri = *br_i, bli = *bl_i; \
+    int nan_ = 0; \
     for (int k = start; k < end; k++) { \
         int32_t p0 = c0[k], p1 = c1[k]; \
         int32_t q0 = f0[k] - p0, q1 = f1[k] - p1; \
@@ -98,14 +100,16 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
         double e10 = T[(fi0 - p0) * s0 + fi1 - p1]; \
         double e01 = T[q0 * s0 + q1]; \
         double e00 = T[(n0 - fi0 - q0) * s0 + n1 - fi1 - q1]; \
+        nan_ |= (e11 != e11) | (e10 != e10) | (e01 != e01) | (e00 != e00); \
         ODT_BRANCHES(ODT_MIN) \
     } \
     *br_i = bri; \
-    *bl_i = bli;
+    *bl_i = bli; \
+    *miss |= nan_;
 #define ODT_TABLE_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
     const int32_t* f0, const int32_t* f1, const double* T, int32_t s0, \
     double* bl, double* br, int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
-    int start, int end, double* bl_i, double* br_i
+    int start, int end, double* bl_i, double* br_i, int* miss
 
 /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
    densely (pext) into out; returns the number of words written. */

@@ -32,8 +32,9 @@ cdef extern from "_kernels.h":
     void odt_cost_quadrants_d(const int32_t*, const int32_t*, const int32_t*,
         const int32_t*, double*, double*, double, double, double, double,
         double, double, double, double, int, int, double*, double*) noexcept nogil
-    # (c0, c1, f0, f1, T, s0, bl, br, fi0, fi1, n0, n1, start, end, bl_i, br_i)
+    # (c0, c1, f0, f1, T, s0, bl, br, fi0, fi1, n0, n1, start, end, bl_i, br_i,
+    #  miss)
     void odt_table_quadrants(const int32_t*, const int32_t*, const int32_t*,
         const int32_t*, const double*, int32_t, double*, double*, int32_t, int32_t,
-        int32_t, int32_t, int, int, double*, double*) noexcept nogil
+        int32_t, int32_t, int, int, double*, double*, int*) noexcept nogil
 
