@@ -540,7 +540,8 @@ cdef class Depth2:
 
         A side of a split holds ``cnt`` rows and its tau-quantile is its
         ``ceil(tau * cnt)``-th row in target order, which is row order: the
-        counts are popcounts, and one pass over the words finds both sides'
+        counts are popcounts (a feature splitting the cover as one met before
+        is skipped), and one pass over the words finds both sides'
         quantile rows and sums y (the side's, and below its quantile row)
         from the objective's byte tables (``_objective.ysum``), 8 lookups per
         word instead of one step per row.
@@ -560,6 +561,7 @@ cdef class Depth2:
         cdef double q[2]
         cdef double sx[2]
         cdef int N = 0, pc
+        cdef uint64_t h
         cdef double S = 0.0, S1, loss, best = leaf
         cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
         cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
@@ -569,15 +571,17 @@ cdef class Depth2:
             N += odt_popcount(cov[j])
             sc[j] = ysum(yb, ix[j], cov[j])
             S += sc[j]
+        self.cv.new_splits()
         for f in range(self.m):
             col = self.cv.cols + f * W
-            cnt[1] = 0
-            for j in range(nnz):
-                g[j] = cov[j] & col[ix[j]]
-                cnt[1] += odt_popcount(g[j])
+            h = self.cv.split_hash(d, f, &cnt[1])
             cnt[0] = N - cnt[1]
             if cnt[1] < ms or cnt[0] < ms or cnt[1] == 0 or cnt[0] == 0:
                 continue
+            if self.cv.seen_split(d, f, h):
+                continue    # the same split as a feature evaluated before
+            for j in range(nnz):
+                g[j] = cov[j] & col[ix[j]]
             for b in range(2):
                 k[b] = <int>ceil(tau * cnt[b])
                 if k[b] < 1:
