@@ -35,6 +35,9 @@ in the package's methods notes:
   and a lower bound; nodes searched without a solution keep the *strong*
   infeasibility bound ``max(lb, ub, min_f LB_f)``;
 * purity, depth and minimum-support pruning;
+* equivalent splits: a feature that splits a node's cover as one met
+  before (x and not-x, columns equal on the cover) is left out
+  (``Covers.seen_split``);
 * a specialised depth-2 solver from counts of items and item pairs;
 * a similarity lower bound (two remembered covers per depth, min_sup = 1);
 * dynamic order of the two children (larger lower bound first);
