@@ -16,6 +16,13 @@ cdef class Covers:
     cdef long long n_versions
     cdef int32_t* split_f         # per depth: the split that made the cover
     cdef int32_t* split_v
+    # splits met at a node (``seen_split``): open addressing on the split's
+    # hash; entries of an older node (another stamp) are free
+    cdef uint64_t* shash
+    cdef int32_t* sfeat
+    cdef long long* sstamp
+    cdef long long n_stamp
+    cdef int smask
 
     cdef void root(self) noexcept nogil
     cdef double class_supports(self, int d, double* s) noexcept nogil
@@ -23,3 +30,7 @@ cdef class Covers:
     cdef long long common(self, const uint64_t* dense, int d) noexcept nogil
     cdef void make_child(self, int d, int f, int v) noexcept nogil
     cdef void child_items(self, int d, int f, int v, int32_t* buf) noexcept nogil
+    cdef uint64_t split_hash(self, int d, int f, int* ones) noexcept nogil
+    cdef bint same_split(self, int d, int f, int g) noexcept nogil
+    cdef void new_splits(self) noexcept nogil
+    cdef bint seen_split(self, int d, int f, uint64_t h) noexcept nogil

@@ -3,8 +3,8 @@
 
 Responsibility: the rows of each node on the search path, as sparse
 bitsets, and the operations on them (root, child, class supports, row
-counts, intersection with a dense bitset); it knows nothing of losses,
-bounds or solvers.
+counts, intersection with a dense bitset, which features split a cover
+alike); it knows nothing of losses, bounds or solvers.
 
 Rows are bits of 64-bit words. ``cols[f * W + k]`` holds the rows with
 ``x[f] = 1``; ``cmask[c * W + k]`` the rows of class ``c``. The cover of the
@@ -59,6 +59,14 @@ cdef class Covers:
         self.n_versions = 0
         self.split_f = <int32_t*>_alloc(D * sizeof(int32_t))
         self.split_v = <int32_t*>_alloc(D * sizeof(int32_t))
+        cdef Py_ssize_t hsize = 16
+        while hsize < 2 * (m + 1):
+            hsize *= 2
+        self.smask = <int>(hsize - 1)
+        self.shash = <uint64_t*>_alloc(hsize * sizeof(uint64_t))
+        self.sfeat = <int32_t*>_alloc(hsize * sizeof(int32_t))
+        self.sstamp = <long long*>_alloc(hsize * sizeof(long long))
+        self.n_stamp = 0
         self.root()
 
     def __dealloc__(self):
@@ -71,6 +79,9 @@ cdef class Covers:
         free(self.version)
         free(self.split_f)
         free(self.split_v)
+        free(self.shash)
+        free(self.sfeat)
+        free(self.sstamp)
 
     cdef void root(self) noexcept nogil:
         """The depth-0 cover: every row."""
@@ -157,3 +168,58 @@ cdef class Covers:
         while i < d:
             dst[i + 1] = src[i]
             i += 1
+
+    # ------------------------------------------------ equivalent splits
+    cdef uint64_t split_hash(self, int d, int f, int* ones) noexcept nogil:
+        """Hash of the split of the depth-d cover by feature f, the same for
+        x and not-x (the side holding the cover's first row is hashed);
+        ``ones`` gets the rows with ``x[f] = 1``."""
+        cdef int nnz = self.cnnz[d], j, cnt = 0
+        cdef uint64_t* w = self.cov + d * self.W
+        cdef int32_t* ix = self.cidx + d * self.W
+        cdef uint64_t* col = self.cols + f * self.W
+        cdef uint64_t x, flip = 0, h = <uint64_t>1469598103934665603ULL
+        if nnz > 0 and not (col[ix[0]] & w[0] & (~w[0] + 1)):
+            flip = ~(<uint64_t>0)
+        for j in range(nnz):
+            x = w[j] & col[ix[j]]
+            cnt += odt_popcount(x)
+            h = (h ^ ((x ^ (w[j] & flip)) + <uint64_t>j)) * <uint64_t>0x100000001B3ULL
+        ones[0] = cnt
+        return h ^ (h >> 29)
+
+    cdef bint same_split(self, int d, int f, int g) noexcept nogil:
+        """Whether features f and g split the depth-d cover alike (either
+        way round: x and not-x make the same split)."""
+        cdef int nnz = self.cnnz[d], j
+        cdef uint64_t* w = self.cov + d * self.W
+        cdef int32_t* ix = self.cidx + d * self.W
+        cdef uint64_t* cf = self.cols + f * self.W
+        cdef uint64_t* cg = self.cols + g * self.W
+        cdef uint64_t low, flip = 0
+        if nnz == 0:
+            return True
+        low = w[0] & (~w[0] + 1)
+        if (cf[ix[0]] & low) != (cg[ix[0]] & low):
+            flip = ~(<uint64_t>0)
+        for j in range(nnz):
+            if (w[j] & cf[ix[j]]) != (w[j] & (cg[ix[j]] ^ flip)):
+                return False
+        return True
+
+    cdef void new_splits(self) noexcept nogil:
+        """Forget the splits met so far: a new node's features follow."""
+        self.n_stamp += 1
+
+    cdef bint seen_split(self, int d, int f, uint64_t h) noexcept nogil:
+        """Whether a feature met since ``new_splits`` splits the depth-d
+        cover as f does (``h``: f's ``split_hash``); else remember f."""
+        cdef int t = <int>(h & <uint64_t>self.smask)
+        while self.sstamp[t] == self.n_stamp:
+            if self.shash[t] == h and self.same_split(d, f, self.sfeat[t]):
+                return True
+            t = (t + 1) & self.smask
+        self.sstamp[t] = self.n_stamp
+        self.shash[t] = h
+        self.sfeat[t] = f
+        return False

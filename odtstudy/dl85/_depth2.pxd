@@ -11,11 +11,14 @@ from odtstudy.dl85._weighted cimport WeightedCore
 cdef class Depth2:
     cdef int m, K, W, min_sup, okind
     cdef bint weighted
+    cdef bint cost_int        # two-class cost matrix of integers: int32 kernel
+    cdef int32_t cost_i[4]    # its entries
     cdef double eps
     cdef Covers cv
     cdef Objective objective
     cdef WeightedCore wcore
     cdef uint64_t* gw         # the useful features' words on the cover
+    cdef double* wsum         # sum of y over each word of the cover (order stats)
     cdef uint64_t* ccw        # the cover's words of each class
     cdef uint64_t* tmp        # a root's words of each class
     cdef int32_t* fq1         # class counts of each useful feature
@@ -33,8 +36,11 @@ cdef class Depth2:
     cdef double* node_q       # cost / Python: quadrant class supports
     cdef double* node_l       # and their losses
     cdef double* _d2_nc       # class supports of the cover
+    cdef int32_t* pc0         # table losses (two classes): class-0 / class-1
+    cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
 
+    cdef void _cost_integers(self, int n)
     cdef int _d2_counts(self, int d, double total) noexcept nogil
     cdef void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil
     cdef void _mask_root(self, int i) noexcept nogil
@@ -42,9 +48,14 @@ cdef class Depth2:
     cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil
+    cdef bint _table_branches(self, int nf) noexcept nogil
+    cdef void _table_misses(self, int nf) noexcept nogil
     cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil

@@ -9,10 +9,13 @@ over the feature pairs keeping the best left / right branch of each root
 (``_d2_pairs``; two classes: ``_d2_pairs_binary`` with the ISA kernels of
 ``_kernels.h``, ``_d2_cost_binary`` for a cost matrix; a cost matrix or a
 Python loss of class supports: ``_d2_objective``, which prices every
-candidate leaf in one batch). Weights, cost matrices on weights and squared
+candidate leaf in one batch; two classes with a dense table of priced
+count vectors: ``_d2_table_binary``, the missing ones in one batch, then a
+table-lookup kernel). Weights, cost matrices on weights and squared
 error go to the objective's ``_weighted.WeightedCore``; absolute and
 pinball losses to a depth-1 solver over the rows in target order
-(``_depth1_order``). The covers are ``_covers.Covers``; which solver serves
+(``_depth1_order``; unit weights: ``_depth1_ranks``, over the cover's
+words, with popcounts and the objective's byte tables of y). The covers are ``_covers.Covers``; which solver serves
 an objective is what the objective declares (``_objective.pyx``).
 
 The two-class kernels are compiled for several instruction sets and chosen
@@ -20,20 +23,25 @@ at import (``kernel_isa()``; ``set_kernel_isa`` for tests): ``_kernels.h``
 is static, so this module is the one that includes it for them.
 """
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN, ceil, isnan
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free
+from libc.string cimport memcpy
 
 from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._covers cimport Covers
 from odtstudy.dl85._kernels cimport (
     odt_compact,
+    odt_cost_quadrants_d,
+    odt_cost_quadrants_i,
+    odt_ctz,
     odt_kernel_isa,
     odt_kernels_init,
     odt_kernels_set,
     odt_pair_counts,
     odt_popcount,
     odt_quadrants,
+    odt_table_quadrants,
 )
 from odtstudy.dl85._objective cimport (
     OBJ_ABSOLUTE,
@@ -42,6 +50,7 @@ from odtstudy.dl85._objective cimport (
     OBJ_PY_CLASS,
     OBJ_QUANTILE,
     Objective,
+    ysum,
 )
 from odtstudy.dl85._util cimport _alloc
 
@@ -79,6 +88,39 @@ cdef inline double _cost2(double a00, double a01, double a10, double a11,
     return c0 if c0 < c1 else c1
 
 
+#: Most features for which a Python loss of two-class counts keeps the pair
+#: counts of a depth-2 subproblem (two int32 per pair) to price it in one batch.
+TABLE_PAIRS_MAX_FEATURES = 2048
+
+
+cdef inline Py_ssize_t _want(double* T, Py_ssize_t s0, int q0, int q1, double* q,
+                             Py_ssize_t L) noexcept nogil:
+    """Queue count vector (q0, q1) in ``q`` (at L) if table T has no loss for
+    it yet (marked -3 while queued, so that it is queued once); the new L."""
+    cdef Py_ssize_t t = q0 * s0 + q1
+    if not isnan(T[t]):
+        return L
+    T[t] = -3.0
+    q[2 * L] = q0
+    q[2 * L + 1] = q1
+    return L + 1
+
+
+cdef inline double _quantile_row(const double* yb, const double* y, int j,
+                                 uint64_t x, int r, double* below) noexcept nogil:
+    """y of the row of the r-th (from 0) set bit of word j's bits x; adds
+    the sum of y over the bits of x below it to ``below``."""
+    cdef uint64_t low = x
+    cdef int pos, t
+    for t in range(r):
+        low &= low - 1
+    pos = odt_ctz(low)
+    low = x & (((<uint64_t>1) << pos) - 1)
+    if low:
+        below[0] += ysum(yb, j, low)
+    return y[(j << 6) + pos]
+
+
 cdef class Depth2:
     """Scratch and dispatch of the depth-2 solvers for one search.
 
@@ -105,11 +147,19 @@ cdef class Depth2:
         self.wcore = objective.core
         self.weighted = not objective.counts
         self.eps = 0.0
+        self.cost_int = False
+        if self.okind == OBJ_COST and K == 2 and not self.weighted:
+            self._cost_integers(covers.n)
         if pairs and self.okind != OBJ_ERROR and not self.weighted:
             # depth-2 solver of a cost / Python objective over class counts
             self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
             self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
+            if (self.okind == OBJ_PY_CLASS and K == 2 and objective.dense != NULL
+                    and m <= TABLE_PAIRS_MAX_FEATURES):
+                self.pc0 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
+                self.pc1 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
         self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.wsum = <double*>_alloc(W * sizeof(double))
         self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         self.tmp = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
         self.fq1 = <int32_t*>_alloc(m * K * sizeof(int32_t))
@@ -125,10 +175,25 @@ cdef class Depth2:
         self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
 
+    cdef void _cost_integers(self, int n):
+        """Use the int32 cost kernel when the 2 x 2 cost matrix holds
+        integers small enough that no sum over ``n`` rows overflows."""
+        cdef int p
+        cdef double v
+        for p in range(4):
+            v = self.objective.cost[p]
+            if v != <double>(<int32_t>v) or v * n >= 1e9:
+                return
+            self.cost_i[p] = <int32_t>v
+        self.cost_int = True
+
     def __dealloc__(self):
+        free(self.pc0)
+        free(self.pc1)
         free(self.node_q)
         free(self.node_l)
         free(self.gw)
+        free(self.wsum)
         free(self.ccw)
         free(self.tmp)
         free(self.fq1)
@@ -470,6 +535,89 @@ cdef class Depth2:
                 out_f[0] = f
         return best if best > self.eps else 0.0
 
+    cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil:
+        """``_depth1_order`` for unit weights, over the cover's words.
+
+        A side of a split holds ``cnt`` rows and its tau-quantile is its
+        ``ceil(tau * cnt)``-th row in target order, which is row order: the
+        counts are popcounts (a feature splitting the cover as one met before
+        is skipped), and one pass over the words finds both sides'
+        quantile rows and sums y (the side's, and below its quantile row)
+        from the objective's byte tables (``_objective.ysum``), 8 lookups per
+        word instead of one step per row.
+        """
+        cdef int W = self.W, nnz = self.cv.cnnz[d], j, f, b, ms = self.min_sup
+        cdef uint64_t* cov = self.cv.cov + d * W
+        cdef int32_t* ix = self.cv.cidx + d * W
+        cdef const double* yb = self.objective.ybytes
+        cdef uint64_t* col
+        cdef uint64_t* g = self.gw
+        cdef double* sc = self.wsum
+        cdef uint64_t x[2]
+        cdef int cnt[2]
+        cdef int k[2]
+        cdef int acc[2]
+        cdef double Sb[2]
+        cdef double q[2]
+        cdef double sx[2]
+        cdef int N = 0, pc
+        cdef uint64_t h
+        cdef double S = 0.0, S1, loss, best = leaf
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        out_f[0] = FEATURE_LEAF
+        for j in range(nnz):
+            N += odt_popcount(cov[j])
+            sc[j] = ysum(yb, ix[j], cov[j])
+            S += sc[j]
+        self.cv.new_splits()
+        for f in range(self.m):
+            col = self.cv.cols + f * W
+            h = self.cv.split_hash(d, f, &cnt[1])
+            cnt[0] = N - cnt[1]
+            if cnt[1] < ms or cnt[0] < ms or cnt[1] == 0 or cnt[0] == 0:
+                continue
+            if self.cv.seen_split(d, f, h):
+                continue    # the same split as a feature evaluated before
+            for j in range(nnz):
+                g[j] = cov[j] & col[ix[j]]
+            for b in range(2):
+                k[b] = <int>ceil(tau * cnt[b])
+                if k[b] < 1:
+                    k[b] = 1
+                acc[b] = 0
+                Sb[b] = 0.0
+                q[b] = 0.0
+            S1 = 0.0
+            for j in range(nnz):
+                x[1] = g[j]
+                x[0] = cov[j] & ~g[j]
+                sx[1] = ysum(yb, ix[j], x[1]) if x[1] else 0.0
+                sx[0] = sc[j] - sx[1]
+                S1 += sx[1]
+                for b in range(2):
+                    if acc[b] >= k[b]:
+                        continue    # quantile row found
+                    pc = odt_popcount(x[b])
+                    if acc[b] + pc < k[b]:
+                        acc[b] += pc
+                        Sb[b] += sx[b]
+                    else:
+                        q[b] = _quantile_row(yb, self.objective.y, ix[j], x[b],
+                                             k[b] - acc[b] - 1, &Sb[b])
+                        acc[b] = k[b]
+            # rows below a side's quantile row lie at or below it, the others
+            # at or above it (k - 1 rows below, summing to Sb)
+            loss = (a * ((S1 - Sb[1]) - q[1] * (cnt[1] - (k[1] - 1)))
+                    + c * (q[1] * (k[1] - 1) - Sb[1])
+                    + a * (((S - S1) - Sb[0]) - q[0] * (cnt[0] - (k[0] - 1)))
+                    + c * (q[0] * (k[0] - 1) - Sb[0]))
+            if loss < best:
+                best = loss
+                out_f[0] = f
+        return best if best > self.eps else 0.0
+
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
         cdef int nnz = self.d2_nnz, i, j
@@ -489,58 +637,139 @@ cdef class Depth2:
 
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
         """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
-        the same pair-count kernel, then each quadrant priced by the
-        cheaper of the two predictions."""
-        cdef int nnz = self.d2_nnz, i, j, k
-        cdef uint64_t* gT = self.gT
-        cdef int32_t* c0 = self.cnt0
-        cdef int32_t* c1 = self.cnt1
+        the same pair-count kernel, then the quadrants of each root with all
+        its partners in one branch-free kernel pass, each quadrant priced by
+        the cheaper of the two predictions (int32 arithmetic when the costs
+        are small integers, else doubles)."""
+        cdef int i
         cdef int32_t* f0 = self.f0
         cdef int32_t* f1 = self.f1
-        cdef double* bl = self.bl
-        cdef double* br = self.br
         cdef double* C = self.objective.cost
-        cdef double a00 = C[0], a01 = C[1], a10 = C[2], a11 = C[3]
-        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1]
-        cdef double p0, p1, q0, q1, e11, e10, e01, e00, bri, bli, fi0, fi1, best
+        cdef int32_t* ci = self.cost_i
+        cdef double n0 = self._d2_nc[0], n1 = self._d2_nc[1], best
+        cdef int32_t bli_i, bri_i
+        cdef double bli_d, bri_d
         for i in range(nf):
             f0[i] = self.fq1[2 * i]
             f1[i] = self.fq1[2 * i + 1]
-            br[i] = _cost2(a00, a01, a10, a11, f0[i], f1[i])
-            bl[i] = _cost2(a00, a01, a10, a11, n0 - f0[i], n1 - f1[i])
+            if self.cost_int:
+                self.bri[i] = <int32_t>_cost2(C[0], C[1], C[2], C[3], f0[i], f1[i])
+                self.bli[i] = <int32_t>_cost2(C[0], C[1], C[2], C[3],
+                                              n0 - f0[i], n1 - f1[i])
+            else:
+                self.br[i] = _cost2(C[0], C[1], C[2], C[3], f0[i], f1[i])
+                self.bl[i] = _cost2(C[0], C[1], C[2], C[3], n0 - f0[i], n1 - f1[i])
         self._pairs_transpose(nf)
         for i in range(nf - 1):
             self._pairs_of(i, nf)
-            bri = br[i]
-            bli = bl[i]
-            fi0 = f0[i]
-            fi1 = f1[i]
-            for k in range(i + 1, nf):
-                p0 = c0[k]
-                p1 = c1[k]
-                e11 = _cost2(a00, a01, a10, a11, p0, p1)
-                e10 = _cost2(a00, a01, a10, a11, fi0 - p0, fi1 - p1)
-                q0 = f0[k] - p0
-                q1 = f1[k] - p1
-                e01 = _cost2(a00, a01, a10, a11, q0, q1)
-                e00 = _cost2(a00, a01, a10, a11, n0 - fi0 - q0, n1 - fi1 - q1)
-                if e11 + e10 < bri:
-                    bri = e11 + e10
-                if e01 + e00 < bli:
-                    bli = e01 + e00
-                if e11 + e01 < br[k]:
-                    br[k] = e11 + e01
-                if e10 + e00 < bl[k]:
-                    bl[k] = e10 + e00
-            br[i] = bri
-            bl[i] = bli
-        best = leaf
+            if self.cost_int:
+                bli_i = self.bli[i]
+                bri_i = self.bri[i]
+                odt_cost_quadrants_i(self.cnt0, self.cnt1, f0, f1, self.bli, self.bri,
+                                     ci[0], ci[1], ci[2], ci[3], f0[i], f1[i],
+                                     <int32_t>n0, <int32_t>n1, i + 1, nf, &bli_i, &bri_i)
+                self.bli[i] = bli_i
+                self.bri[i] = bri_i
+            else:
+                bli_d = self.bl[i]
+                bri_d = self.br[i]
+                odt_cost_quadrants_d(self.cnt0, self.cnt1, f0, f1, self.bl, self.br,
+                                     C[0], C[1], C[2], C[3], f0[i], f1[i], n0, n1,
+                                     i + 1, nf, &bli_d, &bri_d)
+                self.bl[i] = bli_d
+                self.br[i] = bri_d
+        if self.cost_int:
+            for i in range(nf):
+                self.bl[i] = self.bli[i]
+                self.br[i] = self.bri[i]
+        return self._best_root(nf, leaf, out_f)
+
+    cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """The best root from the branch losses ``bl`` / ``br`` of the useful
+        features, or the leaf (``FEATURE_LEAF``) when no split beats it."""
+        cdef int i
+        cdef double best = leaf
         out_f[0] = FEATURE_LEAF
         for i in range(nf):
-            if bl[i] + br[i] < best:
-                best = bl[i] + br[i]
+            if self.bl[i] + self.br[i] < best:
+                best = self.bl[i] + self.br[i]
                 out_f[0] = self.fid[i]
         return best
+
+    cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
+        """Depth-2 optimum (min_sup = 1) for a Python loss of two-class counts.
+
+        The pair counts of every root come from the pair-count kernel and
+        are kept (``pc0`` / ``pc1``); the quadrants of each root are looked up
+        in the objective's dense table of priced count vectors by the kernel
+        ``odt_table_quadrants``, as ``_d2_cost_binary`` prices them. When
+        some were not priced yet (``_table_branches`` says so), they are
+        priced in one batch (``_table_misses``) and the lookups repeated.
+        """
+        cdef int i
+        cdef Py_ssize_t row
+        for i in range(nf):
+            self.f0[i] = self.fq1[2 * i]
+            self.f1[i] = self.fq1[2 * i + 1]
+        self._pairs_transpose(nf)
+        for i in range(nf - 1):
+            self._pairs_of(i, nf)
+            row = <Py_ssize_t>i * nf
+            memcpy(self.pc0 + row, self.cnt0, nf * sizeof(int32_t))
+            memcpy(self.pc1 + row, self.cnt1, nf * sizeof(int32_t))
+        if self._table_branches(nf):
+            self._table_misses(nf)
+            if self.objective.aborted:
+                out_f[0] = FEATURE_LEAF
+                return leaf
+            self._table_branches(nf)
+        return self._best_root(nf, leaf, out_f)
+
+    cdef bint _table_branches(self, int nf) noexcept nogil:
+        """Best branch losses ``bl`` / ``br`` of each root from the table;
+        whether a candidate leaf had no loss in it yet."""
+        cdef double* T = self.objective.dense
+        cdef Py_ssize_t s0 = self.objective.dstride[0], row
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1], i, miss = 0
+        cdef double bli, bri
+        for i in range(nf):
+            self.br[i] = T[self.f0[i] * s0 + self.f1[i]]
+            self.bl[i] = T[(n0 - self.f0[i]) * s0 + n1 - self.f1[i]]
+            if isnan(self.br[i]) or isnan(self.bl[i]):
+                miss = 1
+        for i in range(nf - 1):
+            row = <Py_ssize_t>i * nf
+            bli = self.bl[i]
+            bri = self.br[i]
+            odt_table_quadrants(self.pc0 + row, self.pc1 + row, self.f0, self.f1, T,
+                                <int32_t>s0, self.bl, self.br, self.f0[i], self.f1[i],
+                                n0, n1, i + 1, nf, &bli, &bri, &miss)
+            self.bl[i] = bli
+            self.br[i] = bri
+        return miss != 0
+
+    cdef void _table_misses(self, int nf) noexcept nogil:
+        """Price the candidate leaves missing from the table in one batch."""
+        cdef double* T = self.objective.dense
+        cdef double* q = self.node_q
+        cdef int32_t* f0 = self.f0
+        cdef int32_t* f1 = self.f1
+        cdef Py_ssize_t s0 = self.objective.dstride[0], L = 0, o, row
+        cdef int n0 = <int>self._d2_nc[0], n1 = <int>self._d2_nc[1], i, k, p0, p1
+        for i in range(nf):
+            L = _want(T, s0, f0[i], f1[i], q, L)
+            L = _want(T, s0, n0 - f0[i], n1 - f1[i], q, L)
+            row = <Py_ssize_t>i * nf
+            for k in range(i + 1, nf):
+                p0 = self.pc0[row + k]
+                p1 = self.pc1[row + k]
+                L = _want(T, s0, p0, p1, q, L)
+                L = _want(T, s0, f0[i] - p0, f1[i] - p1, q, L)
+                L = _want(T, s0, f0[k] - p0, f1[k] - p1, q, L)
+                L = _want(T, s0, n0 - f0[i] - f0[k] + p0, n1 - f1[i] - f1[k] + p1, q, L)
+        for o in range(L):
+            T[<Py_ssize_t>q[2 * o] * s0 + <Py_ssize_t>q[2 * o + 1]] = NAN
+        self.objective.batch_loss(q, <int>L, self.node_l)
 
     cdef double _d2_objective(self, int nf, int r, double leaf,
                               int* out_f) noexcept nogil:
@@ -642,13 +871,7 @@ cdef class Depth2:
                         if lo[o + 1] + lo[o + 3] < bl[k]:
                             bl[k] = lo[o + 1] + lo[o + 3]
                     o += 4
-        best = leaf
-        out_f[0] = FEATURE_LEAF
-        for i in range(nf):
-            if bl[i] + br[i] < best:
-                best = bl[i] + br[i]
-                out_f[0] = self.fid[i]
-        return best
+        return self._best_root(nf, leaf, out_f)
 
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil:
@@ -668,6 +891,8 @@ cdef class Depth2:
         if leaf <= self.eps or r <= 0:
             return leaf
         if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
+            if self.objective.ybytes != NULL:
+                return self._depth1_ranks(d, leaf, out_f)
             return self._depth1_order(d, leaf, out_f)
         if self.weighted:
             if r == 2 and d >= 1:
@@ -684,6 +909,13 @@ cdef class Depth2:
             return leaf
         if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
             e = self._d2_cost_binary(nf, leaf, &i)
+            if e < best:
+                best = e
+                out_f[0] = i
+            return best
+        if (self.pc0 != NULL and r == 2 and self.min_sup <= 1
+                and not self.objective.aborted):
+            e = self._d2_table_binary(nf, leaf, &i)
             if e < best:
                 best = e
                 out_f[0] = i

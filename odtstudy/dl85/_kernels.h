@@ -1,5 +1,6 @@
 /* ISA kernels of the DL8.5 engine: the two-class depth-2 pair counts and
-   quadrant minima, and the compaction of sparse covers, each compiled for
+   quadrant minima (misclassification, a cost matrix in integer or
+   floating-point arithmetic, or a table of losses), and the compaction of sparse covers, each compiled for
    AVX-512, AVX2, popcnt and the baseline; odt_kernels_init() picks the best
    one the CPU supports. Declared for Cython in _kernels.pxd; included by
    _depth2.pyx only for the selected kernels (the functions and the
@@ -15,6 +16,15 @@
    popcnt and the baseline; odt_kernels_init() picks the best one the
    CPU supports (called once at import). */
 static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+#define ODT_MIN(a, b) ((a) < (b) ? (a) : (b))
+/* The quadrant losses e11, e10, e01, e00 of root i with partner k as
+   candidates for the best right / left branch of i (bri, bli) and of k. */
+#define ODT_BRANCHES(MIN) \
+    bri = MIN(bri, e11 + e10); \
+    bli = MIN(bli, e01 + e00); \
+    br[k] = MIN(br[k], e11 + e01); \
+    bl[k] = MIN(bl[k], e10 + e00);
 
 /* For k in [start, end): c0[k] = sum_j |a0[j] & gT[j * stride + k]| and
    c1[k] likewise (gT: word-major feature words, a0 / a1: the root's
@@ -44,10 +54,7 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
         int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
         int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
         int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
-        bri = odt_min32(bri, e11 + e10); \
-        bli = odt_min32(bli, e01 + e00); \
-        br[k] = odt_min32(br[k], e11 + e01); \
-        bl[k] = odt_min32(bl[k], e10 + e00); \
+        ODT_BRANCHES(odt_min32) \
     } \
     *br_i = bri; \
     *bl_i = bli;
@@ -55,6 +62,54 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
     const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
     int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
     int start, int end, int32_t* bl_i, int32_t* br_i
+
+/* The same for a two-class cost matrix (a00, a01; a10, a11), C[p, c] for
+   predicting p on a row of class c: each quadrant costs its cheaper
+   prediction, a00 q0 + a01 q1 or a10 q0 + a11 q1 (min_sup = 1). T is the
+   arithmetic: int32_t for integral costs (exact while the sums fit), or
+   double. Branch-free, so that it vectorises like the counts. */
+#define ODT_COST2(T, q0, q1) ODT_MIN(a00 * (q0) + a01 * (q1), a10 * (q0) + a11 * (q1))
+#define ODT_COST_QUADRANTS_BODY(T) \
+    T bri = *br_i, bli = *bl_i; \
+    for (int k = start; k < end; k++) { \
+        T p0 = (T)c0[k], p1 = (T)c1[k]; \
+        T q0 = (T)f0[k] - p0, q1 = (T)f1[k] - p1; \
+        T e11 = ODT_COST2(T, p0, p1); \
+        T e10 = ODT_COST2(T, fi0 - p0, fi1 - p1); \
+        T e01 = ODT_COST2(T, q0, q1); \
+        T e00 = ODT_COST2(T, n0 - fi0 - q0, n1 - fi1 - q1); \
+        ODT_BRANCHES(ODT_MIN) \
+    } \
+    *br_i = bri; \
+    *bl_i = bli;
+#define ODT_COST_QUADRANTS_ARGS(T) const int32_t* c0, const int32_t* c1, \
+    const int32_t* f0, const int32_t* f1, T* bl, T* br, \
+    T a00, T a01, T a10, T a11, T fi0, T fi1, T n0, T n1, \
+    int start, int end, T* bl_i, T* br_i
+
+/* The same for a loss looked up in a table of two-class count vectors,
+   T[q0 * s0 + q1] (a Python loss priced beforehand), double losses; *miss
+   is set when a quadrant's loss is not in the table (NaN). */
+#define ODT_TABLE_QUADRANTS_BODY \
+    double bri = *br_i, bli = *bl_i; \
+    int nan_ = 0; \
+    for (int k = start; k < end; k++) { \
+        int32_t p0 = c0[k], p1 = c1[k]; \
+        int32_t q0 = f0[k] - p0, q1 = f1[k] - p1; \
+        double e11 = T[p0 * s0 + p1]; \
+        double e10 = T[(fi0 - p0) * s0 + fi1 - p1]; \
+        double e01 = T[q0 * s0 + q1]; \
+        double e00 = T[(n0 - fi0 - q0) * s0 + n1 - fi1 - q1]; \
+        nan_ |= (e11 != e11) | (e10 != e10) | (e01 != e01) | (e00 != e00); \
+        ODT_BRANCHES(ODT_MIN) \
+    } \
+    *br_i = bri; \
+    *bl_i = bli; \
+    *miss |= nan_;
+#define ODT_TABLE_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
+    const int32_t* f0, const int32_t* f1, const double* T, int32_t s0, \
+    double* bl, double* br, int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
+    int start, int end, double* bl_i, double* br_i, int* miss
 
 /* Compaction: the bits of src[idx[j]] at the rows of cover[j], packed
    densely (pext) into out; returns the number of words written. */
@@ -64,10 +119,22 @@ static odt_compact_fn odt_compact = 0;
 
 typedef void (*odt_pair_counts_fn)(ODT_PAIR_COUNTS_ARGS);
 typedef void (*odt_quadrants_fn)(ODT_QUADRANTS_ARGS);
+typedef void (*odt_cost_quadrants_i_fn)(ODT_COST_QUADRANTS_ARGS(int32_t));
+typedef void (*odt_cost_quadrants_d_fn)(ODT_COST_QUADRANTS_ARGS(double));
 static void odt_pair_counts_base(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
 static void odt_quadrants_base(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+static void odt_cost_quadrants_i_base(ODT_COST_QUADRANTS_ARGS(int32_t)) {
+    ODT_COST_QUADRANTS_BODY(int32_t) }
+static void odt_cost_quadrants_d_base(ODT_COST_QUADRANTS_ARGS(double)) {
+    ODT_COST_QUADRANTS_BODY(double) }
+typedef void (*odt_table_quadrants_fn)(ODT_TABLE_QUADRANTS_ARGS);
+static void odt_table_quadrants_base(ODT_TABLE_QUADRANTS_ARGS) {
+    ODT_TABLE_QUADRANTS_BODY }
+static odt_table_quadrants_fn odt_table_quadrants = odt_table_quadrants_base;
 static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
 static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
+static odt_cost_quadrants_i_fn odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+static odt_cost_quadrants_d_fn odt_cost_quadrants_d = odt_cost_quadrants_d_base;
 static const char* odt_kernel_isa = "baseline";
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -99,6 +166,16 @@ static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
 }
 __attribute__((target("avx512f,avx512vl,avx512bw")))
 static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+#define ODT_COST_QUADRANTS_ISA(isa, suffix) \
+    __attribute__((target(isa))) static void odt_cost_quadrants_i_##suffix( \
+        ODT_COST_QUADRANTS_ARGS(int32_t)) { ODT_COST_QUADRANTS_BODY(int32_t) } \
+    __attribute__((target(isa))) static void odt_cost_quadrants_d_##suffix( \
+        ODT_COST_QUADRANTS_ARGS(double)) { ODT_COST_QUADRANTS_BODY(double) } \
+    __attribute__((target(isa))) static void odt_table_quadrants_##suffix( \
+        ODT_TABLE_QUADRANTS_ARGS) { ODT_TABLE_QUADRANTS_BODY }
+ODT_COST_QUADRANTS_ISA("avx512f,avx512vl,avx512bw", 512)
+ODT_COST_QUADRANTS_ISA("avx2", avx2)
+ODT_COST_QUADRANTS_ISA("sse4.2", sse42)
 __attribute__((target("avx2,popcnt")))
 static void odt_pair_counts_avx2(ODT_PAIR_COUNTS_ARGS) { ODT_PAIR_COUNTS_BODY }
 __attribute__((target("avx2")))
@@ -144,6 +221,9 @@ static int odt_kernels_set(int level) {
               && __builtin_cpu_supports("avx512bw"))) return 0;
         odt_pair_counts = odt_pair_counts_512;
         odt_quadrants = odt_quadrants_512;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_512;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_512;
+        odt_table_quadrants = odt_table_quadrants_512;
         odt_kernel_isa = "avx512";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
     } else if (level == 2) {
@@ -151,6 +231,9 @@ static int odt_kernels_set(int level) {
             return 0;
         odt_pair_counts = odt_pair_counts_avx2;
         odt_quadrants = odt_quadrants_avx2;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_avx2;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_avx2;
+        odt_table_quadrants = odt_table_quadrants_avx2;
         odt_kernel_isa = "avx2";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
     } else if (level == 1) {
@@ -158,11 +241,17 @@ static int odt_kernels_set(int level) {
             return 0;
         odt_pair_counts = odt_pair_counts_popcnt;
         odt_quadrants = odt_quadrants_sse42;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_sse42;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_sse42;
+        odt_table_quadrants = odt_table_quadrants_sse42;
         odt_kernel_isa = "popcnt";
         odt_compact = 0;
     } else {
         odt_pair_counts = odt_pair_counts_base;
         odt_quadrants = odt_quadrants_base;
+        odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+        odt_cost_quadrants_d = odt_cost_quadrants_d_base;
+        odt_table_quadrants = odt_table_quadrants_base;
         odt_kernel_isa = "baseline";
         odt_compact = 0;
     }
@@ -177,6 +266,9 @@ static void odt_kernels_init(void) {
 static int odt_kernels_set(int level) {
     odt_pair_counts = odt_pair_counts_base;
     odt_quadrants = odt_quadrants_base;
+    odt_cost_quadrants_i = odt_cost_quadrants_i_base;
+    odt_cost_quadrants_d = odt_cost_quadrants_d_base;
+    odt_table_quadrants = odt_table_quadrants_base;
     odt_kernel_isa = "baseline";
     return level == 0;
 }
@@ -188,5 +280,8 @@ static void odt_kernels_init(void) {}
 #endif
 static inline int odt_popcount(unsigned long long x) {
     return __builtin_popcountll(x);
+}
+static inline int odt_ctz(unsigned long long x) {
+    return __builtin_ctzll(x);
 }
 #endif

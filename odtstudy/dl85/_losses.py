@@ -41,26 +41,76 @@ def _checked_loss(loss, name: str) -> float:
     return value
 
 
+def _checked_pair(out):
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            "fast_error_function must return a pair (loss, label), the "
+            f"leaf's loss and the class index it predicts; got {out!r}"
+        )
+    return out
+
+
+def _checked_label(label, n_classes):
+    if n_classes is not None and not 0 <= label < n_classes:
+        raise ValueError(
+            f"fast_error_function returned label {label}; expected a "
+            f"class index in [0, {n_classes})"
+        )
+
+
 def checked_fast(fn, n_classes=None):
     """Wrap ``fast_error_function``: it must return ``(loss, label)``, the
-    label a class index in ``[0, n_classes)``."""
+    label a class index in ``[0, n_classes)``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(class_weights) -> (loss, label)``. When ``fn.batched`` is true,
+        ``fn`` also prices a 2-D array of class supports (one leaf per row)
+        in one call, returning ``(losses, labels)``, two sequences with one
+        entry per row.
+    n_classes : int, optional
+
+    Returns
+    -------
+    fast : callable
+        ``fast(class_weights) -> (loss, label)``, checked. ``fast.losses``
+        is the engine's callback: ``fast.losses(Q) -> losses`` for a 2-D
+        float array ``Q`` (``batched = True``: the engine calls it once per
+        batch of leaves); it calls ``fn`` once for the whole batch when
+        ``fn.batched``, else once per row.
+    """
 
     def fast(class_weights):
-        out = fn(class_weights)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(
-                "fast_error_function must return a pair (loss, label), the "
-                f"leaf's loss and the class index it predicts; got {out!r}"
-            )
+        out = _checked_pair(fn(class_weights))
         loss = _checked_loss(out[0], "fast_error_function")
         label = int(out[1])
-        if n_classes is not None and not 0 <= label < n_classes:
-            raise ValueError(
-                f"fast_error_function returned label {label}; expected a "
-                f"class index in [0, {n_classes})"
-            )
+        _checked_label(label, n_classes)
         return loss, label
 
+    def losses(supports):
+        if not getattr(fn, "batched", False):
+            return [fast(row)[0] for row in supports]
+        out = _checked_pair(fn(supports))
+        values = np.asarray(out[0], dtype=np.float64).reshape(-1)
+        labels = np.asarray(out[1]).reshape(-1)
+        if values.shape[0] != len(supports) or labels.shape[0] != len(supports):
+            raise ValueError(
+                "a batched fast_error_function must return one loss and one "
+                f"label per row of its 2-D input: {len(supports)} rows, got "
+                f"{values.shape[0]} losses and {labels.shape[0]} labels"
+            )
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            _checked_loss(values[bad][0], "fast_error_function")
+        if n_classes is not None and labels.size:
+            labels = labels.astype(np.int64)
+            _checked_label(int(labels[np.argmax((labels < 0) | (labels >= n_classes))]),
+                           n_classes)
+        return values
+
+    losses.batched = True
+    fast.losses = losses
     return fast
 
 

@@ -16,6 +16,17 @@ cdef enum:
     OBJ_PY_ROWS = 7     # Python f(row indices) -> loss
 
 
+cdef inline double ysum(const double* ybytes, int j, uint64_t x) noexcept nogil:
+    """Sum of y over the rows of bits ``x`` of word j, from the byte tables
+    ``Objective.ybytes`` (unit weights): one lookup per byte."""
+    cdef const double* t = ybytes + (<Py_ssize_t>j << 11)
+    # a tree of additions: no chain of 8 dependent ones
+    return (((t[x & 255] + t[256 | ((x >> 8) & 255)])
+             + (t[512 | ((x >> 16) & 255)] + t[768 | ((x >> 24) & 255)]))
+            + ((t[1024 | ((x >> 32) & 255)] + t[1280 | ((x >> 40) & 255)])
+               + (t[1536 | ((x >> 48) & 255)] + t[1792 | (x >> 56)])))
+
+
 cdef class Objective:
     cdef readonly int kind
     cdef readonly int n, K
@@ -25,6 +36,7 @@ cdef class Objective:
     cdef readonly bint pair_stats    # depth-2 solver from item / pair statistics
     cdef readonly bint similarity    # the similarity lower bound is valid
     cdef readonly bint python        # calls Python (only with the GIL, batched)
+    cdef readonly bint batched       # the Python callback prices a 2-D batch at once
     cdef double* w                   # row weights, or NULL (all ones)
     cdef double* y                   # regression target (sorted for absolute / quantile)
     cdef int32_t* ycls               # class of each row
@@ -32,6 +44,9 @@ cdef class Objective:
     cdef double* worst               # per row: largest loss it can add to a leaf
     cdef readonly double worst_max   # largest ``worst`` (counts: per row)
     cdef double tau
+    cdef double* ybytes              # unit weights, order statistics: per word j and
+                                     # byte b, the sums of y over the 256 subsets of
+                                     # the byte's rows, at ((j * 8 + b) << 8) | mask
     cdef int32_t* rows               # scratch: the rows of one cover
     cdef object callback
     cdef object error
@@ -65,6 +80,7 @@ cdef class Objective:
                     int nnz) noexcept nogil
     cdef double rows_loss_py(self, int cnt) noexcept with gil
     cdef double _worst_class(self, int32_t c)
+    cdef void _ybytes(self)
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
                            int nnz) noexcept nogil
     cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,

@@ -26,9 +26,10 @@ test (a leaf of loss 0 is optimal) holds for every objective.
 Python losses run with the GIL re-acquired for the call only. Losses of
 class supports are memoised in a C hash table (a vector priced once is
 never priced again, and looking it up needs no GIL) and the depth-2 solver
-prices all its candidate leaves in one batch: one call into Python per
-batch, for the vectors not seen before. An exception stops the search
-(``aborted``) and is re-raised by the searcher.
+prices all its candidate leaves in one batch: one entry into Python per
+batch, for the vectors not seen before, and one call of the callback for
+the whole batch when it declares ``batched`` (else one per vector). An
+exception stops the search (``aborted``) and is re-raised by the searcher.
 """
 
 import numpy as np
@@ -69,6 +70,10 @@ cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
 #: Largest table of priced count vectors (doubles) kept densely.
 DENSE_TABLE_MAX = 1 << 22
 
+#: Most rows for which the absolute / pinball losses keep the byte tables of
+#: y (256 doubles per 8 rows).
+YBYTES_MAX_ROWS = 1 << 20
+
 
 OBJECTIVES = {
     "error": OBJ_ERROR,
@@ -105,6 +110,9 @@ cdef class Objective:
     quantile : float, default=0.5
     callback : callable, optional
         "py_class": ``f(class_supports) -> loss``; "py_rows": ``f(rows) -> loss``.
+        A "py_class" callback whose ``batched`` attribute is true is called
+        once per batch instead, with the batch's class supports as a 2-D
+        float array (one leaf per row), and returns one loss per row.
     min_sup : int, default=1
     pair_stats : bool, default=True
         Allow the depth-2 solver when the kind supports it.
@@ -124,6 +132,7 @@ cdef class Objective:
         self.K = K
         self.tau = quantile
         self.callback = callback
+        self.batched = bool(getattr(callback, "batched", False))
         self.error = None
         self.aborted = False
         self.hcap = 0
@@ -228,6 +237,9 @@ cdef class Objective:
                 self.dense = <double*>_alloc(size * sizeof(double))
                 for i in range(size):
                     self.dense[i] = NAN
+        if (self.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE) and self.w == NULL
+                and n_rows <= YBYTES_MAX_ROWS):
+            self._ybytes()
         # depth-2 statistics: counts in the engine; weights / costs / squared
         # error in a WeightedCore; none for the order statistics and Python
         self.pair_stats = pair_stats and (
@@ -247,7 +259,20 @@ cdef class Objective:
                 if self.kind == OBJ_COST:
                     self.core.set_cost(np.ascontiguousarray(cost, dtype=np.float64))
 
+    cdef void _ybytes(self):
+        """Byte tables of y: the sum of y over any subset of the 8 rows of a
+        byte of a word is one lookup (``ysum`` in ``_objective.pxd``)."""
+        cdef Py_ssize_t W = (self.n + 63) // 64, base, mask, r
+        cdef double* t
+        self.ybytes = <double*>_alloc(W * 8 * 256 * sizeof(double))
+        for base in range(0, W * 64, 8):
+            t = self.ybytes + (base >> 3) * 256
+            for mask in range(1, 256):
+                r = base + odt_o_ctz(mask)
+                t[mask] = t[mask & (mask - 1)] + (self.y[r] if r < self.n else 0.0)
+
     def __dealloc__(self):
+        free(self.ybytes)
         free(self.w)
         free(self.y)
         free(self.ycls)
@@ -414,7 +439,14 @@ cdef class Objective:
                 for j in range(K):
                     qv[i, j] = Q[self.hmiss[i] * K + j]
             fn = self.callback
-            vals = [float(fn(row)) for row in arr]
+            if self.batched:
+                vals = np.asarray(fn(arr), dtype=np.float64).reshape(-1)
+                if vals.shape[0] != nmiss:
+                    raise ValueError(
+                        f"a batched loss must return {nmiss} losses (one per "
+                        f"row of its input), got {vals.shape[0]}")
+            else:
+                vals = [float(fn(row)) for row in arr]
             for i in range(nmiss):
                 table[self.hslot[self.hmiss[i]]] = vals[i]
             self.n_priced += nmiss

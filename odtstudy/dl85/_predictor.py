@@ -46,7 +46,7 @@ def fit_classifier_general(
         y_class=y,
         n_classes=n_classes,
         weights=sample_weight,
-        callback=None if fast is None else (lambda w: fast(w)[0]),
+        callback=None if fast is None else fast.losses,
         **options,
     )
     max_depth, max_error = options.get("max_depth", 3), options.get("max_error")

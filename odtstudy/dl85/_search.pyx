@@ -35,6 +35,9 @@ in the package's methods notes:
   and a lower bound; nodes searched without a solution keep the *strong*
   infeasibility bound ``max(lb, ub, min_f LB_f)``;
 * purity, depth and minimum-support pruning;
+* equivalent splits: a feature that splits a node's cover as one met
+  before (x and not-x, columns equal on the cover) is left out
+  (``Covers.seen_split``);
 * a specialised depth-2 solver from counts of items and item pairs;
 * a similarity lower bound (two remembered covers per depth, min_sup = 1);
 * dynamic order of the two children (larger lower bound first);
@@ -444,23 +447,30 @@ cdef class Searcher:
 
     # ------------------------------------------------------- candidates
     cdef int _candidates(self, int d, double total) noexcept nogil:
-        """Order the splittable features of the depth-d node into order[d]."""
+        """Order the splittable features of the depth-d node into order[d].
+
+        A feature that splits the cover as one taken before (the same split
+        or its mirror, e.g. x and not-x) is left out: its subtrees are the
+        same, so it cannot beat that one.
+        """
         cdef int W = self.W, K = self.K, nnz = self.cv.cnnz[d], j, c, f, nc = 0
         cdef uint64_t* w = self.cv.cov + d * W
         cdef int32_t* ix = self.cv.cidx + d * W
         cdef uint64_t* col
         cdef uint64_t* cm
-        cdef uint64_t x
+        cdef uint64_t x, h
         cdef KeyIdx* out = self.order + d * (self.m + 1)
         cdef double* s = self.sup + d * K
-        cdef long long tot, cnt
+        cdef long long cnt
+        cdef int tot
         cdef double cond, n1, n0
+        self.cv.new_splits()
         for f in range(self.m):
             col = self.cv.cols + f * W
-            tot = 0
-            for j in range(nnz):
-                tot += odt_popcount(w[j] & col[ix[j]])
+            h = self.cv.split_hash(d, f, &tot)
             if tot < self.min_sup or total - tot < self.min_sup:
+                continue
+            if self.cv.seen_split(d, f, h):
                 continue
             out[nc].idx = f
             out[nc].key = f

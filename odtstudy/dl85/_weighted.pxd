@@ -20,6 +20,7 @@ cdef class WeightedCore:
     cdef double* tot          # K class weights of the cover
     cdef double* F            # nf * K: class weights of each item
     cdef double* P            # K * nf * nf: class weights of each item pair
+                              # (squared error: nf * nf * 2, (w, w y) interleaved)
     cdef int32_t* Fc          # nf: row counts of each item
     cdef int32_t* Pc          # nf * nf: row counts of each item pair
     cdef double* bl           # nf: best left-branch loss of each root
@@ -70,6 +71,11 @@ cdef class WeightedCore:
                           const double* F, const int32_t* Fc, const double* P,
                           const double* M, const int32_t* Pc, int r, double leaf,
                           int* out_f) noexcept nogil
+    cdef double _evaluate_squared(self, int nf, int N, const int32_t* fid,
+                                  const double* tot, const double* F,
+                                  const int32_t* Fc, const double* P, const double* M,
+                                  const int32_t* Pc, int r, double leaf,
+                                  int* out_f) noexcept nogil
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
                        int r, double leaf, double eps, int* out_f) noexcept nogil
     cdef double depth2_child(self, const uint64_t* pcov, const int32_t* pidx,

@@ -79,20 +79,104 @@ cdef extern from *:
         double* br, double fa0, double fa1, double n0, double n1, int start, \
         int end, double* bl_a, double* br_a
 
+    /* Squared error, from the interleaved pair statistics (w, w y) of root
+       a with each partner k in [start, end) (minus a sibling's, M, when
+       given). A leaf of statistics (w, s, ss) loses ss - s^2 / w (odt_gain:
+       s^2 / w, 0 for an empty leaf), and the
+       ss of the two quadrants of a branch add up to the branch's, so the
+       best split of a branch is the one of largest gain s^2 / w summed
+       over its quadrants: *gl_a, *gr_a (gl, gr for the partners) keep the
+       largest gains of the left / right branch. With Pc (min_sup > 1) a
+       quadrant pair counts only when both hold >= ms rows. */
+    static inline double odt_w_max(double a, double b) { return a > b ? a : b; }
+    static inline double odt_gain(double w, double s) {
+        return w > 0.0 ? s * s / w : 0.0;
+    }
+    #define ODT_SQ_LOOP(W11, S11, OK) \
+        for (int k = start; k < end; k++) { \
+            double w11 = W11, s11 = S11; \
+            double w01 = fw[k] - w11, s01 = fs[k] - s11; \
+            double g11 = odt_gain(w11, s11); \
+            double g10 = odt_gain(wa - w11, sa - s11); \
+            double g01 = odt_gain(w01, s01); \
+            double g00 = odt_gain(tw - wa - w01, ts - sa - s01); \
+            OK \
+            gra = odt_w_max(gra, ok11_10 ? g11 + g10 : -1.0); \
+            gla = odt_w_max(gla, ok01_00 ? g01 + g00 : -1.0); \
+            gr[k] = odt_w_max(gr[k], ok11_01 ? g11 + g01 : -1.0); \
+            gl[k] = odt_w_max(gl[k], ok10_00 ? g10 + g00 : -1.0); \
+        }
+    #define ODT_SQ_ALL int ok11_10 = 1, ok01_00 = 1, ok11_01 = 1, ok10_00 = 1;
+    #define ODT_SQ_SUPPORT \
+        int c11 = Pc[k], c10 = ca - c11, c01 = Fc[k] - c11; \
+        int c00 = N - ca - c01; \
+        int ok11_10 = (c11 >= ms) & (c10 >= ms), ok01_00 = (c01 >= ms) & (c00 >= ms); \
+        int ok11_01 = (c11 >= ms) & (c01 >= ms), ok10_00 = (c10 >= ms) & (c00 >= ms);
+    #define ODT_SQ_BODY \
+        double gra = *gr_a, gla = *gl_a; \
+        if (Pc) { \
+            if (M) { ODT_SQ_LOOP(P[2 * k] - M[2 * k], P[2 * k + 1] - M[2 * k + 1], \
+                                 ODT_SQ_SUPPORT) } \
+            else { ODT_SQ_LOOP(P[2 * k], P[2 * k + 1], ODT_SQ_SUPPORT) } \
+        } else if (M) { \
+            ODT_SQ_LOOP(P[2 * k] - M[2 * k], P[2 * k + 1] - M[2 * k + 1], ODT_SQ_ALL) \
+        } else { ODT_SQ_LOOP(P[2 * k], P[2 * k + 1], ODT_SQ_ALL) } \
+        *gr_a = gra; \
+        *gl_a = gla;
+    #define ODT_SQ_ARGS const double* P, const double* M, const double* fw, \
+        const double* fs, double* gl, double* gr, double wa, double sa, \
+        double tw, double ts, const int32_t* Pc, const int32_t* Fc, int ca, \
+        int N, int ms, int start, int end, double* gl_a, double* gr_a
+
+    /* _add_pairs for two interleaved statistics: Pm[a, b, 0] += w0 and
+       Pm[a, b, 1] += w1 for the pairs a < b of the row's features lst
+       (Pm is nf x nf x 2), one 128-bit addition per pair. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static inline void odt_add_pairs2(double* Pm, const int32_t* lst, int L, int nf,
+                                      double w0, double w1) {
+    #if defined(__SSE2__)
+        __m128d v = _mm_set_pd(w1, w0);
+    #endif
+        for (int a = 0; a < L; a++) {
+            double* Pab = Pm + 2 * (size_t)lst[a] * nf;
+            for (int b = a + 1; b < L; b++) {
+                double* p = Pab + 2 * (size_t)lst[b];
+    #if defined(__SSE2__)
+                _mm_storeu_pd(p, _mm_add_pd(_mm_loadu_pd(p), v));
+    #else
+                p[0] += w0;
+                p[1] += w1;
+    #endif
+            }
+        }
+    }
+
     typedef void (*odt_wq_fn)(ODT_WQ_ARGS);
+    typedef void (*odt_sq_fn)(ODT_SQ_ARGS);
     static void odt_wq_base(ODT_WQ_ARGS) { ODT_WQ_BODY }
+    static void odt_sq_base(ODT_SQ_ARGS) { ODT_SQ_BODY }
     static odt_wq_fn odt_wquadrants = odt_wq_base;
+    static odt_sq_fn odt_sqquadrants = odt_sq_base;
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     __attribute__((target("avx512f,avx512vl")))
     static void odt_wq_512(ODT_WQ_ARGS) { ODT_WQ_BODY }
     __attribute__((target("avx2")))
     static void odt_wq_avx2(ODT_WQ_ARGS) { ODT_WQ_BODY }
+    __attribute__((target("avx512f,avx512vl")))
+    static void odt_sq_512(ODT_SQ_ARGS) { ODT_SQ_BODY }
+    __attribute__((target("avx2")))
+    static void odt_sq_avx2(ODT_SQ_ARGS) { ODT_SQ_BODY }
     static void odt_wkernels_init(void) {
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
             odt_wquadrants = odt_wq_512;
-        else if (__builtin_cpu_supports("avx2"))
+            odt_sqquadrants = odt_sq_512;
+        } else if (__builtin_cpu_supports("avx2")) {
             odt_wquadrants = odt_wq_avx2;
+            odt_sqquadrants = odt_sq_avx2;
+        }
     }
     #else
     static void odt_wkernels_init(void) {}
@@ -101,12 +185,20 @@ cdef extern from *:
     int odt_w_popcount(uint64_t x) noexcept nogil
     int odt_w_ctz(uint64_t x) noexcept nogil
     double odt_w_min(double a, double b) noexcept nogil
+    double odt_gain(double w, double s) noexcept nogil
+    void odt_add_pairs2(double* Pm, const int32_t* lst, int L, int nf, double w0,
+                        double w1) noexcept nogil
     void odt_wkernels_init() noexcept nogil
     void odt_wquadrants(const double* A0, const double* A1, const double* M0,
                         const double* M1, const double* f0, const double* f1,
                         double* bl, double* br, double fa0, double fa1, double n0,
                         double n1, int start, int end, double* bl_a,
                         double* br_a) noexcept nogil
+    void odt_sqquadrants(const double* P, const double* M, const double* fw,
+                         const double* fs, double* gl, double* gr, double wa,
+                         double sa, double tw, double ts, const int32_t* Pc,
+                         const int32_t* Fc, int ca, int N, int ms, int start, int end,
+                         double* gl_a, double* gr_a) noexcept nogil
 
 
 odt_wkernels_init()
@@ -413,7 +505,7 @@ cdef class WeightedCore:
         memset(F, 0, nf * K * sizeof(double))
         memset(Fc, 0, nf * sizeof(int32_t))
         if r >= 2:
-            memset(P, 0, <Py_ssize_t>nf * nf * K * sizeof(double))
+            memset(P, 0, <Py_ssize_t>nf * nf * (2 if self.squared else K) * sizeof(double))
             if ms > 1:
                 memset(Pc, 0, <Py_ssize_t>nf * nf * sizeof(int32_t))
         for j in range(nnz):
@@ -444,13 +536,15 @@ cdef class WeightedCore:
                         _add_pairs(P + <Py_ssize_t>c * nn, lst, L, nf, wr)
                 else:
                     # squared error: the row's three statistics in slots 0-2
+                    # of the items, (w, w y) interleaved for the pairs
                     for c in range(3):
                         wr = self.stat[3 * row + c]
                         tot[c] += wr
                         for a in range(L):
                             F[lst[a] * 3 + c] += wr
-                        if r >= 2:
-                            _add_pairs(P + <Py_ssize_t>c * nn, lst, L, nf, wr)
+                    if r >= 2:
+                        odt_add_pairs2(P, lst, L, nf, self.stat[3 * row],
+                                       self.stat[3 * row + 1])
                 if r >= 2 and ms > 1:
                     for a in range(L):
                         Pcr = Pc + <Py_ssize_t>lst[a] * nf
@@ -493,7 +587,10 @@ cdef class WeightedCore:
         cdef int32_t s11, s10, s01, s00
         cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
         cdef bint sq = self.squared
-        if K == 2 and ms <= 1 and r >= 2 and not self.squared and self.cost == NULL:
+        if sq:
+            return self._evaluate_squared(nf, N, fid, tot, F, Fc, P, M, Pc, r, leaf,
+                                          out_f)
+        if K == 2 and ms <= 1 and r >= 2 and self.cost == NULL:
             for a in range(nf):
                 self.f0[a] = F[2 * a]
                 self.f1[a] = F[2 * a + 1]
@@ -555,6 +652,40 @@ cdef class WeightedCore:
                         self.br[b] = e11 + e01
                     if e10 + e00 < self.bl[b]:
                         self.bl[b] = e10 + e00
+        return self._best_root(nf, N, fid, Fc, leaf, out_f)
+
+    cdef double _evaluate_squared(self, int nf, int N, const int32_t* fid,
+                                  const double* tot, const double* F,
+                                  const int32_t* Fc, const double* P, const double* M,
+                                  const int32_t* Pc, int r, double leaf,
+                                  int* out_f) noexcept nogil:
+        """``_evaluate`` for the squared error, from the gains ``s^2 / w`` of
+        the quadrants (``odt_sqquadrants``): the pairs carry ``(w, w y)``
+        only, since a branch's ``w y^2`` is the sum of its quadrants'."""
+        cdef int a, ms = self.min_sup
+        cdef Py_ssize_t nn = <Py_ssize_t>nf * nf
+        cdef double* gl = self.bl
+        cdef double* gr = self.br
+        cdef double* fw = self.f0
+        cdef double* fs = self.f1
+        cdef double tw = tot[0], ts = tot[1], v
+        for a in range(nf):
+            fw[a] = F[3 * a]
+            fs[a] = F[3 * a + 1]
+            # no split of a branch: its leaf
+            gr[a] = odt_gain(fw[a], fs[a])
+            gl[a] = odt_gain(tw - fw[a], ts - fs[a])
+        if r >= 2:
+            for a in range(nf - 1):
+                odt_sqquadrants(P + 2 * a * nf, M + 2 * a * nf if M != NULL else NULL,
+                                fw, fs, gl, gr, fw[a], fs[a], tw, ts,
+                                Pc + a * nf if ms > 1 else NULL, Fc, Fc[a], N, ms,
+                                a + 1, nf, &gl[a], &gr[a])
+        for a in range(nf):
+            v = F[3 * a + 2] - gr[a]
+            gr[a] = v if v > 0.0 else 0.0
+            v = (tot[2] - F[3 * a + 2]) - gl[a]
+            gl[a] = v if v > 0.0 else 0.0
         return self._best_root(nf, N, fid, Fc, leaf, out_f)
 
     cdef double depth2(self, const uint64_t* cov, const int32_t* idx, int nnz,
