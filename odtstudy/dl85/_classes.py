@@ -101,8 +101,11 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         loss and the index of the class it predicts. ``objective_`` is then
         the sum of these losses. The search calls it once per distinct
         vector of class supports, and prices the candidate leaves of a
-        depth-2 subproblem in one batch. For a cost matrix, ``cost_matrix``
-        does the same in C.
+        depth-2 subproblem in one batch: a function with the attribute
+        ``batched = True`` gets the batch as one 2-D array (a leaf per row)
+        and returns ``(losses, labels)``, one call per batch; others are
+        called once per leaf. For a cost matrix, ``cost_matrix`` does the
+        same in C.
     cost_matrix : array-like of shape (n_classes, n_classes), default=None
         Cost-sensitive classification: ``cost_matrix[p, c]`` (finite,
         non-negative) is the cost of predicting class ``p`` (index into
@@ -335,7 +338,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             n_classes=n_classes,
             weights=weights,
             cost=cost,
-            callback=None if fast is None else (lambda w: fast(w)[0]),
+            callback=None if fast is None else fast.losses,
             **self._search_options(),
         )
         # n_samples: the value's sum for counts; rows of positive weight
