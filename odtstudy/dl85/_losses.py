@@ -105,8 +105,9 @@ def checked_fast(fn, n_classes=None):
             _checked_loss(values[bad][0], "fast_error_function")
         if n_classes is not None and labels.size:
             labels = labels.astype(np.int64)
-            _checked_label(int(labels[np.argmax((labels < 0) | (labels >= n_classes))]),
-                           n_classes)
+            _checked_label(
+                int(labels[np.argmax((labels < 0) | (labels >= n_classes))]), n_classes
+            )
         return values
 
     losses.batched = True

@@ -134,7 +134,8 @@ def test_batched_fast_error_function_is_checked():
 
 
 @pytest.mark.parametrize(
-    ("criterion", "tau"), [("absolute_error", 0.5), ("quantile", 0.3), ("quantile", 0.9)]
+    ("criterion", "tau"),
+    [("absolute_error", 0.5), ("quantile", 0.3), ("quantile", 0.9)],
 )
 def test_order_statistics_from_byte_tables_are_exact(criterion, tau):
     """Unit weights (popcounts and byte tables of y) agree with explicit unit
