@@ -7,9 +7,11 @@ from pathlib import Path
 # ``pip install .`` or, in the source tree, by ``pip install -e .``.
 _EXTENSIONS = (
     "_bitset",
+    "_boxcache",
     "_cache",
     "_covers",
     "_depth2",
+    "_numeric",
     "_objective",
     "_search",
     "_weighted",
