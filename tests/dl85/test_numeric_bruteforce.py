@@ -470,8 +470,10 @@ def test_weights_with_k_thresholds_equal_binarizer_k(problem, k, kind):
             w[0] = 1.0005
     case = describe(X, y, depth, sample_weight=w, thresholds=k)
     kept = w > 0
-    # the Binarizer needs a column that varies on the kept rows
+    # the Binarizer needs a column that varies on the kept rows, and the
+    # reference classifier two classes
     assume(any(len(np.unique(X[kept, j])) > 1 for j in range(X.shape[1])))
+    assume(len(np.unique(y[kept])) > 1)
     expected = optimal_error(
         X, y, depth, weights=w, thresholds=binarizer_thresholds(X[kept], k)
     )
