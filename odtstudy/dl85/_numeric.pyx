@@ -39,7 +39,7 @@ from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
-from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now
+from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now, _trace_point
 
 cnp.import_array()
 
@@ -649,18 +649,10 @@ cdef class NumericSearcher:
         return self.timed_out
 
     cdef void _trace_root(self, double obj, double lb) noexcept nogil:
-        cdef double* last
-        if not self.tracing or self.n_trace >= self.trace_cap:
-            return
-        if self.n_trace > 0:
-            last = self.trace + 3 * (self.n_trace - 1)
-            if not (obj < last[1] or lb > last[2]):
-                return
-        last = self.trace + 3 * self.n_trace
-        last[0] = _now() - self.t_start
-        last[1] = obj
-        last[2] = lb
-        self.n_trace += 1
+        """Append a point to the root's anytime trace if it improves."""
+        if self.tracing:
+            self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
+                                        _now() - self.t_start, obj, lb)
 
     cdef void _store(self, int d, double err, double lb, int f, int t, bint solved) noexcept nogil:
         cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], True)

@@ -95,28 +95,13 @@ from odtstudy.dl85._objective cimport (
     Objective,
 )
 from odtstudy.dl85._objective import Objective as _Objective
-from odtstudy.dl85._util cimport _alloc, _now
+from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now, _trace_point
 from odtstudy.dl85._weighted cimport WeightedCore
 
 # the kernels' instruction set lives with the solvers that call them
 from odtstudy.dl85._depth2 import KERNEL_LEVELS, kernel_isa, set_kernel_isa
 
 cnp.import_array()
-
-
-ctypedef struct KeyIdx:
-    double key
-    int32_t idx
-
-
-cdef int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
-    cdef double ka = (<const KeyIdx*>a).key
-    cdef double kb = (<const KeyIdx*>b).key
-    if ka < kb:
-        return -1
-    if ka > kb:
-        return 1
-    return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx
 
 
 cdef enum:
@@ -495,18 +480,9 @@ cdef class Searcher:
     # ------------------------------------------------------------ search
     cdef void _trace_root(self, double obj, double lb) noexcept nogil:
         """Append a point to the root's anytime trace if it improves."""
-        cdef double* last
-        if not self.tracing or self.n_trace >= self.trace_cap:
-            return
-        if self.n_trace > 0:
-            last = self.trace + 3 * (self.n_trace - 1)
-            if not (obj < last[1] or lb > last[2]):
-                return
-        last = self.trace + 3 * self.n_trace
-        last[0] = _now() - self.t_start
-        last[1] = obj
-        last[2] = lb
-        self.n_trace += 1
+        if self.tracing:
+            self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
+                                        _now() - self.t_start, obj, lb)
 
     cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
         if e < 0:

@@ -35,3 +35,22 @@ cdef inline int _cmp_keyidx(const void* a, const void* b) noexcept nogil:
     if ka > kb:
         return 1
     return (<const KeyIdx*>a).idx - (<const KeyIdx*>b).idx
+
+
+cdef inline int _trace_point(double* trace, int n, int cap, double t, double obj,
+                             double lb) noexcept nogil:
+    """Append ``(t, obj, lb)`` to an anytime trace of ``n`` points (three
+    doubles each) when it improves the incumbent or the bound; returns the
+    new number of points (at most ``cap``)."""
+    cdef double* last
+    if n >= cap:
+        return n
+    if n > 0:
+        last = trace + 3 * (n - 1)
+        if not (obj < last[1] or lb > last[2]):
+            return n
+    last = trace + 3 * n
+    last[0] = t
+    last[1] = obj
+    last[2] = lb
+    return n + 1
