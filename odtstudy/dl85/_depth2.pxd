@@ -39,6 +39,13 @@ cdef class Depth2:
     cdef int32_t* pc0         # table losses (two classes): class-0 / class-1
     cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
+    # order statistics (absolute / pinball loss, unit weights), on the
+    # cover's rows packed densely in target order:
+    cdef double* oy           # y of each packed row (0 past the last)
+    cdef double* otab         # byte tables of oy (as ``Objective.ybytes``)
+    cdef double* opre         # per useful feature: prefix sums of y per word
+    cdef int32_t* ocnt        # per useful feature: prefix counts per word
+    cdef double* ocov         # the cover's prefix sums of y per word
 
     cdef void _cost_integers(self, int n)
     cdef int _d2_counts(self, int d, double total) noexcept nogil
@@ -49,6 +56,8 @@ cdef class Depth2:
     cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
     cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef int _ranks_features(self, int d, int N, int nw) noexcept nogil
+    cdef double _d2_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil

@@ -121,6 +121,76 @@ cdef inline double _quantile_row(const double* yb, const double* y, int j,
     return y[(j << 6) + pos]
 
 
+cdef inline int _rank(double tau, int cnt) noexcept nogil:
+    """Rank (from 1) of the tau-quantile row among ``cnt`` rows in target order."""
+    cdef int k = <int>ceil(tau * cnt)
+    return k if k >= 1 else 1
+
+
+cdef inline double _side_loss(int cnt, int k, double S, double q, double Sb,
+                              double a, double c) noexcept nogil:
+    """Pinball loss (slopes a above, c below) of ``cnt`` rows summing to S
+    around their k-th row's y, q; the k - 1 rows below it sum to Sb."""
+    if cnt <= 0:
+        return 0.0
+    return a * ((S - Sb) - q * (cnt - (k - 1))) + c * (q * (k - 1) - Sb)
+
+
+cdef inline uint64_t _last_mask(int N, int j, int nw) noexcept nogil:
+    """Packed word j of a cover of N rows: its valid bits."""
+    if j < nw - 1 or (N & 63) == 0:
+        return ~(<uint64_t>0)
+    return ((<uint64_t>1) << (N & 63)) - 1
+
+
+cdef int _compact_soft(const uint64_t* src, const int32_t* idx, const uint64_t* cover,
+                       int nnz, uint64_t* out) noexcept nogil:
+    """``odt_compact`` without BMI2: the bits of ``src`` on the cover's rows,
+    packed densely in row order; returns the words written."""
+    cdef int j, b, t = 0
+    cdef uint64_t c, v, cur = 0
+    for j in range(nnz):
+        c = cover[j]
+        v = src[idx[j]]
+        while c:
+            b = odt_ctz(c)
+            if (v >> b) & 1:
+                cur |= (<uint64_t>1) << (t & 63)
+            t += 1
+            if (t & 63) == 0:
+                out[(t >> 6) - 1] = cur
+                cur = 0
+            c &= c - 1
+    if t & 63:
+        out[t >> 6] = cur
+    return (t + 63) >> 6
+
+
+cdef double _set_loss(const uint64_t* g, const int32_t* cp, const double* sp,
+                      const double* cs, bint neg, int N, int nw, double tau,
+                      double a, double c, const double* tab,
+                      const double* oy) noexcept nogil:
+    """Pinball loss of a packed set of rows as one leaf: the rows of words
+    ``g`` (prefix counts ``cp``, prefix sums ``sp``), or with ``neg`` the
+    cover's other rows (the cover's prefix sums ``cs``)."""
+    cdef int cnt = (N - cp[nw]) if neg else cp[nw]
+    cdef int k, j, before
+    cdef double below, S, q
+    cdef uint64_t x
+    if cnt <= 0:
+        return 0.0
+    k = _rank(tau, cnt)
+    S = (cs[nw] - sp[nw]) if neg else sp[nw]
+    for j in range(nw):
+        before = ((j << 6) - cp[j]) if neg else cp[j]
+        if ((_imin((j + 1) << 6, N) - cp[j + 1]) if neg else cp[j + 1]) >= k:
+            below = (cs[j] - sp[j]) if neg else sp[j]
+            x = (~g[j] & _last_mask(N, j, nw)) if neg else g[j]
+            q = _quantile_row(tab, oy, j, x, k - before - 1, &below)
+            return _side_loss(cnt, k, S, q, below, a, c)
+    return 0.0
+
+
 cdef class Depth2:
     """Scratch and dispatch of the depth-2 solvers for one search.
 
@@ -158,6 +228,14 @@ cdef class Depth2:
                     and m <= TABLE_PAIRS_MAX_FEATURES):
                 self.pc0 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
                 self.pc1 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
+        if ((self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE)
+                and objective.ybytes != NULL):
+            # depth-2 order-statistics solver (``_d2_ranks``)
+            self.oy = <double*>_alloc((W * 64 + 64) * sizeof(double))
+            self.otab = <double*>_alloc(W * 8 * 256 * sizeof(double))
+            self.opre = <double*>_alloc(m * (W + 1) * sizeof(double))
+            self.ocnt = <int32_t*>_alloc(m * (W + 1) * sizeof(int32_t))
+            self.ocov = <double*>_alloc((W + 1) * sizeof(double))
         self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         self.wsum = <double*>_alloc(W * sizeof(double))
         self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
@@ -188,6 +266,11 @@ cdef class Depth2:
         self.cost_int = True
 
     def __dealloc__(self):
+        free(self.oy)
+        free(self.otab)
+        free(self.opre)
+        free(self.ocnt)
+        free(self.ocov)
         free(self.pc0)
         free(self.pc1)
         free(self.node_q)
@@ -618,6 +701,218 @@ cdef class Depth2:
                 out_f[0] = f
         return best if best > self.eps else 0.0
 
+    cdef int _ranks_features(self, int d, int N, int nw) noexcept nogil:
+        """``_d2_ranks``' set-up: the depth-d cover's N rows packed in target
+        order (``oy``, its byte tables ``otab``, prefix sums ``ocov``), and
+        the useful features (both sides >= min_sup, one of each split):
+        their packed words ``gw``, prefix counts ``ocnt`` and sums ``opre``,
+        row counts ``f0`` and the losses of their sides as leaves (``br`` /
+        ``bl``). Returns how many (ids in ``fid``)."""
+        cdef int W = self.W, nnz = self.cv.cnnz[d], j, b, f, t, nf = 0, ones
+        cdef int ms = self.min_sup
+        cdef uint64_t* w = self.cv.cov + d * W
+        cdef int32_t* ix = self.cv.cidx + d * W
+        cdef int32_t* rows = self.objective.rows
+        cdef double* y = self.objective.y
+        cdef double* oy = self.oy
+        cdef double* tab
+        cdef uint64_t* g
+        cdef int32_t* cp
+        cdef double* sp
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef uint64_t h
+        self.objective.gather(w, ix, nnz)
+        for t in range(N):
+            oy[t] = y[rows[t]]
+        for t in range(N, nw << 6):
+            oy[t] = 0.0
+        for j in range(nw << 3):
+            tab = self.otab + (j << 8)
+            tab[0] = 0.0
+            for b in range(1, 256):
+                tab[b] = tab[b & (b - 1)] + oy[(j << 3) + odt_ctz(b)]
+        self.ocov[0] = 0.0
+        for j in range(nw):
+            self.ocov[j + 1] = self.ocov[j] + ysum(self.otab, j, _last_mask(N, j, nw))
+        self.cv.new_splits()
+        for f in range(self.m):
+            h = self.cv.split_hash(d, f, &ones)
+            if ones < ms or N - ones < ms or self.cv.seen_split(d, f, h):
+                continue
+            g = self.gw + nf * nw
+            if odt_compact != NULL:
+                odt_compact(self.cv.cols + f * W, ix, w, nnz, g)
+            else:
+                _compact_soft(self.cv.cols + f * W, ix, w, nnz, g)
+            cp = self.ocnt + nf * (nw + 1)
+            sp = self.opre + nf * (nw + 1)
+            cp[0] = 0
+            sp[0] = 0.0
+            for j in range(nw):
+                cp[j + 1] = cp[j] + odt_popcount(g[j])
+                sp[j + 1] = sp[j] + (ysum(self.otab, j, g[j]) if g[j] else 0.0)
+            self.f0[nf] = ones
+            self.br[nf] = _set_loss(g, cp, sp, self.ocov, False, N, nw, tau, a, c,
+                                    self.otab, oy)
+            self.bl[nf] = _set_loss(g, cp, sp, self.ocov, True, N, nw, tau, a, c,
+                                    self.otab, oy)
+            self.fid[nf] = f
+            nf += 1
+        self.d2_nnz = nw
+        return nf
+
+    cdef double _d2_ranks(self, int d, double leaf, int* out_f) noexcept nogil:
+        """Exact best subtree of depth <= 2 for the absolute / pinball loss
+        (unit weights), from the feature pairs.
+
+        With the cover's rows packed in target order, a quadrant of a pair
+        (i, k) holds ``n`` rows and its tau-quantile is its ``_rank``-th row.
+        The counts of the pairs of root i come from the pair-count kernel;
+        then one pass over the words of i AND k gives every quadrant's
+        quantile row and the sum of y below it, the counts and sums of the
+        three other quadrants following from the prefix counts and sums of
+        i, k and the cover. The four quadrant losses are candidate splits of
+        both branches of root i and of root k (``bl`` / ``br``), as in the
+        count solvers.
+        """
+        cdef int nnz = self.cv.cnnz[d], j, i, k, q, nf, N = 0, nw, ms = self.min_sup
+        cdef int nfound, ni, nk
+        cdef uint64_t* cov = self.cv.cov + d * self.W
+        cdef const double* tab
+        cdef const double* oy
+        cdef uint64_t* gi
+        cdef uint64_t* gk
+        cdef int32_t* cpi
+        cdef int32_t* cpk
+        cdef double* spi
+        cdef double* spk
+        cdef double* cs = self.ocov
+        cdef double* bl = self.bl
+        cdef double* br = self.br
+        cdef uint64_t x11, gij, gkj, xq
+        cdef int n[4]
+        cdef int kq[4]
+        cdef int before[4]
+        cdef int after[4]
+        cdef bint found[4]
+        cdef double qv[4]
+        cdef double sb[4]
+        cdef double lq[4]
+        cdef double sbef[4]
+        cdef int c11, p11, full
+        cdef double s11, best, l
+        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
+        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
+        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef bint vri, vli, vrk, vlk
+        out_f[0] = FEATURE_LEAF
+        for j in range(nnz):
+            N += odt_popcount(cov[j])
+        nw = (N + 63) >> 6
+        nf = self._ranks_features(d, N, nw)
+        if nf == 0:
+            return leaf
+        tab = self.otab
+        oy = self.oy
+        self._pairs_transpose(nf)
+        for i in range(nf):
+            gi = self.gw + i * nw
+            cpi = self.ocnt + i * (nw + 1)
+            spi = self.opre + i * (nw + 1)
+            ni = self.f0[i]
+            odt_pair_counts(self.gT, nf, nw, gi, gi, self.cnt0, self.cnt1, i + 1, nf)
+            for k in range(i + 1, nf):
+                nk = self.f0[k]
+                n[0] = self.cnt0[k]           # i and k
+                n[1] = ni - n[0]              # i, not k
+                n[2] = nk - n[0]              # k, not i
+                n[3] = N - ni - nk + n[0]     # neither
+                vri = n[0] >= ms and n[1] >= ms
+                vli = n[2] >= ms and n[3] >= ms
+                vrk = n[0] >= ms and n[2] >= ms
+                vlk = n[1] >= ms and n[3] >= ms
+                if not (vri or vli or vrk or vlk):
+                    continue
+                gk = self.gw + k * nw
+                cpk = self.ocnt + k * (nw + 1)
+                spk = self.opre + k * (nw + 1)
+                nfound = 0
+                for q in range(4):
+                    found[q] = n[q] <= 0
+                    nfound += found[q]
+                    kq[q] = _rank(tau, n[q])
+                    qv[q] = 0.0
+                    sb[q] = 0.0
+                c11 = 0
+                s11 = 0.0
+                j = 0
+                while j < nw and nfound < 4:
+                    gij = gi[j]
+                    gkj = gk[j]
+                    x11 = gij & gkj
+                    p11 = odt_popcount(x11)
+                    full = _imin((j + 1) << 6, N)
+                    # rows of each quadrant before word j and up to its end
+                    before[0] = c11
+                    after[0] = c11 + p11
+                    before[1] = cpi[j] - c11
+                    after[1] = cpi[j + 1] - after[0]
+                    before[2] = cpk[j] - c11
+                    after[2] = cpk[j + 1] - after[0]
+                    before[3] = (j << 6) - cpi[j] - cpk[j] + c11
+                    after[3] = full - cpi[j + 1] - cpk[j + 1] + after[0]
+                    for q in range(4):
+                        if found[q] or after[q] < kq[q]:
+                            continue
+                        if q == 0:
+                            xq = x11
+                            sbef[q] = s11
+                        elif q == 1:
+                            xq = gij & ~gkj
+                            sbef[q] = spi[j] - s11
+                        elif q == 2:
+                            xq = gkj & ~gij
+                            sbef[q] = spk[j] - s11
+                        else:
+                            xq = ~(gij | gkj) & _last_mask(N, j, nw)
+                            sbef[q] = cs[j] - spi[j] - spk[j] + s11
+                        sb[q] = sbef[q]
+                        qv[q] = _quantile_row(tab, oy, j, xq, kq[q] - before[q] - 1,
+                                              &sb[q])
+                        found[q] = True
+                        nfound += 1
+                    if x11:
+                        s11 += ysum(tab, j, x11)
+                    c11 += p11
+                    j += 1
+                while j < nw:
+                    x11 = gi[j] & gk[j]
+                    if x11:
+                        s11 += ysum(tab, j, x11)
+                    j += 1
+                lq[0] = _side_loss(n[0], kq[0], s11, qv[0], sb[0], a, c)
+                lq[1] = _side_loss(n[1], kq[1], spi[nw] - s11, qv[1], sb[1], a, c)
+                lq[2] = _side_loss(n[2], kq[2], spk[nw] - s11, qv[2], sb[2], a, c)
+                lq[3] = _side_loss(n[3], kq[3], cs[nw] - spi[nw] - spk[nw] + s11,
+                                   qv[3], sb[3], a, c)
+                if vri and lq[0] + lq[1] < br[i]:
+                    br[i] = lq[0] + lq[1]
+                if vli and lq[2] + lq[3] < bl[i]:
+                    bl[i] = lq[2] + lq[3]
+                if vrk and lq[0] + lq[2] < br[k]:
+                    br[k] = lq[0] + lq[2]
+                if vlk and lq[1] + lq[3] < bl[k]:
+                    bl[k] = lq[1] + lq[3]
+        best = leaf
+        for i in range(nf):
+            l = bl[i] + br[i]
+            if l < best:
+                best = l
+                out_f[0] = self.fid[i]
+        return best if best > self.eps else 0.0
+
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
         cdef int nnz = self.d2_nnz, i, j
@@ -892,6 +1187,8 @@ cdef class Depth2:
             return leaf
         if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
             if self.objective.ybytes != NULL:
+                if r >= 2 and self.oy != NULL:
+                    return self._d2_ranks(d, leaf, out_f)
                 return self._depth1_ranks(d, leaf, out_f)
             return self._depth1_order(d, leaf, out_f)
         if self.weighted:

@@ -229,8 +229,9 @@ cdef class Searcher:
         self.d2_depth = 2 if self.use_d2 else 0
         if (use_depth2_solver and not dl8
                 and objective.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE)):
-            # order statistics: no pair statistics, but a depth-1 solver
-            self.d2_depth = 1
+            # order statistics: a depth-2 solver over packed rows in target
+            # order for unit weights, a depth-1 solver over rows otherwise
+            self.d2_depth = 2 if objective.ybytes != NULL else 1
         self.dynamic = not dl8
         self.time_limit = time_limit
         self.timed_out = False

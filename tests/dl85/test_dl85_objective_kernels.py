@@ -158,3 +158,50 @@ def test_order_statistics_from_byte_tables_are_exact(criterion, tau):
             ones = np.ones(n)
             leaf = absolute_loss(y, ones) if tau == 0.5 else pinball_loss(y, ones, tau)
             assert fast.objective_ == pytest.approx(brute(X, depth, leaf), abs=1e-9)
+
+
+@pytest.mark.parametrize("isa", ["baseline", "auto"])
+@pytest.mark.parametrize("min_sup", [1, 4, 25])
+def test_depth2_order_statistics_solver_is_exact(isa, min_sup):
+    """The depth-2 solver of absolute / pinball losses (packed rows, pair
+    counts, quadrant quantiles over several words; ``baseline`` packs the
+    rows without BMI2) against the row-by-row path of explicit unit weights
+    and, at depth 2, brute force; ties in y, x / not-x and repeated columns."""
+    from test_dl85obj_bruteforce import pinball_loss
+
+    from odtstudy.dl85 import DL85Regressor, _depth2
+
+    if not _depth2.set_kernel_isa(isa):
+        pytest.skip(f"this CPU lacks {isa}")
+    rng = np.random.default_rng(5 + min_sup)
+    try:
+        for case in range(6):
+            n = int(rng.integers(65, 400))
+            X = rng.integers(0, 2, size=(n, 5)).astype(np.uint8)
+            X[: n // 3, 4] = 1
+            X = np.hstack([X, 1 - X[:, :2], X[:, 2:3]])
+            y = np.round(X[:, 0] * 3 - X[:, 1] * X[:, 2] + rng.normal(size=n), 0)
+            tau = (0.5, 0.1, 0.3, 0.75, 0.5, 0.95)[case]
+            depth = 2 if case < 3 else 3
+            kw = {"max_depth": depth, "min_sup": min_sup}
+            if tau == 0.5:
+                kw["criterion"] = "absolute_error"
+            else:
+                kw.update(criterion="quantile", quantile=tau)
+            fast = DL85Regressor(**kw).fit(X, y)
+            assert fast.stats_["depth2_calls"] >= 1
+            rows = DL85Regressor(**kw).fit(X, y, sample_weight=np.ones(n))
+            assert fast.objective_ == pytest.approx(rows.objective_, abs=1e-7)
+            pred = fast.predict(X)
+            d = y - pred
+            again = np.sum(np.where(d >= 0, tau * d, (tau - 1) * d))
+            if tau == 0.5:
+                again *= 2
+            assert again == pytest.approx(fast.objective_, abs=1e-7)
+            if depth == 2:
+                leaf = pinball_loss(y, np.ones(n), tau)
+                scale = 2 if tau == 0.5 else 1
+                expected = scale * brute(X, depth, leaf, min_sup)
+                assert fast.objective_ == pytest.approx(expected, abs=1e-7)
+    finally:
+        _depth2.set_kernel_isa("auto")
