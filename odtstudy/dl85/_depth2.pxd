@@ -46,6 +46,8 @@ cdef class Depth2:
     cdef double* opre         # per useful feature: prefix sums of y per word
     cdef int32_t* ocnt        # per useful feature: prefix counts per word
     cdef double* ocov         # the cover's prefix sums of y per word
+    cdef int32_t* opc         # one pair: prefix counts of its rows per word
+    cdef double* ops          # and prefix sums of their y
 
     cdef void _cost_integers(self, int n)
     cdef int _d2_counts(self, int d, double total) noexcept nogil

@@ -31,6 +31,7 @@ from libc.string cimport memcpy
 from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._covers cimport Covers
 from odtstudy.dl85._kernels cimport (
+    odt_and_prefix,
     odt_compact,
     odt_cost_quadrants_d,
     odt_cost_quadrants_i,
@@ -41,6 +42,7 @@ from odtstudy.dl85._kernels cimport (
     odt_pair_counts,
     odt_popcount,
     odt_quadrants,
+    odt_select,
     odt_table_quadrants,
 )
 from odtstudy.dl85._objective cimport (
@@ -110,12 +112,8 @@ cdef inline double _quantile_row(const double* yb, const double* y, int j,
                                  uint64_t x, int r, double* below) noexcept nogil:
     """y of the row of the r-th (from 0) set bit of word j's bits x; adds
     the sum of y over the bits of x below it to ``below``."""
-    cdef uint64_t low = x
-    cdef int pos, t
-    for t in range(r):
-        low &= low - 1
-    pos = odt_ctz(low)
-    low = x & (((<uint64_t>1) << pos) - 1)
+    cdef int pos = odt_select(x, r)
+    cdef uint64_t low = x & (((<uint64_t>1) << pos) - 1)
     if low:
         below[0] += ysum(yb, j, low)
     return y[(j << 6) + pos]
@@ -141,6 +139,44 @@ cdef inline uint64_t _last_mask(int N, int j, int nw) noexcept nogil:
     if j < nw - 1 or (N & 63) == 0:
         return ~(<uint64_t>0)
     return ((<uint64_t>1) << (N & 63)) - 1
+
+
+cdef inline int _quadrant_rows(int q, int t, const int32_t* c11, const int32_t* cpi,
+                               const int32_t* cpk, int N) noexcept nogil:
+    """Rows in the first t packed words of quadrant q of a pair (i, k):
+    0 = i and k, 1 = i only, 2 = k only, 3 = neither (prefix counts of
+    i AND k, i, k)."""
+    if q == 0:
+        return c11[t]
+    if q == 1:
+        return cpi[t] - c11[t]
+    if q == 2:
+        return cpk[t] - c11[t]
+    return _imin(t << 6, N) - cpi[t] - cpk[t] + c11[t]
+
+
+cdef inline double _quadrant_sum(int q, int t, const double* s11, const double* spi,
+                                 const double* spk, const double* cs) noexcept nogil:
+    """Sum of y over the first t packed words of quadrant q (as
+    ``_quadrant_rows``; ``cs``: the cover's prefix sums)."""
+    if q == 0:
+        return s11[t]
+    if q == 1:
+        return spi[t] - s11[t]
+    if q == 2:
+        return spk[t] - s11[t]
+    return cs[t] - spi[t] - spk[t] + s11[t]
+
+
+cdef inline uint64_t _quadrant_bits(int q, uint64_t gi, uint64_t gk,
+                                    uint64_t valid) noexcept nogil:
+    if q == 0:
+        return gi & gk
+    if q == 1:
+        return gi & ~gk
+    if q == 2:
+        return gk & ~gi
+    return ~(gi | gk) & valid
 
 
 cdef int _compact_soft(const uint64_t* src, const int32_t* idx, const uint64_t* cover,
@@ -236,6 +272,8 @@ cdef class Depth2:
             self.opre = <double*>_alloc(m * (W + 1) * sizeof(double))
             self.ocnt = <int32_t*>_alloc(m * (W + 1) * sizeof(int32_t))
             self.ocov = <double*>_alloc((W + 1) * sizeof(double))
+            self.opc = <int32_t*>_alloc((W + 1) * sizeof(int32_t))
+            self.ops = <double*>_alloc((W + 1) * sizeof(double))
         self.gw = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         self.wsum = <double*>_alloc(W * sizeof(double))
         self.ccw = <uint64_t*>_alloc(K * W * sizeof(uint64_t))
@@ -271,6 +309,8 @@ cdef class Depth2:
         free(self.opre)
         free(self.ocnt)
         free(self.ocov)
+        free(self.opc)
+        free(self.ops)
         free(self.pc0)
         free(self.pc1)
         free(self.node_q)
@@ -770,15 +810,16 @@ cdef class Depth2:
         With the cover's rows packed in target order, a quadrant of a pair
         (i, k) holds ``n`` rows and its tau-quantile is its ``_rank``-th row.
         The counts of the pairs of root i come from the pair-count kernel;
-        then one pass over the words of i AND k gives every quadrant's
-        quantile row and the sum of y below it, the counts and sums of the
-        three other quadrants following from the prefix counts and sums of
-        i, k and the cover. The four quadrant losses are candidate splits of
-        both branches of root i and of root k (``bl`` / ``br``), as in the
-        count solvers.
+        one pass over the words of i AND k (``odt_and_prefix``) gives its
+        prefix counts and sums of y, and with those of i, k and the cover,
+        every quadrant's: a branch-free scan finds the word of each
+        quadrant's quantile row, which gives its y and the sum of y below
+        it. The four
+        quadrant losses are candidate splits of both branches of root i and
+        of root k (``bl`` / ``br``), as in the count solvers.
         """
         cdef int nnz = self.cv.cnnz[d], j, i, k, q, nf, N = 0, nw, ms = self.min_sup
-        cdef int nfound, ni, nk
+        cdef int ni, nk
         cdef uint64_t* cov = self.cv.cov + d * self.W
         cdef const double* tab
         cdef const double* oy
@@ -791,18 +832,16 @@ cdef class Depth2:
         cdef double* cs = self.ocov
         cdef double* bl = self.bl
         cdef double* br = self.br
-        cdef uint64_t x11, gij, gkj, xq
         cdef int n[4]
         cdef int kq[4]
-        cdef int before[4]
-        cdef int after[4]
-        cdef bint found[4]
         cdef double qv[4]
         cdef double sb[4]
         cdef double lq[4]
-        cdef double sbef[4]
-        cdef int c11, p11, full
-        cdef double s11, best, l
+        cdef int32_t* c11 = self.opc
+        cdef double* s11 = self.ops
+        cdef int t, r0
+        cdef int wq[4]
+        cdef double best, l
         cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
         cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
         cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
@@ -838,65 +877,33 @@ cdef class Depth2:
                 gk = self.gw + k * nw
                 cpk = self.ocnt + k * (nw + 1)
                 spk = self.opre + k * (nw + 1)
-                nfound = 0
+                # prefix counts and sums of y of the rows of i AND k
+                odt_and_prefix(oy, tab, gi, gk, nw, c11, s11)
                 for q in range(4):
-                    found[q] = n[q] <= 0
-                    nfound += found[q]
                     kq[q] = _rank(tau, n[q])
+                    wq[q] = 0
+                # the word of each quadrant's quantile row: the words before
+                # it hold fewer than kq rows of the quadrant
+                for t in range(1, nw):
+                    r0 = c11[t]
+                    wq[0] += r0 < kq[0]
+                    wq[1] += cpi[t] - r0 < kq[1]
+                    wq[2] += cpk[t] - r0 < kq[2]
+                    wq[3] += (t << 6) - cpi[t] - cpk[t] + r0 < kq[3]
+                for q in range(4):
                     qv[q] = 0.0
                     sb[q] = 0.0
-                c11 = 0
-                s11 = 0.0
-                j = 0
-                while j < nw and nfound < 4:
-                    gij = gi[j]
-                    gkj = gk[j]
-                    x11 = gij & gkj
-                    p11 = odt_popcount(x11)
-                    full = _imin((j + 1) << 6, N)
-                    # rows of each quadrant before word j and up to its end
-                    before[0] = c11
-                    after[0] = c11 + p11
-                    before[1] = cpi[j] - c11
-                    after[1] = cpi[j + 1] - after[0]
-                    before[2] = cpk[j] - c11
-                    after[2] = cpk[j + 1] - after[0]
-                    before[3] = (j << 6) - cpi[j] - cpk[j] + c11
-                    after[3] = full - cpi[j + 1] - cpk[j + 1] + after[0]
-                    for q in range(4):
-                        if found[q] or after[q] < kq[q]:
-                            continue
-                        if q == 0:
-                            xq = x11
-                            sbef[q] = s11
-                        elif q == 1:
-                            xq = gij & ~gkj
-                            sbef[q] = spi[j] - s11
-                        elif q == 2:
-                            xq = gkj & ~gij
-                            sbef[q] = spk[j] - s11
-                        else:
-                            xq = ~(gij | gkj) & _last_mask(N, j, nw)
-                            sbef[q] = cs[j] - spi[j] - spk[j] + s11
-                        sb[q] = sbef[q]
-                        qv[q] = _quantile_row(tab, oy, j, xq, kq[q] - before[q] - 1,
-                                              &sb[q])
-                        found[q] = True
-                        nfound += 1
-                    if x11:
-                        s11 += ysum(tab, j, x11)
-                    c11 += p11
-                    j += 1
-                while j < nw:
-                    x11 = gi[j] & gk[j]
-                    if x11:
-                        s11 += ysum(tab, j, x11)
-                    j += 1
-                lq[0] = _side_loss(n[0], kq[0], s11, qv[0], sb[0], a, c)
-                lq[1] = _side_loss(n[1], kq[1], spi[nw] - s11, qv[1], sb[1], a, c)
-                lq[2] = _side_loss(n[2], kq[2], spk[nw] - s11, qv[2], sb[2], a, c)
-                lq[3] = _side_loss(n[3], kq[3], cs[nw] - spi[nw] - spk[nw] + s11,
-                                   qv[3], sb[3], a, c)
+                    if n[q] <= 0:
+                        continue
+                    j = wq[q]
+                    sb[q] = _quadrant_sum(q, j, s11, spi, spk, cs)
+                    qv[q] = _quantile_row(
+                        tab, oy, j, _quadrant_bits(q, gi[j], gk[j], _last_mask(N, j, nw)),
+                        kq[q] - _quadrant_rows(q, j, c11, cpi, cpk, N) - 1, &sb[q])
+                for q in range(4):
+                    lq[q] = _side_loss(n[q], kq[q],
+                                       _quadrant_sum(q, nw, s11, spi, spk, cs),
+                                       qv[q], sb[q], a, c)
                 if vri and lq[0] + lq[1] < br[i]:
                     br[i] = lq[0] + lq[1]
                 if vli and lq[2] + lq[3] < bl[i]:

@@ -1,6 +1,8 @@
 /* ISA kernels of the DL8.5 engine: the two-class depth-2 pair counts and
    quadrant minima (misclassification, a cost matrix in integer or
-   floating-point arithmetic, or a table of losses), and the compaction of sparse covers, each compiled for
+   floating-point arithmetic, or a table of losses), the prefix counts and
+   sums of y of a feature pair and the selection of a set bit (order statistics), and the
+   compaction of sparse covers, each compiled for
    AVX-512, AVX2, popcnt and the baseline; odt_kernels_init() picks the best
    one the CPU supports. Declared for Cython in _kernels.pxd; included by
    _depth2.pyx only for the selected kernels (the functions and the
@@ -131,6 +133,51 @@ typedef void (*odt_table_quadrants_fn)(ODT_TABLE_QUADRANTS_ARGS);
 static void odt_table_quadrants_base(ODT_TABLE_QUADRANTS_ARGS) {
     ODT_TABLE_QUADRANTS_BODY }
 static odt_table_quadrants_fn odt_table_quadrants = odt_table_quadrants_base;
+
+/* Order statistics of a pair of features over packed rows in target order:
+   c[j] / s[j] = the rows of gi AND gk in the first j words and the sum of
+   their y (oy: y per packed row; tab: its byte tables, 2048 per word). */
+#define ODT_AND_PREFIX_ARGS const double* oy, const double* tab, \
+    const uint64_t* gi, const uint64_t* gk, int nw, int32_t* c, double* s
+#define ODT_AND_PREFIX_BODY \
+    int32_t cc = 0; \
+    double ss = 0.0; \
+    (void)oy; \
+    c[0] = 0; \
+    s[0] = 0.0; \
+    for (int j = 0; j < nw; j++) { \
+        uint64_t x = gi[j] & gk[j]; \
+        if (x) { \
+            const double* t = tab + ((size_t)j << 11); \
+            cc += (int32_t)__builtin_popcountll(x); \
+            ss += ((t[x & 255] + t[256 | ((x >> 8) & 255)]) \
+                   + (t[512 | ((x >> 16) & 255)] + t[768 | ((x >> 24) & 255)])) \
+                  + ((t[1024 | ((x >> 32) & 255)] + t[1280 | ((x >> 40) & 255)]) \
+                     + (t[1536 | ((x >> 48) & 255)] + t[1792 | (x >> 56)])); \
+        } \
+        c[j + 1] = cc; \
+        s[j + 1] = ss; \
+    }
+typedef void (*odt_and_prefix_fn)(ODT_AND_PREFIX_ARGS);
+static void odt_and_prefix_base(ODT_AND_PREFIX_ARGS) { ODT_AND_PREFIX_BODY }
+static odt_and_prefix_fn odt_and_prefix = odt_and_prefix_base;
+
+/* Position of the r-th (from 0) set bit of x: a byte at a time, or one
+   pdep where it is fast. */
+static int odt_select_base(uint64_t x, int r) {
+    int base = 0, c = __builtin_popcountll(x & 255);
+    while (r >= c) {
+        r -= c;
+        x >>= 8;
+        base += 8;
+        c = __builtin_popcountll(x & 255);
+    }
+    x &= 255;
+    while (r-- > 0) x &= x - 1;
+    return base + __builtin_ctzll(x);
+}
+typedef int (*odt_select_fn)(uint64_t, int);
+static odt_select_fn odt_select = odt_select_base;
 static odt_pair_counts_fn odt_pair_counts = odt_pair_counts_base;
 static odt_quadrants_fn odt_quadrants = odt_quadrants_base;
 static odt_cost_quadrants_i_fn odt_cost_quadrants_i = odt_cost_quadrants_i_base;
@@ -166,6 +213,44 @@ static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
 }
 __attribute__((target("avx512f,avx512vl,avx512bw")))
 static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+/* AVX-512: beyond ODT_TABLE_WORDS words, whose byte tables (16 KiB per
+   word) fall out of the core's caches, the y of a word's rows by eight
+   masked loads of its 64 packed y values (contiguous, so cached) instead
+   of eight table lookups; the tables below that. */
+#define ODT_TABLE_WORDS 32
+__attribute__((target("avx512f,popcnt")))
+static void odt_and_prefix_512(ODT_AND_PREFIX_ARGS) {
+    if (nw <= ODT_TABLE_WORDS) {
+        ODT_AND_PREFIX_BODY
+        return;
+    }
+    int32_t cc = 0;
+    double ss = 0.0;
+    c[0] = 0;
+    s[0] = 0.0;
+    for (int j = 0; j < nw; j++) {
+        uint64_t x = gi[j] & gk[j];
+        if (x) {
+            const double* yj = oy + ((size_t)j << 6);
+            __m512d u = _mm512_add_pd(
+                _mm512_add_pd(_mm512_maskz_loadu_pd((__mmask8)x, yj),
+                              _mm512_maskz_loadu_pd((__mmask8)(x >> 8), yj + 8)),
+                _mm512_add_pd(_mm512_maskz_loadu_pd((__mmask8)(x >> 16), yj + 16),
+                              _mm512_maskz_loadu_pd((__mmask8)(x >> 24), yj + 24)));
+            __m512d v = _mm512_add_pd(
+                _mm512_add_pd(_mm512_maskz_loadu_pd((__mmask8)(x >> 32), yj + 32),
+                              _mm512_maskz_loadu_pd((__mmask8)(x >> 40), yj + 40)),
+                _mm512_add_pd(_mm512_maskz_loadu_pd((__mmask8)(x >> 48), yj + 48),
+                              _mm512_maskz_loadu_pd((__mmask8)(x >> 56), yj + 56)));
+            cc += (int32_t)__builtin_popcountll(x);
+            ss += _mm512_reduce_add_pd(_mm512_add_pd(u, v));
+        }
+        c[j + 1] = cc;
+        s[j + 1] = ss;
+    }
+}
+__attribute__((target("popcnt")))
+static void odt_and_prefix_popcnt(ODT_AND_PREFIX_ARGS) { ODT_AND_PREFIX_BODY }
 #define ODT_COST_QUADRANTS_ISA(isa, suffix) \
     __attribute__((target(isa))) static void odt_cost_quadrants_i_##suffix( \
         ODT_COST_QUADRANTS_ARGS(int32_t)) { ODT_COST_QUADRANTS_BODY(int32_t) } \
@@ -206,6 +291,11 @@ static int odt_compact_bmi2(const uint64_t* src, const int32_t* idx,
     return o;
 }
 
+__attribute__((target("bmi2")))
+static int odt_select_bmi2(uint64_t x, int r) {
+    return (int)__builtin_ctzll(_pdep_u64((uint64_t)1 << r, x));
+}
+
 static int odt_fast_pext(void) {
     /* pext is microcoded (slow) on AMD before Zen 3 */
     return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
@@ -224,8 +314,10 @@ static int odt_kernels_set(int level) {
         odt_cost_quadrants_i = odt_cost_quadrants_i_512;
         odt_cost_quadrants_d = odt_cost_quadrants_d_512;
         odt_table_quadrants = odt_table_quadrants_512;
+        odt_and_prefix = odt_and_prefix_512;
         odt_kernel_isa = "avx512";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
+        odt_select = odt_fast_pext() ? odt_select_bmi2 : odt_select_base;
     } else if (level == 2) {
         if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
             return 0;
@@ -234,8 +326,10 @@ static int odt_kernels_set(int level) {
         odt_cost_quadrants_i = odt_cost_quadrants_i_avx2;
         odt_cost_quadrants_d = odt_cost_quadrants_d_avx2;
         odt_table_quadrants = odt_table_quadrants_avx2;
+        odt_and_prefix = odt_and_prefix_popcnt;
         odt_kernel_isa = "avx2";
         odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
+        odt_select = odt_fast_pext() ? odt_select_bmi2 : odt_select_base;
     } else if (level == 1) {
         if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
             return 0;
@@ -244,16 +338,20 @@ static int odt_kernels_set(int level) {
         odt_cost_quadrants_i = odt_cost_quadrants_i_sse42;
         odt_cost_quadrants_d = odt_cost_quadrants_d_sse42;
         odt_table_quadrants = odt_table_quadrants_sse42;
+        odt_and_prefix = odt_and_prefix_popcnt;
         odt_kernel_isa = "popcnt";
         odt_compact = 0;
+        odt_select = odt_select_base;
     } else {
         odt_pair_counts = odt_pair_counts_base;
         odt_quadrants = odt_quadrants_base;
         odt_cost_quadrants_i = odt_cost_quadrants_i_base;
         odt_cost_quadrants_d = odt_cost_quadrants_d_base;
         odt_table_quadrants = odt_table_quadrants_base;
+        odt_and_prefix = odt_and_prefix_base;
         odt_kernel_isa = "baseline";
         odt_compact = 0;
+        odt_select = odt_select_base;
     }
     return 1;
 }
@@ -269,6 +367,7 @@ static int odt_kernels_set(int level) {
     odt_cost_quadrants_i = odt_cost_quadrants_i_base;
     odt_cost_quadrants_d = odt_cost_quadrants_d_base;
     odt_table_quadrants = odt_table_quadrants_base;
+    odt_and_prefix = odt_and_prefix_base;
     odt_kernel_isa = "baseline";
     return level == 0;
 }

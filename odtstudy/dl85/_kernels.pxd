@@ -1,6 +1,7 @@
 # cython: language_level=3
 """ISA kernels of the DL8.5 engine (C in ``_kernels.h``): two-class depth-2
 pair counts and quadrants (misclassification, a cost matrix, a loss table),
+prefix counts and sums of y of a feature pair, the r-th set bit of a word,
 sparse-cover compaction, popcount; one variant per instruction set, chosen at
 import."""
 
@@ -32,6 +33,11 @@ cdef extern from "_kernels.h":
     void odt_cost_quadrants_d(const int32_t*, const int32_t*, const int32_t*,
         const int32_t*, double*, double*, double, double, double, double,
         double, double, double, double, int, int, double*, double*) noexcept nogil
+    ctypedef int (*odt_select_fn)(uint64_t, int) noexcept nogil
+    odt_select_fn odt_select
+    ctypedef void (*odt_and_prefix_fn)(const double*, const double*, const uint64_t*,
+                                       const uint64_t*, int, int32_t*, double*) noexcept nogil
+    odt_and_prefix_fn odt_and_prefix
     # (c0, c1, f0, f1, T, s0, bl, br, fi0, fi1, n0, n1, start, end, bl_i, br_i,
     #  miss)
     void odt_table_quadrants(const int32_t*, const int32_t*, const int32_t*,
