@@ -39,6 +39,7 @@ cdef class Depth2:
     cdef int32_t* pc0         # table losses (two classes): class-0 / class-1
     cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
+    cdef bint table_missed    # the last table solve had leaves to price
     # order statistics (absolute / pinball loss, unit weights), on the
     # cover's rows packed densely in target order:
     cdef double* oy           # y of each packed row (0 past the last)
@@ -66,7 +67,7 @@ cdef class Depth2:
     cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef bint _table_branches(self, int nf) noexcept nogil
-    cdef void _table_misses(self, int nf) noexcept nogil
+    cdef Py_ssize_t _table_misses(self, int nf) noexcept nogil
     cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil

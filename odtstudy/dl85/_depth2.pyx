@@ -253,6 +253,7 @@ cdef class Depth2:
         self.wcore = objective.core
         self.weighted = not objective.counts
         self.eps = 0.0
+        self.table_missed = True    # the table of priced leaves starts empty
         self.cost_int = False
         if self.okind == OBJ_COST and K == 2 and not self.weighted:
             self._cost_integers(covers.n)
@@ -1007,6 +1008,8 @@ cdef class Depth2:
         ``odt_table_quadrants``, as ``_d2_cost_binary`` prices them. When
         some were not priced yet (``_table_branches`` says so), they are
         priced in one batch (``_table_misses``) and the lookups repeated.
+        While the table fills (the last call priced some), the batch comes
+        first, which saves the lookups that would find the misses.
         """
         cdef int i
         cdef Py_ssize_t row
@@ -1019,12 +1022,16 @@ cdef class Depth2:
             row = <Py_ssize_t>i * nf
             memcpy(self.pc0 + row, self.cnt0, nf * sizeof(int32_t))
             memcpy(self.pc1 + row, self.cnt1, nf * sizeof(int32_t))
-        if self._table_branches(nf):
-            self._table_misses(nf)
-            if self.objective.aborted:
-                out_f[0] = FEATURE_LEAF
-                return leaf
-            self._table_branches(nf)
+        if self.table_missed:
+            self.table_missed = self._table_misses(nf) > 0
+        elif self._table_branches(nf):
+            self.table_missed = self._table_misses(nf) > 0
+        else:
+            return self._best_root(nf, leaf, out_f)
+        if self.objective.aborted:
+            out_f[0] = FEATURE_LEAF
+            return leaf
+        self._table_branches(nf)
         return self._best_root(nf, leaf, out_f)
 
     cdef bint _table_branches(self, int nf) noexcept nogil:
@@ -1050,8 +1057,9 @@ cdef class Depth2:
             self.br[i] = bri
         return miss != 0
 
-    cdef void _table_misses(self, int nf) noexcept nogil:
-        """Price the candidate leaves missing from the table in one batch."""
+    cdef Py_ssize_t _table_misses(self, int nf) noexcept nogil:
+        """Price the candidate leaves missing from the table in one batch;
+        how many."""
         cdef double* T = self.objective.dense
         cdef double* q = self.node_q
         cdef int32_t* f0 = self.f0
@@ -1072,6 +1080,7 @@ cdef class Depth2:
         for o in range(L):
             T[<Py_ssize_t>q[2 * o] * s0 + <Py_ssize_t>q[2 * o + 1]] = NAN
         self.objective.batch_loss(q, <int>L, self.node_l)
+        return L
 
     cdef double _d2_objective(self, int nf, int r, double leaf,
                               int* out_f) noexcept nogil:

@@ -89,24 +89,20 @@ def checked_fast(fn, n_classes=None):
         return loss, label
 
     def losses(supports):
+        # the engine checks that each loss is finite and non-negative (in C,
+        # ``Objective._price``); the labels are checked where they are used,
+        # on the leaves of the returned tree (``fast``)
         if not getattr(fn, "batched", False):
             return [fast(row)[0] for row in supports]
         out = _checked_pair(fn(supports))
         values = np.asarray(out[0], dtype=np.float64).reshape(-1)
-        labels = np.asarray(out[1]).reshape(-1)
-        if values.shape[0] != len(supports) or labels.shape[0] != len(supports):
+        n_labels = np.shape(out[1])
+        if values.shape[0] != len(supports) or n_labels[:1] != (len(supports),):
             raise ValueError(
                 "a batched fast_error_function must return one loss and one "
                 f"label per row of its 2-D input: {len(supports)} rows, got "
-                f"{values.shape[0]} losses and {labels.shape[0]} labels"
-            )
-        bad = ~np.isfinite(values) | (values < 0)
-        if bad.any():
-            _checked_loss(values[bad][0], "fast_error_function")
-        if n_classes is not None and labels.size:
-            labels = labels.astype(np.int64)
-            _checked_label(
-                int(labels[np.argmax((labels < 0) | (labels >= n_classes))]), n_classes
+                f"{values.shape[0]} losses and {n_labels[0] if n_labels else 1} "
+                "labels"
             )
         return values
 

@@ -34,6 +34,8 @@ exception stops the search (``aborted``) and is re-raised by the searcher.
 
 import numpy as np
 
+from odtstudy.dl85._losses import _checked_loss
+
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, int64_t, uint64_t
@@ -64,7 +66,13 @@ cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
         memcpy(&bits, &key[j], 8)
         h = (h ^ bits) * <uint64_t>0x100000001B3ULL
         h ^= h >> 29
-    return h * <uint64_t>0x9E3779B97F4A7C15ULL
+    # full avalanche (MurmurHash3's finaliser): the table indexes by the low
+    # bits, and whole-number doubles differ only in their high bits
+    h ^= h >> 33
+    h *= <uint64_t>0xFF51AFD7ED558CCDULL
+    h ^= h >> 33
+    h *= <uint64_t>0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 33)
 
 
 #: Largest table of priced count vectors (doubles) kept densely.
@@ -431,6 +439,8 @@ cdef class Objective:
         """Price the batch's new vectors (rows ``hmiss`` of Q) in Python."""
         cdef Py_ssize_t i, j, K = self.K
         cdef double[:, ::1] qv
+        cdef double v
+        cdef double[::1] vv
         cdef double* table = self.dense if self.dense != NULL else self.hvals
         try:
             arr = np.empty((nmiss, K), dtype=np.float64)
@@ -446,9 +456,13 @@ cdef class Objective:
                         f"a batched loss must return {nmiss} losses (one per "
                         f"row of its input), got {vals.shape[0]}")
             else:
-                vals = [float(fn(row)) for row in arr]
+                vals = np.array([float(fn(row)) for row in arr], dtype=np.float64)
+            vv = np.ascontiguousarray(vals)
             for i in range(nmiss):
-                table[self.hslot[self.hmiss[i]]] = vals[i]
+                v = vv[i]
+                if not (0.0 <= v < INFINITY):
+                    _checked_loss(v, "fast_error_function")   # raises
+                table[self.hslot[self.hmiss[i]]] = v
             self.n_priced += nmiss
         except BaseException as exc:  # re-raised by the searcher
             self.error = exc

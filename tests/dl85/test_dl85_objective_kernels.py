@@ -132,6 +132,25 @@ def test_batched_fast_error_function_is_checked():
     with pytest.raises(ValueError, match="non-negative"):
         DL85Predictor(max_depth=2, fast_error_function=negative).fit(X, y)
 
+    def not_a_number(weights):
+        w = np.atleast_2d(weights)
+        return np.full(len(w), np.nan), np.zeros(len(w), dtype=int)
+
+    not_a_number.batched = True
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        DL85Classifier(max_depth=2, fast_error_function=not_a_number).fit(X, y)
+
+    def bad_label(weights):
+        w = np.atleast_2d(np.asarray(weights, dtype=float))
+        if np.ndim(weights) == 1:
+            return float(w[0, 0]), 7
+        return w[:, 0], np.full(len(w), 7)
+
+    bad_label.batched = True
+    # labels are checked on the leaves of the returned tree
+    with pytest.raises(ValueError, match="returned label 7"):
+        DL85Classifier(max_depth=2, fast_error_function=bad_label).fit(X, y)
+
 
 @pytest.mark.parametrize(
     ("criterion", "tau"),
