@@ -119,7 +119,7 @@ def _data(name):
 def run(args):
     with_old = not args.no_old
     if with_old:
-        sys.path.insert(0, old_engine_path())
+        sys.path.insert(0, old_engine_path(args.old_rev))
     print(
         f"# depth {args.depth}, time limit {args.time_limit:g} s, best of "
         f"{args.repeats}; times in seconds, TO = time limit"
@@ -262,6 +262,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--datasets", nargs="+", default=CP4IM)
     parser.add_argument("--no-old", action="store_true")
+    parser.add_argument(
+        "--old-rev",
+        default=None,
+        help="git revision of the old engine (default: the merge base with main)",
+    )
     parser.add_argument("--bounded", action="store_true")
     run(parser.parse_args(argv))
 
