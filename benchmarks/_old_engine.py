@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import subprocess
 import sys
@@ -57,7 +58,10 @@ def _git(*args: str) -> str:
 
 
 def default_rev() -> str:
-    """The commit this branch started from (merge base with ``main``)."""
+    """``$ODTSTUDY_OLD_REV`` if set, else the commit this branch started
+    from (merge base with ``main``)."""
+    if os.environ.get("ODTSTUDY_OLD_REV"):
+        return os.environ["ODTSTUDY_OLD_REV"]
     try:
         return _git("merge-base", "HEAD", "main")
     except subprocess.CalledProcessError:  # pragma: no cover - no main branch

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing as mp
+import os
 import sys
 import time
 import warnings
@@ -179,6 +180,11 @@ def main(argv=None):
     parser.add_argument("--datasets", nargs="+", default=CP4IM)
     parser.add_argument("--solvers", nargs="+", default=SOLVERS, choices=SOLVERS)
     parser.add_argument(
+        "--old-rev",
+        default=None,
+        help="git revision of the old engine (default: the merge base with main)",
+    )
+    parser.add_argument(
         "--repeats",
         type=int,
         default=1,
@@ -186,6 +192,8 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     solvers = args.solvers
+    if args.old_rev:
+        os.environ["ODTSTUDY_OLD_REV"] = args.old_rev  # read by the children too
     if "old" in solvers:
         old_engine_path()  # build it once, before the forked children
     others = [s for s in solvers if s != "ours"]
