@@ -40,6 +40,7 @@ cdef class Depth2:
     cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
     cdef bint table_missed    # the last table solve had leaves to price
+    cdef double tau, above, below   # pinball loss: quantile, slopes above / below it
     # order statistics (absolute / pinball loss, unit weights), on the
     # cover's rows packed densely in target order:
     cdef double* oy           # y of each packed row (0 past the last)

@@ -12,11 +12,14 @@ Python loss of class supports: ``_d2_objective``, which prices every
 candidate leaf in one batch; two classes with a dense table of priced
 count vectors: ``_d2_table_binary``, the missing ones in one batch, then a
 table-lookup kernel). Weights, cost matrices on weights and squared
-error go to the objective's ``_weighted.WeightedCore``; absolute and
-pinball losses to a depth-1 solver over the rows in target order
-(``_depth1_order``; unit weights: ``_depth1_ranks``, over the cover's
-words, with popcounts and the objective's byte tables of y). The covers are ``_covers.Covers``; which solver serves
-an objective is what the objective declares (``_objective.pyx``).
+error go to the objective's ``_weighted.WeightedCore``. Absolute and
+pinball losses with unit weights: ``_d2_ranks``, over the cover's rows
+packed in target order, where a quadrant's quantile is its k-th row (pair
+counts, prefix counts and sums of y per word, ``odt_and_prefix``), and
+``_depth1_ranks`` for depth 1 (popcounts and the objective's byte tables
+of y); with weights, a depth-1 solver over the rows in target order
+(``_depth1_order``). The covers are ``_covers.Covers``; which solver
+serves an objective is what the objective declares (``_objective.pyx``).
 
 The two-class kernels are compiled for several instruction sets and chosen
 at import (``kernel_isa()``; ``set_kernel_isa`` for tests): ``_kernels.h``
@@ -141,31 +144,23 @@ cdef inline uint64_t _last_mask(int N, int j, int nw) noexcept nogil:
     return ((<uint64_t>1) << (N & 63)) - 1
 
 
-cdef inline int _quadrant_rows(int q, int t, const int32_t* c11, const int32_t* cpi,
-                               const int32_t* cpk, int N) noexcept nogil:
-    """Rows in the first t packed words of quadrant q of a pair (i, k):
-    0 = i and k, 1 = i only, 2 = k only, 3 = neither (prefix counts of
-    i AND k, i, k)."""
-    if q == 0:
-        return c11[t]
-    if q == 1:
-        return cpi[t] - c11[t]
-    if q == 2:
-        return cpk[t] - c11[t]
-    return _imin(t << 6, N) - cpi[t] - cpk[t] + c11[t]
+ctypedef fused _stat:
+    int32_t
+    double
 
 
-cdef inline double _quadrant_sum(int q, int t, const double* s11, const double* spi,
-                                 const double* spk, const double* cs) noexcept nogil:
-    """Sum of y over the first t packed words of quadrant q (as
-    ``_quadrant_rows``; ``cs``: the cover's prefix sums)."""
+cdef inline _stat _quadrant(int q, _stat both, _stat fi, _stat fk,
+                            _stat cover) noexcept nogil:
+    """A statistic that adds up over rows (rows, sum of y) of quadrant q of
+    a pair (i, k), 0 = i and k, 1 = i only, 2 = k only, 3 = neither, from
+    its value on i AND k, on i, on k and on the cover."""
     if q == 0:
-        return s11[t]
+        return both
     if q == 1:
-        return spi[t] - s11[t]
+        return fi - both
     if q == 2:
-        return spk[t] - s11[t]
-    return cs[t] - spi[t] - spk[t] + s11[t]
+        return fk - both
+    return cover - fi - fk + both
 
 
 cdef inline uint64_t _quadrant_bits(int q, uint64_t gi, uint64_t gk,
@@ -254,6 +249,10 @@ cdef class Depth2:
         self.weighted = not objective.counts
         self.eps = 0.0
         self.table_missed = True    # the table of priced leaves starts empty
+        # order statistics: absolute error is twice the pinball loss at 1/2
+        self.tau = 0.5 if self.okind == OBJ_ABSOLUTE else objective.tau
+        self.above = 1.0 if self.okind == OBJ_ABSOLUTE else self.tau
+        self.below = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - self.tau
         self.cost_int = False
         if self.okind == OBJ_COST and K == 2 and not self.weighted:
             self._cost_integers(covers.n)
@@ -600,9 +599,7 @@ cdef class Depth2:
         cdef double Wb[2]
         cdef double Sb[2]
         cdef bint found[2]
-        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
-        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
-        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double tau = self.tau, a = self.above, c = self.below
         cdef double best = leaf, wr, yr, loss
         cdef uint64_t* col
         out_f[0] = FEATURE_LEAF
@@ -687,9 +684,7 @@ cdef class Depth2:
         cdef int N = 0, pc
         cdef uint64_t h
         cdef double S = 0.0, S1, loss, best = leaf
-        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
-        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
-        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double tau = self.tau, a = self.above, c = self.below
         out_f[0] = FEATURE_LEAF
         for j in range(nnz):
             N += odt_popcount(cov[j])
@@ -760,9 +755,7 @@ cdef class Depth2:
         cdef uint64_t* g
         cdef int32_t* cp
         cdef double* sp
-        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
-        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
-        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double tau = self.tau, a = self.above, c = self.below
         cdef uint64_t h
         self.objective.gather(w, ix, nnz)
         for t in range(N):
@@ -843,9 +836,7 @@ cdef class Depth2:
         cdef int t, r0
         cdef int wq[4]
         cdef double best, l
-        cdef double tau = 0.5 if self.okind == OBJ_ABSOLUTE else self.objective.tau
-        cdef double a = 1.0 if self.okind == OBJ_ABSOLUTE else tau
-        cdef double c = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - tau
+        cdef double tau = self.tau, a = self.above, c = self.below
         cdef bint vri, vli, vrk, vlk
         out_f[0] = FEATURE_LEAF
         for j in range(nnz):
@@ -897,13 +888,14 @@ cdef class Depth2:
                     if n[q] <= 0:
                         continue
                     j = wq[q]
-                    sb[q] = _quadrant_sum(q, j, s11, spi, spk, cs)
+                    sb[q] = _quadrant(q, s11[j], spi[j], spk[j], cs[j])
                     qv[q] = _quantile_row(
                         tab, oy, j, _quadrant_bits(q, gi[j], gk[j], _last_mask(N, j, nw)),
-                        kq[q] - _quadrant_rows(q, j, c11, cpi, cpk, N) - 1, &sb[q])
+                        kq[q] - _quadrant(q, c11[j], cpi[j], cpk[j], <int32_t>_imin(j << 6, N)) - 1,
+                        &sb[q])
                 for q in range(4):
                     lq[q] = _side_loss(n[q], kq[q],
-                                       _quadrant_sum(q, nw, s11, spi, spk, cs),
+                                       _quadrant(q, s11[nw], spi[nw], spk[nw], cs[nw]),
                                        qv[q], sb[q], a, c)
                 if vri and lq[0] + lq[1] < br[i]:
                     br[i] = lq[0] + lq[1]

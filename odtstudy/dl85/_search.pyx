@@ -10,11 +10,13 @@ not know what a leaf costs. The engine is split by responsibility, as
 scikit-learn splits ``_tree`` / ``_splitter`` / ``_criterion``:
 
 * ``_kernels.h`` / ``_kernels.pxd``: ISA kernels (popcount, compaction,
-  two-class pair counts and quadrants);
+  two-class pair counts and quadrants, pair sums of y and bit selection
+  for the order statistics);
 * ``_covers.pyx``: the sparse covers of the search path and their
   operations (root, child, class supports, rows, intersections);
-* ``_depth2.pyx``: the depth-2 solvers over class counts (and the dispatch
-  to the weighted / order-statistics ones);
+* ``_depth2.pyx``: the depth-2 solvers over class counts and over packed
+  rows in target order (absolute / pinball losses, unit weights), and the
+  dispatch to the weighted ones;
 * ``_weighted.pyx``: the weighted pair statistics and their depth-2 solver;
 * ``_objective.pyx``: the leaf objectives; ``_cache.pyx``: the cache;
 * ``_search.pyx`` (this module): the recursion.
