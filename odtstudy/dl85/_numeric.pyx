@@ -39,7 +39,15 @@ from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
-from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now, _trace_point
+from odtstudy.dl85._util cimport (
+    KeyIdx,
+    _alloc,
+    _cheapest_cost,
+    _cmp_keyidx,
+    _misclassified,
+    _now,
+    _trace_point,
+)
 
 cnp.import_array()
 
@@ -223,25 +231,14 @@ cdef class NumericSearcher:
     # ------------------------------------------------------------ leaves
     cdef inline double _loss(self, const double* s) noexcept nogil:
         """Loss of a leaf with statistics ``s``."""
-        cdef int c, q, S = self.S
-        cdef double tot = 0.0, big = 0.0, v, best
+        cdef int S = self.S
+        cdef double v
         if self.kind == K_ERROR:
             if S == 2:
                 return s[0] if s[0] < s[1] else s[1]
-            for c in range(S):
-                tot += s[c]
-                if s[c] > big:
-                    big = s[c]
-            return tot - big
+            return _misclassified(s, S)
         if self.kind == K_COST:
-            best = INFINITY
-            for q in range(S):
-                v = 0.0
-                for c in range(S):
-                    v += self.cost[q * S + c] * s[c]
-                if v < best:
-                    best = v
-            return best
+            return _cheapest_cost(self.cost, s, S)
         if s[0] <= 0.0:
             return 0.0
         v = s[2] - s[1] * s[1] / s[0]

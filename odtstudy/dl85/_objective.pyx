@@ -42,7 +42,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from odtstudy.dl85._util cimport _alloc
+from odtstudy.dl85._util cimport _alloc, _cheapest_cost, _misclassified
 
 cnp.import_array()
 
@@ -308,23 +308,13 @@ cdef class Objective:
     # ------------------------------------------------------- class losses
     cdef double class_loss(self, const double* sup) noexcept nogil:
         """Loss of a leaf from its class supports."""
-        cdef int p, c, K = self.K
-        cdef double best = 0.0, total = 0.0, v
+        cdef int K = self.K
+        cdef double best, total
         if self.kind == OBJ_ERROR or self.kind == OBJ_WEIGHTED:
-            for c in range(K):
-                total += sup[c]
-                if sup[c] > best:
-                    best = sup[c]
-            total -= best
+            total = _misclassified(sup, K)
             return total if total > 0 else 0.0
         if self.kind == OBJ_COST:
-            best = INFINITY
-            for p in range(K):
-                v = 0.0
-                for c in range(K):
-                    v += self.cost[p * K + c] * sup[c]
-                if v < best:
-                    best = v
+            best = _cheapest_cost(self.cost, sup, K)
             return best if best > 0 else 0.0
         return self.class_loss_py(sup)
 

@@ -1,6 +1,9 @@
 # cython: language_level=3
-"""Small C helpers shared by the DL8.5 extension modules."""
+"""Small C helpers shared by the DL8.5 extension modules (allocation, the
+clock, the anytime trace, sorting keys, and the class-support leaf losses
+that both searches price)."""
 
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t
 from libc.stdlib cimport calloc
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -54,3 +57,30 @@ cdef inline int _trace_point(double* trace, int n, int cap, double t, double obj
     last[1] = obj
     last[2] = lb
     return n + 1
+
+
+cdef inline double _misclassified(const double* sup, int K) noexcept nogil:
+    """Loss of a leaf with class supports ``sup[:K]`` that predicts its
+    largest class: the supports of the other classes."""
+    cdef double total = 0.0, big = 0.0
+    cdef int c
+    for c in range(K):
+        total += sup[c]
+        if sup[c] > big:
+            big = sup[c]
+    return total - big
+
+
+cdef inline double _cheapest_cost(const double* cost, const double* sup,
+                                  int K) noexcept nogil:
+    """Loss of a leaf with class supports ``sup[:K]`` that predicts the class
+    of least cost, ``cost[p * K + c]`` for predicting p on class c."""
+    cdef double best = INFINITY, v
+    cdef int p, c
+    for p in range(K):
+        v = 0.0
+        for c in range(K):
+            v += cost[p * K + c] * sup[c]
+        if v < best:
+            best = v
+    return best

@@ -37,7 +37,7 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from odtstudy.dl85._util cimport _alloc
+from odtstudy.dl85._util cimport _alloc, _cheapest_cost, _misclassified
 
 cnp.import_array()
 
@@ -204,36 +204,18 @@ cdef extern from *:
 odt_wkernels_init()
 
 
-cdef inline double _leaf_err(const double* v, int K) noexcept nogil:
-    """Leaf error of class weights ``v``: total minus the largest (>= 0)."""
-    cdef double s = 0.0, best = 0.0
-    cdef int c
-    for c in range(K):
-        s += v[c]
-        if v[c] > best:
-            best = v[c]
-    s -= best
-    return s if s > 0 else 0.0
-
-
 cdef inline double _loss(const double* q, int K, bint squared,
                          const double* cost) noexcept nogil:
     """Loss of a leaf from its K class weights (misclassification, or the
     cheapest prediction under ``cost[p * K + c]`` when given), or from its
     statistics ``(w, w y, w y^2)`` when ``squared``."""
-    cdef double v, best
-    cdef int p, c
+    cdef double v
     if cost != NULL:
-        best = 1e308
-        for p in range(K):
-            v = 0.0
-            for c in range(K):
-                v += cost[p * K + c] * q[c]
-            if v < best:
-                best = v
-        return best if best > 0.0 else 0.0
+        v = _cheapest_cost(cost, q, K)
+        return v if v > 0.0 else 0.0
     if not squared:
-        return _leaf_err(q, K)
+        v = _misclassified(q, K)
+        return v if v > 0 else 0.0
     if q[0] <= 0.0:
         return 0.0
     v = q[2] - q[1] * q[1] / q[0]
