@@ -277,6 +277,9 @@ cdef class NumericSearcher:
 
     # ------------------------------------------------------------- nodes
     cdef int _root(self) except -1:
+        """The root node (depth 0): every row, sorted by every feature, its
+        statistics and key. The search writes only deeper levels, so this is
+        done once, when the searcher is made."""
         cdef int g, i, n = self.n, p = self.p, S = self.S, c
         cdef double* t = self.tot
         # rows sorted by every feature: a counting sort of the ranks
@@ -926,7 +929,6 @@ cdef class NumericSearcher:
         self.deadline = self.t_start + self.time_limit
         self.n_trace = 0
         self.tracing = True
-        self._root()
         if self.leafv[0] < max_error:
             self._trace_root(self.leafv[0], 0.0)
         with nogil:
@@ -956,7 +958,6 @@ cdef class NumericSearcher:
         self.time_limit = 0.0
         self.timed_out = False
         try:
-            self._root()
             self._rebuild(0, loss if not timed else INFINITY, timed, out)
         finally:
             self.time_limit = tl
