@@ -319,18 +319,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             def label_of(node, rows):
                 return fast(np.asarray(out.value[node], dtype=np.float64))[1]
 
-        weights = None
-        if sample_weight is not None and kind == "error" and _replicable(sample_weight):
-            X, y = self._replicate(X, y, sample_weight)
-        elif sample_weight is not None:
-            # real weights: weighted class supports in the core (rows of
-            # weight 0 are dropped, as replication does)
-            keep = sample_weight > 0
-            X, y, weights = X[keep], y[keep], sample_weight[keep]
-            if kind == "error":
-                kind = "weighted"
-        if X.shape[0] == 0:
-            raise ValueError("all sample weights are zero: nothing to fit")
+        X, y, weights = self._weighted_rows(X, y, sample_weight, kind == "error")
+        if weights is not None and kind == "error":
+            kind = "weighted"
         out = search(
             X,
             kind=kind,
@@ -377,19 +368,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         """The search on numeric features (``thresholds`` set; ``cuts``: the
         candidate thresholds of each column)."""
         n_classes = len(self.classes_)
-        weights = None
-        if (
-            sample_weight is not None
-            and self.cost_matrix is None
-            and _replicable(sample_weight)
-        ):
-            # as on 0/1 data: whole weights count as repeated rows
-            X, y = self._replicate(X, y, sample_weight)
-        elif sample_weight is not None:
-            keep = sample_weight > 0
-            X, y, weights = X[keep], y[keep], sample_weight[keep]
-            if X.shape[0] == 0:
-                raise ValueError("all sample weights are zero: nothing to fit")
+        X, y, weights = self._weighted_rows(
+            X, y, sample_weight, self.cost_matrix is None
+        )
         w = np.ones(len(y)) if weights is None else weights
         kind, cost, label_of = "error", None, None
         worst = w
@@ -413,6 +394,22 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             **self._search_options(),
         )
         return self._result(out, label_of, X, float(np.sum(w)))
+
+    @classmethod
+    def _weighted_rows(cls, X, y, sample_weight, replicate):
+        """The rows to search and their weights (None: unit weights). With
+        ``replicate`` (misclassification), whole weights count as repeated
+        rows; otherwise the rows of positive weight keep their weights (a
+        row of weight 0 is dropped, as replication does)."""
+        weights = None
+        if sample_weight is not None and replicate and _replicable(sample_weight):
+            X, y = cls._replicate(X, y, sample_weight)
+        elif sample_weight is not None:
+            keep = sample_weight > 0
+            X, y, weights = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            raise ValueError("all sample weights are zero: nothing to fit")
+        return X, y, weights
 
     @staticmethod
     def _replicate(X, y, sample_weight):
