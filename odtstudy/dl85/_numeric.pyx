@@ -919,12 +919,20 @@ cdef class NumericSearcher:
         return INFINITY
 
     # ------------------------------------------------------------ results
-    def run(self, double max_error=INFINITY):
+    def root_leaf_loss(self):
+        """Loss of the whole training set as a single leaf."""
+        return self.leafv[0]
+
+    def run(self, double max_error=INFINITY, purity_tol=None):
         """Search from the root; returns ``(loss, lower_bound)``.
 
-        ``loss`` is ``inf`` when no tree has loss < ``max_error``.
+        ``loss`` is ``inf`` when no tree has loss < ``max_error``. A leaf
+        whose loss is ``<= purity_tol`` is not split further (default: the
+        searcher's ``purity_tol``).
         """
         cdef double err, lb
+        if purity_tol is not None:
+            self.eps = purity_tol
         self.t_start = _now()
         self.deadline = self.t_start + self.time_limit
         self.n_trace = 0

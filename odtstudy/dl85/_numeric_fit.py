@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
 from odtstudy.datasets._binarizer import _midpoints, _quantile_thresholds
-from odtstudy.dl85._engine import SearchOutput
+from odtstudy.dl85._engine import PURITY_RTOL, SearchOutput
 from odtstudy.dl85._numeric import NumericSearcher
 
 __all__ = [
@@ -169,7 +169,7 @@ def numeric_search(
     stats,
     cost=None,
     worst=None,
-    purity_tol=0.0,
+    purity_tol=None,
     **options,
 ) -> SearchOutput:
     """Run the numeric DL8.5 search on ``X`` (float, no NaN).
@@ -188,7 +188,9 @@ def numeric_search(
     worst : ndarray of shape (n_samples,), default=None
         Largest loss a row adds to a leaf (the neighbour bound); None
         switches that bound off.
-    purity_tol : float, default=0.0
+    purity_tol : float, default=None
+        A leaf of loss at most this is not split; None: ``PURITY_RTOL``
+        times the root's loss as one leaf, as :func:`_engine.search` does.
     **options
         The search options (``SEARCH_OPTIONS`` of ``_engine``).
 
@@ -221,12 +223,14 @@ def numeric_search(
         wipe_strategy=options.get("wipe_strategy", "reuses"),
         use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
         use_depth2_solver=bool(options.get("use_depth2_solver", True)),
-        purity_tol=float(purity_tol),
+        purity_tol=0.0 if purity_tol is None else float(purity_tol),
     )
+    if purity_tol is None:
+        purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
     max_error = options.get("max_error")
     max_error = math.inf if max_error is None else float(max_error)
     setup = clock.elapsed()
-    result = searcher.run(max_error)
+    result = searcher.run(max_error, purity_tol)
     out = SearchOutput.of_run(
         result, searcher.stats(), searcher.anytime(), setup, max_error
     )

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeRegressor
-from odtstudy.dl85._engine import PURITY_RTOL, build_tree, fit_result, search
+from odtstudy.dl85._engine import build_tree, fit_result, search
 from odtstudy.dl85._losses import (
     check_losses_fit,
     power_of_two_scale,
@@ -173,15 +173,11 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)
         if cuts is not None and decode is None:
-            stats = squared_stats(y / scale, sample_weight)
-            total = stats.sum(axis=0)
-            root = total[2] - total[1] ** 2 / total[0] if total[0] > 0 else 0.0
             out = numeric_search(
                 X,
                 cuts,
                 kind="squared",
-                stats=stats,
-                purity_tol=PURITY_RTOL * abs(root),
+                stats=squared_stats(y / scale, sample_weight),
                 **options,
             )
         else:
