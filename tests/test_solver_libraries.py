@@ -13,7 +13,7 @@ from ortools.sat.python import cp_model
 h = highspy.Highs()
 assert pulp.HiGHS(msg=False).available()
 p = pulp.LpProblem("t", pulp.LpMinimize)
-x = pulp.LpVariable("x", 0, 1, cat="Integer")
+x = p.add_variable("x", 0, 1, cat="Integer")
 p += -x
 p.solve(pulp.HiGHS(msg=False))
 assert x.value() == 1

@@ -17,7 +17,6 @@ from odtstudy.study import (
     MethodSpec,
     StudyConfig,
     get_method,
-    list_studies,
     load_config,
     registry,
 )
@@ -221,13 +220,6 @@ def test_tables_used_only_by_a_scale_or_by_all_are_fine(tmp_path):
         _set("methods", '"all"') + '\n[methods.dl85-asc]\nmethod = "dl85"\n'
     )
     assert "dl85-asc" in [m.label for m in load_config(str(path)).methods]
-
-
-@pytest.mark.parametrize("name", list_studies())
-def test_builtin_studies_load_at_every_scale(name):
-    for scale in ("smoke", "default", "paper"):
-        config = load_config(name, scale=scale)
-        assert config.datasets and config.methods and config.depths
 
 
 # ------------------------------------------------------- configs in Python

@@ -9,5 +9,12 @@ from odtstudy.study import list_studies, load_config
 @pytest.mark.parametrize("name", list_studies())
 @pytest.mark.parametrize("scale", ["smoke", "default", "paper"])
 def test_every_config_loads_at_every_scale(name, scale):
-    config = load_config(name, scale=scale)
+    try:
+        config = load_config(name, scale=scale)
+    except ValueError as exc:
+        # a published solver without a wheel for this Python (gosdt on 3.13):
+        # the study refuses to load, naming the method and how to install it
+        if "is not installed" in str(exc) and "pip install" in str(exc):
+            pytest.skip(str(exc))
+        raise
     assert config.datasets and config.methods and config.depths

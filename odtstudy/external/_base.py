@@ -79,6 +79,8 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         objectives are only compared within one family.
     _honours_time_limit : bool
         False when the adapter enforces the limit itself (forked child).
+    _install_note : str
+        Where the extra cannot install the package everywhere, how to get it.
     """
 
     _tool = ""
@@ -86,6 +88,7 @@ class ExternalTreeClassifier(BaseTreeClassifier):
     _exact = True
     _objective_family = "misclassification"
     _honours_time_limit = True
+    _install_note = ""
 
     # ----------------------------------------------------- declarations
     @classmethod
@@ -96,6 +99,12 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         except Exception:
             return False
         return True
+
+    @classmethod
+    def install_hint(cls) -> str:
+        """How to install the solver's package."""
+        hint = f'pip install "odtstudy[external]" (or pip install {cls._tool})'
+        return f"{hint}; {cls._install_note}" if cls._install_note else hint
 
     @classmethod
     def objective_family(cls, params=None) -> str:
@@ -110,8 +119,7 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         except ImportError as exc:
             raise ImportError(
                 f"{type(self).__name__} needs the {self._tool!r} package: "
-                f'pip install "odtstudy[external]" (or pip install {self._tool}); '
-                f"importing {self._module} failed: {exc}"
+                f"{self.install_hint()}; importing {self._module} failed: {exc}"
             ) from exc
 
     @staticmethod

@@ -100,6 +100,11 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
     _module = "gosdt"
     _requires_binary = True
     _honours_time_limit = False
+    _install_note = (
+        "gosdt 1.0.4 has wheels for Python 3.9-3.12 only, so the extra skips it "
+        "on newer Pythons; there it builds from source with the system's TBB "
+        "(apt install libtbb-dev, then pip install gosdt)"
+    )
     _parameter_constraints = {
         **ExternalTreeClassifier._parameter_constraints,
         "regularization": [Interval(Real, 0, 1, closed="both"), None],

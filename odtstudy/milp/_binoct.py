@@ -16,13 +16,8 @@ import numpy as np
 import pulp
 
 from odtstudy._deadline import Deadline
-from odtstudy.milp._common import (
-    ModelSize,
-    add_constraint,
-    branch_nodes,
-    leaf_nodes,
-    leaves_under,
-)
+from odtstudy.milp._common import ModelSize, branch_nodes, leaf_nodes, leaves_under
+from odtstudy.milp._pulp_api import add_constraint, affine
 
 __all__ = [
     "BinOCTModel",
@@ -201,8 +196,8 @@ class BinOCTModel(ModelSize):
         self.e = prob.add_variable_dicts("e", (self.leaves, classes), 0)
         z, f, q = self.z, self.f, self.q
 
-        prob += pulp.LpAffineExpression(
-            [(self.e[leaf][c], 1) for leaf in self.leaves for c in classes]
+        prob.setObjective(
+            affine({self.e[leaf][c]: 1 for leaf in self.leaves for c in classes})
         )
         for t in self.branches:  # (1)
             add_constraint(prob, {f[t][j]: 1 for j in self.usable}, "==", 1)
@@ -227,25 +222,25 @@ class BinOCTModel(ModelSize):
                     if len(members) == 0:
                         continue
                     big_m = float(len(members))
-                    terms = {
-                        z[int(i)][leaf]: 1.0
-                        for i in members
+                    terms = [
+                        (z[i][leaf], 1.0)
+                        for i in members.tolist()
                         for leaf in side_leaves[rule.forbidden]
-                    }
-                    terms[f[t][j]] = big_m
-                    for k in rule.ones:
-                        terms[q[t][k]] = big_m
-                    for k in rule.zeros:
-                        terms[q[t][k]] = -big_m
+                    ]
+                    terms.append((f[t][j], big_m))
+                    terms.extend((q[t][k], big_m) for k in rule.ones)
+                    terms.extend((q[t][k], -big_m) for k in rule.zeros)
                     add_constraint(prob, terms, "<=", big_m * (1 + len(rule.ones)))
 
         n_c = np.bincount(self.y, minlength=self.n_classes)
         for leaf in self.leaves:  # (7)
             self._deadline.check("while building the BinOCT model")
             for c in classes:
-                terms = {z[int(i)][leaf]: 1.0 for i in np.flatnonzero(self.y == c)}
-                terms[self.p[leaf][c]] = -float(n_c[c])
-                terms[self.e[leaf][c]] = -1.0
+                terms = [
+                    (z[i][leaf], 1.0) for i in np.flatnonzero(self.y == c).tolist()
+                ]
+                terms.append((self.p[leaf][c], -float(n_c[c])))
+                terms.append((self.e[leaf][c], -1.0))
                 add_constraint(prob, terms, "<=", 0)
 
         self.a = None

@@ -1,4 +1,4 @@
-"""CBC (the binary bundled with PuLP) on a :class:`MatrixModel`, under a deadline.
+"""CBC (the binary PuLP runs) on a :class:`MatrixModel`, under a deadline.
 
 The model goes to CBC as an MPS file written here (columns ``X<j>``, rows
 ``R<i>``), the warm start as a mipstart file; CBC runs in a
@@ -13,13 +13,12 @@ import math
 import os
 import re
 import signal
-import warnings
 
 import numpy as np
-import pulp
 
 from odtstudy._deadline import Deadline
 from odtstudy.milp._process import SolverProcess
+from odtstudy.milp._pulp_api import cbc_command
 from odtstudy.milp._solveinfo import SolveInfo, relative_gap
 
 try:
@@ -37,17 +36,9 @@ _COLUMNS_PER_CHECK = 500
 
 
 def cbc_executable() -> str | None:
-    """Path of the CBC binary PuLP would run (bundled, or on the PATH)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in ("PULP_CBC_CMD", "COIN_CMD"):
-            solver_class = getattr(pulp, name, None)
-            if solver_class is None:
-                continue
-            solver = solver_class(msg=False)
-            if solver.available():
-                return solver.path
-    return None
+    """Path of the CBC binary PuLP would run (bundled, cbcbox, or on the PATH)."""
+    solver = cbc_command(msg=False)
+    return None if solver is None else solver.path
 
 
 def _num(value: float) -> str:

@@ -9,14 +9,12 @@ Positions of the complete tree of depth ``D`` are numbered in BFS order from
 from __future__ import annotations
 
 import numpy as np
-import pulp
 from sklearn.tree import DecisionTreeClassifier
 
-from odtstudy.milp._export import constraint_list
+from odtstudy.milp._pulp_api import constraint_list
 from odtstudy.tree import Tree
 
 __all__ = [
-    "add_constraint",
     "branch_nodes",
     "fit_cart",
     "leaf_nodes",
@@ -39,7 +37,7 @@ class ModelSize:
     @property
     def n_nonzeros(self) -> int:
         """Non-zero coefficients of the constraint matrix."""
-        return sum(len(con.expr) for con in constraint_list(self.prob))
+        return sum(map(len, constraint_list(self.prob)))
 
 
 def branch_nodes(depth: int) -> list[int]:
@@ -56,21 +54,6 @@ def leaves_under(t: int, depth: int) -> list[int]:
     span = 2 ** (depth - level)
     first = t * span
     return list(range(first, first + span))
-
-
-def add_constraint(prob, terms, sense, rhs, name=None):
-    """Add ``sum(coef * var) <sense> rhs`` from a ``{var: coef}`` dict, fast.
-
-    ``sense`` is ``"<="``, ``">="`` or ``"=="``. Building the expression from
-    a dict avoids PuLP's operator overloading, which is slow on large sums.
-    """
-    senses = {
-        "<=": pulp.LpConstraintLE,
-        ">=": pulp.LpConstraintGE,
-        "==": pulp.LpConstraintEQ,
-    }
-    expr = pulp.LpAffineExpression(terms)
-    prob.addConstraint(pulp.LpConstraint(expr, senses[sense], name, float(rhs)))
 
 
 def misclassifications(tree: Tree, X, y) -> int:

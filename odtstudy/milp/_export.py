@@ -16,8 +16,9 @@ import pulp
 import scipy.sparse as sp
 
 from odtstudy._deadline import Deadline
+from odtstudy.milp._pulp_api import constraint_list, constraint_terms
 
-__all__ = ["MatrixModel", "constraint_list", "export_model"]
+__all__ = ["MatrixModel", "export_model"]
 
 _CHECK_EVERY = 2000  # constraints between two looks at the clock
 
@@ -103,14 +104,6 @@ class MatrixModel:
             var.varValue = value
 
 
-def constraint_list(prob: pulp.LpProblem) -> list:
-    """The constraints of ``prob`` (PuLP >= 3.3 calls, older PuLP maps)."""
-    constraints = prob.constraints
-    if callable(constraints):
-        return list(constraints())
-    return list(constraints.values())
-
-
 def _bound(value, default):
     return default if value is None else float(value)
 
@@ -149,9 +142,9 @@ def export_model(prob: pulp.LpProblem, deadline: Deadline | None = None) -> Matr
     for i, con in enumerate(constraints):
         if i % _CHECK_EVERY == 0:
             deadline.check("while exporting the MILP")
-        expr = con.expr
-        indices.extend(map(lookup, expr.keys()))
-        values.extend(expr.values())
+        terms = constraint_terms(con)
+        indices.extend(lookup(var) for var, _ in terms)
+        values.extend(coef for _, coef in terms)
         indptr[i + 1] = len(values)
         row_lower[i] = _bound(con.getLb(), -np.inf)
         row_upper[i] = _bound(con.getUb(), np.inf)

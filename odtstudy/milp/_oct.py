@@ -12,12 +12,8 @@ import numpy as np
 import pulp
 
 from odtstudy._deadline import Deadline
-from odtstudy.milp._common import (
-    ModelSize,
-    add_constraint,
-    branch_nodes,
-    leaf_nodes,
-)
+from odtstudy.milp._common import ModelSize, branch_nodes, leaf_nodes
+from odtstudy.milp._pulp_api import add_constraint, affine
 
 __all__ = ["OCTModel", "scale_features"]
 
@@ -131,7 +127,7 @@ class OCTModel(ModelSize):
         objective = {self.L[t]: 1.0 / self.baseline for t in self.leaves}
         if self.alpha:
             objective.update({d[t]: self.alpha for t in self.branches})
-        prob += pulp.LpAffineExpression(objective)
+        prob.setObjective(affine(objective))
 
         for t in self.branches:  # (1)
             terms = {a[t][j]: 1 for j in feats}

@@ -4,8 +4,9 @@ The learners build their models with PuLP; :func:`solve` exports one to
 arrays (:mod:`odtstudy.milp._export`) and runs the solver in a child process
 that cannot outlive the fit's deadline (:mod:`odtstudy.milp._process`):
 
-- ``"cbc"``: the CBC binary bundled with PuLP (``PULP_CBC_CMD``), or a CBC on
-  the ``PATH`` (``COIN_CMD``), on an MPS file; warm start as a mipstart
+- ``"cbc"``: the CBC binary PuLP runs (bundled with PuLP 3, the ``cbcbox``
+  wheel of ``pulp[cbc]`` with PuLP 4, or a ``cbc`` on the ``PATH``), on an
+  MPS file; warm start as a mipstart
   file; bound and gap from CBC's log (:mod:`odtstudy.milp._cbc`).
 - ``"highs"``: HiGHS (``highspy``) in a Python child process reading the
   arrays; warm start through ``Highs.setSolution``; bound and gap from
@@ -31,8 +32,8 @@ __all__ = ["SOLVERS", "SolveInfo", "check_solver_available", "kill_time", "solve
 SOLVERS = ("cbc", "highs")
 
 _INSTALL_HINT = {
-    "cbc": "CBC ships with PuLP: reinstall it with `pip install pulp` "
-    "(or install a `cbc` binary on the PATH)",
+    "cbc": "CBC comes with PuLP's cbc extra: install it with "
+    '`pip install "pulp[cbc]"` (or put a `cbc` binary on the PATH)',
     "highs": "install highspy with `pip install highspy`",
 }
 

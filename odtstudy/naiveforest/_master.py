@@ -24,6 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 import pulp
 
+from odtstudy.milp._pulp_api import (
+    add_constraint,
+    affine,
+    cbc_command,
+    set_coefficient,
+    solve_status,
+)
+from odtstudy.milp._solvers import check_solver_available
+
 __all__ = [
     "HighsLPBoostMaster",
     "LPBoostMaster",
@@ -136,30 +145,26 @@ class LPBoostMaster(_Master):
         xi = self._prob.add_variable_dicts("xi", range(self.n_samples), lowBound=0)
         self._xi = [xi[i] for i in range(self.n_samples)]
         self._w: list[pulp.LpVariable] = []
-        self._prob.setObjective(
-            pulp.LpAffineExpression(
-                [(self._rho, 1.0)] + [(x, -self.reg) for x in self._xi]
+        objective = {x: -self.reg for x in self._xi}
+        objective[self._rho] = 1.0
+        self._prob.setObjective(affine(objective))
+        self._margin = [
+            add_constraint(
+                self._prob, {xi: 1.0, self._rho: -1.0}, ">=", 0.0, f"margin_{i}"
             )
-        )
-        self._margin = []
-        for i, xi in enumerate(self._xi):
-            expr = pulp.LpAffineExpression([(xi, 1.0), (self._rho, -1.0)])
-            con = pulp.LpConstraint(expr, pulp.LpConstraintGE, f"margin_{i}", 0.0)
-            self._prob += con
-            self._margin.append(self._prob.get_constraint_by_name(f"margin_{i}"))
-        self._prob += pulp.LpConstraint(
-            pulp.LpAffineExpression(), pulp.LpConstraintEQ, "sum_w", 1.0
-        )
-        self._sum_w = self._prob.get_constraint_by_name("sum_w")
+            for i, xi in enumerate(self._xi)
+        ]
+        self._sum_w = add_constraint(self._prob, {}, "==", 1.0, "sum_w")
 
     def add_column(self, a) -> int:
         a = np.asarray(a, dtype=np.float64)
         t = len(self._w)
         var = self._prob.add_variable(f"w_{t}", lowBound=0)
         self._w.append(var)
-        for con, coef in zip(self._margin, a):
-            con.expr.addterm(var, float(coef))
-        self._sum_w.expr.addterm(var, 1.0)
+        for con, coef in zip(self._margin, a.tolist()):
+            if coef:
+                set_coefficient(con, var, coef)
+        set_coefficient(self._sum_w, var, 1.0)
         self.columns.append(a)
         return t
 
@@ -169,16 +174,19 @@ class LPBoostMaster(_Master):
             kwargs["timeLimit"] = max(float(time_limit), 0.01)
         if self.solver == "highs":
             return pulp.HiGHS(**kwargs)
-        return pulp.PULP_CBC_CMD(**kwargs)
+        solver = cbc_command(**kwargs)
+        if solver is None:
+            check_solver_available("cbc")  # raises, with the install hint
+        return solver
 
     def solve(self, time_limit=None) -> MasterSolution:
         if not self._w:
             raise ValueError("the master has no column yet")
-        self._prob.solve(self._pulp_solver(time_limit))
-        if self._prob.status != pulp.LpStatusOptimal:
+        optimal, status = solve_status(self._prob, self._pulp_solver(time_limit))
+        if not optimal:
             raise RuntimeError(
                 "the LPBoost master LP was not solved to optimality "
-                f"(PuLP status {pulp.LpStatus[self._prob.status]})"
+                f"(PuLP status {status})"
             )
         w = np.array([v.varValue or 0.0 for v in self._w])
         w = np.clip(w, 0.0, None)
@@ -187,7 +195,7 @@ class LPBoostMaster(_Master):
         A = self.column_matrix()
         scores = u @ A
         beta = float(scores.max())
-        objective = float(pulp.value(self._prob.objective))
+        objective = float(self._prob.objective.value())
         return MasterSolution(
             objective=objective,
             weights=w,

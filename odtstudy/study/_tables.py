@@ -91,9 +91,22 @@ def objective_table(records: StudyRecords, depth: int) -> pd.DataFrame:
     if mean.empty:
         return pd.DataFrame()
     proven = _pivot(records.cells, depth, "all_proven", methods).reindex_like(mean)
-    star = proven.fillna(False).astype(bool).map(lambda p: "" if p else "*")
-    texts = mean.map(lambda v: f"{v:.6g}", na_action="ignore") + star
-    return _marked(texts.where(mean.notna()), complete, best)
+    proven = proven.fillna(False).astype(bool)
+    # cell by cell, as objects: a column without any objective is float NaN,
+    # to which pandas 3 refuses to add strings
+    texts = pd.DataFrame(
+        {
+            method: [
+                None if pd.isna(value) else f"{value:.6g}" + ("" if ok else "*")
+                for value, ok in zip(mean[method], proven[method])
+            ]
+            for method in mean.columns
+        },
+        index=mean.index,
+        dtype=object,
+    )
+    texts.columns.name = mean.columns.name
+    return _marked(texts, complete, best)
 
 
 def summary_table(records: StudyRecords, tests: dict) -> pd.DataFrame:

@@ -173,10 +173,11 @@ class Method:
         cls = _import_target(self.name, self.target)
         installed = getattr(cls, "installed", None)
         if callable(installed) and not installed():
+            hint = getattr(cls, "install_hint", None)
             raise KeyError(
                 f"method {self.name!r} is not installed: {cls.__name__} needs "
                 f"the {getattr(cls, '_tool', '?')!r} package "
-                '(pip install "odtstudy[external]")'
+                f"({hint() if callable(hint) else 'pip install odtstudy[external]'})"
             )
         return cls
 

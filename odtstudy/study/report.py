@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -475,6 +476,25 @@ def _paper_section(doc, study, frame, protocol_id, scale) -> None:
         doc.heading("The study behind the verdicts")
 
 
+def _guarded(doc: Document, what: str, build, *args) -> None:
+    """Run ``build(*args)``; when it raises, say so in the report and go on.
+
+    The records are never at risk (they are written before any report), so a
+    report that cannot draw one section still shows every other one and the
+    failure, instead of leaving no report at all.
+    """
+    try:
+        build(*args)
+    except Exception as exc:
+        message = (
+            f"The section for {what} could not be built: "
+            f"{type(exc).__name__}: {exc}. The records in results.jsonl are "
+            "intact; please report this with the records attached."
+        )
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        doc.text(message, alert=True)
+
+
 def make_report(
     study: str, output_dir="reports", scale: str = "default", reference=None
 ) -> Path:
@@ -522,7 +542,9 @@ def make_report(
             alert=True,
         )
     protocols = _protocols_newest_first(frame)
-    _paper_section(doc, study, frame, protocols[0], scale)
+    _guarded(
+        doc, "Paper vs odtstudy", _paper_section, doc, study, frame, protocols[0], scale
+    )
     if len(protocols) > 1:
         doc.text(
             f"This folder holds runs of {len(protocols)} different protocols "
@@ -535,7 +557,16 @@ def make_report(
         if len(protocols) > 1:
             doc.heading(f"Protocol {protocol_id}", 1)
         prefix = f"{protocol_id}-" if len(protocols) > 1 else ""
-        protocol_section(doc, part, folder, prefix, reference)
+        _guarded(
+            doc,
+            f"protocol {protocol_id}",
+            protocol_section,
+            doc,
+            part,
+            folder,
+            prefix,
+            reference,
+        )
     _environment(doc, frame)
     path = folder / "report.md"
     path.write_text(doc.markdown())
