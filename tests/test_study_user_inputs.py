@@ -173,3 +173,40 @@ def test_dask_scheduler_refuses_user_inputs(study, tmp_path, capsys):
 def test_every_midpoint_setting(study):
     _edit(study, "time_limit = 5", 'time_limit = 5\nmax_thresholds = "all"')
     assert load_config(study).max_thresholds is None
+
+
+BROKEN = '''
+from sklearn.tree import DecisionTreeClassifier
+
+
+class Broken(DecisionTreeClassifier):
+    """A user's exact learner whose fit fails on the study's data."""
+
+    def fit(self, X, y, sample_weight=None):
+        raise RuntimeError("broken on purpose")
+'''
+
+
+def test_report_of_a_user_exact_learner_whose_every_fit_raises(study, tmp_path):
+    (tmp_path / "broken_mod.py").write_text(BROKEN)
+    _edit(study, 'datasets = ["mydata", "vote"]', 'datasets = ["mydata"]')
+    _edit(study, '"usertrees_mod:MyTree"', '"broken_mod:Broken"')
+    _edit(study, "exact = false", "exact = true")
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    report = (out / "mine" / "report.md").read_text()
+    assert "## Failed runs" in report and "broken on purpose" in report
+    assert "could not be built" not in report
+
+
+def test_report_of_dl85_on_a_user_table_holding_inf(study, tmp_path):
+    frame = pd.read_csv(tmp_path / "data" / "my.csv")
+    frame.loc[3, "size"] = np.inf
+    frame.to_csv(tmp_path / "data" / "my.csv", index=False)
+    _edit(study, 'datasets = ["mydata", "vote"]', 'datasets = ["mydata"]')
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    report = (out / "mine" / "report.md").read_text()
+    # every run fails on the infinite value; the report shows why
+    assert "## Failed runs" in report and "infinity" in report
+    assert "could not be built" not in report
