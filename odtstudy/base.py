@@ -192,6 +192,18 @@ def _validate_regression_data(estimator, X, y, binary=False):
     return X, y
 
 
+def _check_one_label_type(y) -> None:
+    """Labels that mix strings with numbers cannot be ordered into classes_."""
+    if np.asarray(y).dtype != object:
+        return
+    kinds = {"str" if isinstance(v, str) else type(v).__name__ for v in y}
+    if "str" in kinds and len(kinds) > 1:
+        raise ValueError(
+            f"y mixes label types ({', '.join(sorted(kinds))}); give labels of "
+            "one type, e.g. all strings with y.astype(str)"
+        )
+
+
 def _validate_classification_data(estimator, X, y, binary=False):
     """Validate ``(X, y)`` for a classifier; set ``classes_`` on ``estimator``.
 
@@ -200,6 +212,7 @@ def _validate_classification_data(estimator, X, y, binary=False):
     ``binary=True``, non-0/1 features.
     """
     X, y = _validate_supervised_data(estimator, X, y, y_numeric=False)
+    _check_one_label_type(y)
     check_classification_targets(y)
     estimator.classes_, y_encoded = np.unique(y, return_inverse=True)
     if len(estimator.classes_) < 2:

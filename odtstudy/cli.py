@@ -19,6 +19,22 @@ def _study(args) -> int:
     return _run_study(args, args.name, overrides, scheduler=args.scheduler)
 
 
+def _check_writable(folder, output) -> None:
+    """Create the study folder and check a file can be written in it, before
+    any run (a ``ValueError`` naming ``--output`` otherwise)."""
+    probe = folder / ".odtstudy-write-check"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(
+            f"--output {output}: cannot write the study folder {folder} "
+            f"({reason}); pass a writable folder with --output"
+        ) from None
+
+
 def _run_study(args, name, overrides=None, scheduler=None) -> int:
     """Run study ``name`` (resumable) and write its report: the one code path
     of ``odtstudy study`` and ``odtstudy reproduce``."""
@@ -37,6 +53,7 @@ def _run_study(args, name, overrides=None, scheduler=None) -> int:
     folder = study_folder(args.output, config.name, config.scale)
     if args.dry_run:
         return _dry_run(config, expand_runs(config), folder)
+    _check_writable(folder, args.output)
     start = time.perf_counter()
     try:
         store = run_study(

@@ -353,3 +353,27 @@ def test_make_rejects_unknown_parameters_but_skips_runner_ones(monkeypatch):
     assert made.max_depth == 2 and made.criterion == "entropy"
     with pytest.raises(TypeError, match="takes no parameter 'splitter'"):
         method.make(max_depth=2, splitter="best")
+
+
+def test_toml_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + BASE.encode())
+    assert load_config(str(path)).name == "tiny"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        BASE.replace('"tiny"', '"caf\xe9"').encode("latin-1"),
+        b"\x00\x01\xff\xfe" * 8,
+    ],
+    ids=["latin-1", "binary"],
+)
+def test_toml_that_is_not_utf8_names_the_file_and_the_fix(tmp_path, data, capsys):
+    path = tmp_path / "enc.toml"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=r"is not UTF-8 text.*save it as UTF-8"):
+        load_config(str(path))
+    assert main(["study", str(path), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "UTF-8" in err

@@ -206,3 +206,22 @@ def test_quick_config_and_cli_smoke(tmp_path, capsys):
     assert (frame["fit_mem_mb"] >= 0).all() and frame["protocol_id"].nunique() == 1
     assert main(["study", "no-such-study"]) == 2
     assert "unknown study" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["dev-null", "under-a-file", "read-only"])
+def test_unwritable_output_is_one_clear_error_before_any_run(tmp_path, capsys, where):
+    if where == "dev-null":
+        output = "/dev/null"
+    elif where == "under-a-file":
+        (tmp_path / "file").write_text("")
+        output = str(tmp_path / "file" / "reports")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders")
+        output = str(tmp_path / "ro")
+        os.mkdir(output, 0o555)
+    code = main(["study", "quick", "--scale", "smoke", "--output", output, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--output {output}: cannot write the study folder" in err
+    assert "pass a writable folder with --output" in err

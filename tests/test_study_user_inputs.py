@@ -210,3 +210,28 @@ def test_report_of_dl85_on_a_user_table_holding_inf(study, tmp_path):
     # every run fails on the infinite value; the report shows why
     assert "## Failed runs" in report and "infinity" in report
     assert "could not be built" not in report
+
+
+@pytest.mark.parametrize(
+    "source, shown",
+    [
+        (
+            "raise RuntimeError('no licence server')\n",
+            "RuntimeError: no licence server",
+        ),
+        ("1 / 0\n", "ZeroDivisionError"),
+        ("def broken(:\n", "SyntaxError"),
+    ],
+    ids=["runtime-error", "zero-division", "syntax-error"],
+)
+def test_user_module_failing_at_import_is_a_config_error(
+    study, tmp_path, capsys, source, shown
+):
+    (tmp_path / "failing_mod.py").write_text(source)
+    _edit(study, '"usertrees_mod:MyTree"', '"failing_mod:MyTree"')
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{study}: [methods.mine] target" in err
+    assert shown in err and "fix the module" in err
+    assert not out.exists()

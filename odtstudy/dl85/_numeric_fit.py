@@ -78,9 +78,16 @@ class NumericInputMixin:
                 "thresholds per column (an int >= 1), or None for 0/1 data"
             )
         check_numeric_options(self._search_options())
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"thresholds={self.thresholds!r} needs numeric columns, but X "
+                f"holds non-numbers ({exc}); encode categorical columns first "
+                "(one-hot, or odtstudy.datasets.Binarizer) or drop them"
+            ) from exc
         if np.isin(X, (0, 1)).all():
             return None
-        X = np.asarray(X, dtype=np.float64)
         if sample_weight is not None:
             X = X[np.asarray(sample_weight) > 0]
         return candidate_thresholds(X, self.thresholds)

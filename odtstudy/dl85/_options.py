@@ -37,18 +37,20 @@ class SearchOptionsMixin:
     """``_search_options()``: the estimator's search options for ``search``."""
 
     def _search_options(self) -> dict:
+        # option strings as plain str: the Cython core refuses str subclasses
+        # such as numpy.str_, which the parameter check lets through
         return {
             "max_depth": int(self.max_depth),
             "min_sup": int(self.min_sup),
             "time_limit": self.time_limit,
             "max_error": self.max_error,
-            "branching": self.branching,
+            "branching": str(self.branching),
             "use_infeasibility_lb": self.use_infeasibility_lb,
             "use_similarity_lb": self.use_similarity_lb,
             "use_depth2_solver": self.use_depth2_solver,
-            "cache": self.cache,
-            "algorithm": self.algorithm,
+            "cache": str(self.cache),
+            "algorithm": str(self.algorithm),
             "max_cache_size": self.max_cache_size,
             "wipe_factor": self.wipe_factor,
-            "wipe_strategy": self.wipe_strategy,
+            "wipe_strategy": str(self.wipe_strategy),
         }

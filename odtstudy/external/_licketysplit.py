@@ -74,7 +74,8 @@ class LicketySplitClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
     _parameter_constraints = {
         **ExternalTreeClassifier._parameter_constraints,
         "regularization": [Interval(Real, 0, 1, closed="both"), None],
-        "lookahead": [Interval(Integral, 0, None, closed="left")],
+        # the solver keeps it in an int8 and refuses 0
+        "lookahead": [Interval(Integral, 1, 127, closed="both")],
     }
 
     def __init__(

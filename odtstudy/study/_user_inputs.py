@@ -115,6 +115,16 @@ def _import(target, base_dir):
         if added:
             sys.path.remove(folder)
         raise ValueError(f"cannot import {module_name!r}: {exc}") from None
+    except Exception as exc:  # the user's module failed while it ran
+        if added:
+            sys.path.remove(folder)
+        where = ""
+        if isinstance(exc, SyntaxError) and exc.filename:
+            where = f" ({exc.filename}, line {exc.lineno})"
+        raise ValueError(
+            f"importing {module_name!r} raised {type(exc).__name__}: {exc}{where}; "
+            "fix the module so that it imports"
+        ) from None
     try:
         return getattr(module, attr)
     except AttributeError:

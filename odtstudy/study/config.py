@@ -637,6 +637,19 @@ def list_studies() -> list:
     )
 
 
+def _decoded(data: bytes, origin: str) -> str:
+    """A TOML file's text: UTF-8, as TOML requires (a leading byte-order mark
+    is dropped)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{origin} is not UTF-8 text (byte {exc.start} is "
+            f"{data[exc.start : exc.start + 1]!r}): TOML files are UTF-8; "
+            "save it as UTF-8"
+        ) from None
+
+
 def _read_toml(name_or_path) -> tuple[dict, str, str, Path]:
     """The parsed file, how messages name it, its default study name and the
     folder its relative paths start from."""
@@ -644,7 +657,8 @@ def _read_toml(name_or_path) -> tuple[dict, str, str, Path]:
     if path.suffix == ".toml":
         if not path.is_file():
             raise ValueError(f"study config {path} does not exist")
-        text, origin = path.read_text(), f"study config {path}"
+        origin = f"study config {path}"
+        text = _decoded(path.read_bytes(), origin)
         folder = path.resolve().parent
     else:
         resource = _configs_dir().joinpath(f"{name_or_path}.toml")

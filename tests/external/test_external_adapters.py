@@ -141,6 +141,14 @@ def test_licketysplit_never_beats_dl85():
         assert LicketySplitClassifier(max_depth=depth).fit(X, y).objective_ >= best
 
 
+@pytest.mark.parametrize("lookahead", [0, 128])
+def test_licketysplit_lookahead_outside_the_solvers_range_is_refused(lookahead):
+    # the solver stores it in an int8 and refuses 0 from inside its own code
+    X, y, depth = _random_binary(0)
+    with pytest.raises(ValueError, match=r"'lookahead'.*\[1, 127\]"):
+        LicketySplitClassifier(max_depth=depth, lookahead=lookahead).fit(X, y)
+
+
 def test_gosdt_with_a_large_penalty_is_another_family():
     _needs(GOSDTClassifier)
     X, y, depth = _random_binary(3)
