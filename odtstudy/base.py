@@ -41,6 +41,7 @@ __all__ = [
     "BaseTreeClassifier",
     "BaseTreeRegressor",
     "FitResult",
+    "as_float64",
     "check_binary_features",
     "export_graphviz",
     "export_text",
@@ -171,6 +172,15 @@ def _validate_supervised_data(estimator, X, y, y_numeric):
         raise _explain_validation_error(exc) from exc
 
 
+def as_float64(values, problem: str, fix: str) -> np.ndarray:
+    """``values`` as a float64 array, or a ``ValueError`` saying ``problem``
+    (with NumPy's reason) and ``fix``."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{problem} ({exc}); {fix}") from exc
+
+
 def _validate_regression_data(estimator, X, y, binary=False):
     """Validate ``(X, y)`` for a regressor: ``X`` and ``y`` as float64, clear
     errors for a missing ``y``, bad ``X`` and, with ``binary=True``, non-0/1
@@ -179,14 +189,12 @@ def _validate_regression_data(estimator, X, y, binary=False):
     X, y = _validate_supervised_data(estimator, X, y, y_numeric=True)
     if binary:
         check_binary_features(X, name, getattr(estimator, "_binary_hint", ""))
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"y must be numeric for {name} (a regressor), but it holds "
-            f"non-numbers ({exc}); for class labels use a classifier such as "
-            "DL85Classifier, or convert y to numbers first"
-        ) from exc
+    y = as_float64(
+        y,
+        f"y must be numeric for {name} (a regressor), but it holds non-numbers",
+        "for class labels use a classifier such as DL85Classifier, or convert "
+        "y to numbers first",
+    )
     if not np.isfinite(y).all():
         raise ValueError(f"y contains NaN or infinity; {name} needs finite targets")
     return X, y

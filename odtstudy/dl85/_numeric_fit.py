@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._deadline import Deadline
+from odtstudy.base import as_float64
 from odtstudy.datasets._binarizer import _midpoints, _quantile_thresholds
 from odtstudy.dl85._engine import PURITY_RTOL, SearchOutput
 from odtstudy.dl85._numeric import NumericSearcher
@@ -78,14 +79,13 @@ class NumericInputMixin:
                 "thresholds per column (an int >= 1), or None for 0/1 data"
             )
         check_numeric_options(self._search_options())
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"thresholds={self.thresholds!r} needs numeric columns, but X "
-                f"holds non-numbers ({exc}); encode categorical columns first "
-                "(one-hot, or odtstudy.datasets.Binarizer) or drop them"
-            ) from exc
+        X = as_float64(
+            X,
+            f"thresholds={self.thresholds!r} needs numeric columns, but X holds "
+            "non-numbers",
+            "encode categorical columns first (one-hot, or "
+            "odtstudy.datasets.Binarizer) or drop them",
+        )
         if np.isin(X, (0, 1)).all():
             return None
         if sample_weight is not None:
