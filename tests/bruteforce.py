@@ -21,11 +21,14 @@ def leaf_error(y, n_classes, weights=None):
 
 
 def candidate_splits(X, rows):
-    """Yield (feature, threshold) for every midpoint of the rows' values."""
+    """Yield (feature, threshold) for every split between two consecutive
+    distinct values ``a < b`` of the rows: the threshold is ``a`` itself, so
+    ``x <= a`` separates them exactly whatever the magnitudes (a midpoint
+    can overflow or round onto ``b``)."""
     for j in range(X.shape[1]):
         values = np.unique(X[rows, j])
-        for a, b in itertools.pairwise(values):
-            yield j, (a + b) / 2.0
+        for a, _ in itertools.pairwise(values):
+            yield j, a
 
 
 def optimal_error(X, y, depth, min_sup=1, weights=None, n_classes=None):

@@ -19,8 +19,20 @@ def _format_threshold(t: float) -> str:
 
 
 def _midpoints(values: np.ndarray) -> np.ndarray:
+    """A threshold ``t`` with ``a <= t < b`` between each two consecutive
+    distinct values ``a < b``: their midpoint where it falls there, else
+    ``a`` (the midpoint overflows to inf near the largest doubles and rounds
+    onto ``b`` for adjacent doubles)."""
     distinct = np.unique(values)
-    return (distinct[:-1] + distinct[1:]) / 2.0
+    lo, hi = distinct[:-1], distinct[1:]
+    with np.errstate(over="ignore"):
+        mid = (lo + hi) / 2.0
+    outside = ~((lo <= mid) & (mid < hi))
+    if outside.any():
+        halves = lo[outside] / 2.0 + hi[outside] / 2.0
+        fits = (lo[outside] <= halves) & (halves < hi[outside])
+        mid[outside] = np.where(fits, halves, lo[outside])
+    return mid
 
 
 def _quantile_thresholds(values: np.ndarray, k: int) -> np.ndarray:

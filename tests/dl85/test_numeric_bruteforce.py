@@ -50,10 +50,17 @@ def engine_path(request):
     nf.BITSET_MAX_THRESHOLDS, nf.BITSET_MAX_MEAN = saved
 
 
-def midpoints(values):
-    """Midpoints between consecutive distinct values (the ``"all"`` thresholds)."""
+def split_points(values):
+    """One threshold per split between consecutive distinct values ``a < b``:
+    ``a`` itself, so ``x <= a`` separates them exactly whatever the
+    magnitudes (the ``"all"`` thresholds make the same partitions)."""
+    return np.unique(np.asarray(values, dtype=np.float64))[:-1]
+
+
+def separates(values, t):
+    """Whether ``x <= t`` splits the distinct values into two non-empty sides."""
     distinct = np.unique(np.asarray(values, dtype=np.float64))
-    return (distinct[:-1] + distinct[1:]) / 2.0
+    return bool(distinct[0] <= t < distinct[-1])
 
 
 def binarizer_thresholds(X, max_thresholds=None):
@@ -74,8 +81,9 @@ def brute_force(X, stats, leaf_cost, depth, min_sup=1, thresholds=None):
     """Exact minimum of the summed leaf costs over trees of depth <= ``depth``.
 
     Every internal node tests ``x[j] <= t`` (rows with the test true go
-    left) with ``t`` in ``thresholds[j]`` (default: every midpoint of the
-    column's values); every leaf of a split holds at least ``min_sup`` rows.
+    left) with ``t`` in ``thresholds[j]`` (default: every split between
+    consecutive distinct values of the column, :func:`split_points`); every
+    leaf of a split holds at least ``min_sup`` rows.
 
     Parameters
     ----------
@@ -90,7 +98,7 @@ def brute_force(X, stats, leaf_cost, depth, min_sup=1, thresholds=None):
     stats = np.asarray(stats, dtype=np.float64)
     n, m = X.shape
     if thresholds is None:
-        thresholds = [midpoints(X[:, j]) for j in range(m)]
+        thresholds = [split_points(X[:, j]) for j in range(m)]
     memo = {}
 
     def splits(rows):
@@ -245,13 +253,12 @@ def check_tree(est, X, depth, min_sup=1, thresholds="all"):
     assert tree is not None
     assert tree.depth <= depth
     internal = tree.feature >= 0
-    allowed = (
-        [midpoints(X[:, j]) for j in range(X.shape[1])]
-        if thresholds == "all"
-        else binarizer_thresholds(X, thresholds)
-    )
+    allowed = None if thresholds == "all" else binarizer_thresholds(X, thresholds)
     for f, t in zip(tree.feature[internal], tree.threshold[internal], strict=True):
         assert 0 <= f < X.shape[1]
+        if allowed is None:
+            assert separates(X[:, f], t), f"threshold {t} of feature {f} splits nothing"
+            continue
         assert np.any(np.isclose(allowed[f], t, rtol=0, atol=1e-12)), (
             f"threshold {t} of feature {f} is not a candidate {allowed[f]}"
         )
@@ -339,6 +346,60 @@ def test_error_equals_bruteforce_and_binarized_dl85(problem):
     check_tree(clf, X, depth)
     ref = DL85Classifier(max_depth=depth).fit(binarized(X), y)
     assert ref.objective_ == expected, case
+
+
+def extreme_column(rng, n):
+    """A column whose midpoints are hard to place: adjacent doubles, values
+    near the largest double (their sum overflows), or a large offset."""
+    kind = rng.integers(0, 3)
+    if kind == 0:  # a few consecutive doubles around a random magnitude
+        base = float(rng.normal() * 10.0 ** rng.integers(-300, 300))
+        levels = [base]
+        for _ in range(rng.integers(1, 4)):
+            levels.append(np.nextafter(levels[-1], np.inf))
+    elif kind == 1:
+        levels = [1e308, 1.5e308, 1.7e308, -1.7e308, np.finfo(float).max][
+            : rng.integers(2, 6)
+        ]
+    else:
+        levels = 1e15 + rng.integers(0, 4, size=rng.integers(2, 5)).astype(float)
+    return rng.choice(np.asarray(levels, dtype=np.float64), size=n)
+
+
+@st.composite
+def extreme_problems(draw):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(4, 24))
+    X = np.column_stack([extreme_column(rng, n) for _ in range(rng.integers(1, 3))])
+    y = rng.integers(0, 2, size=n)
+    y[0], y[-1] = 0, 1
+    assume(any(len(np.unique(column)) > 1 for column in X.T))
+    return X, y, draw(st.integers(1, 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(extreme_problems())
+def test_thresholds_separate_adjacent_and_huge_values(problem):
+    X, y, depth = problem
+    case = describe(X, y, depth)
+    expected = optimal_error(X, y, depth)
+    clf = DL85Classifier(max_depth=depth, thresholds="all").fit(X, y)
+    assert clf.optimal_ and clf.objective_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+    check_tree(clf, X, depth)
+    ref = DL85Classifier(max_depth=depth).fit(binarized(X), y)
+    assert ref.objective_ == expected, case
+
+
+def test_thresholds_of_the_largest_doubles_and_adjacent_doubles():
+    big = np.array([[1e308], [1.7e308]] * 2)
+    tiny = np.array([[1.0], [np.nextafter(1.0, 2.0)]] * 2)
+    for X in (big, tiny):
+        clf = DL85Classifier(max_depth=1, thresholds="all").fit(X, [0, 1, 0, 1])
+        assert clf.objective_ == 0 and clf.optimal_
+        assert np.isfinite(clf.tree_.threshold[0])
+        assert (binarized(X).sum(axis=1) == [1, 0, 1, 0]).all()
 
 
 @SETTINGS
