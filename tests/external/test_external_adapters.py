@@ -133,6 +133,32 @@ def test_contree_equals_dl85_on_every_midpoint(seed):
     assert clf.optimal_ and clf.objective_ == reference.objective_
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_contree_sees_values_that_merge_in_float32(seed):
+    # values 2**24 + k, or Unix timestamps seconds apart: distinct in float64,
+    # merged in ConTree's float32 unless the adapter passes ranks
+    _needs(ConTreeClassifier)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 30))
+    base = 2.0**24 if seed % 2 else 1.7e9
+    X = base + rng.integers(0, 5, size=(n, 2)).astype(float) * (1 + seed % 3)
+    y = rng.integers(0, 2, size=n)
+    y[0], y[-1] = 0, 1
+    depth = 1 + seed % 2
+    expected = DL85Classifier(max_depth=depth, thresholds="all").fit(X, y)
+    clf = ConTreeClassifier(max_depth=depth, time_limit=30).fit(X, y)
+    assert clf.optimal_ and clf.objective_ == expected.objective_
+    assert int(np.sum(clf.predict(X) != y)) == clf.objective_
+
+
+def test_contree_splits_two_adjacent_float32_collisions():
+    _needs(ConTreeClassifier)
+    X = np.array([[16777216.0], [16777217.0]] * 2)
+    clf = ConTreeClassifier(max_depth=1).fit(X, [0, 1, 0, 1])
+    assert clf.objective_ == 0 and clf.optimal_
+    assert 16777216.0 <= clf.tree_.threshold[0] < 16777217.0
+
+
 def test_licketysplit_never_beats_dl85():
     _needs(LicketySplitClassifier)
     for seed in range(4):
