@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from numbers import Integral
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from odtstudy.external._base import ExternalTreeClassifier
+from odtstudy.external._child import call_with_deadline
 from odtstudy.external._convert import LEAF
 
 __all__ = ["PyDL85Classifier"]
@@ -17,6 +20,40 @@ def _describe(node):
     if "feat" not in node:
         return LEAF, int(node["value"])
     return (node["feat"], 0.5), (node["right"], node["left"])
+
+
+def _solve(X, y, depth, min_sup, time_limit):
+    """PyDL8.5's fit, as a picklable dict (it may run in a forked child)."""
+    import pydl85
+
+    solver = pydl85.DL85Classifier(
+        max_depth=depth, min_sup=min_sup, time_limit=time_limit
+    )
+    solver.fit(X, y)
+    return {
+        "tree": solver.tree_,
+        "timeout": bool(solver.timeout_),
+        "error": float(solver.error_),
+        "lattice_size": int(solver.lattice_size_),
+        "runtime": float(solver.runtime_),
+    }
+
+
+def best_depth_one_errors(X, y, min_sup=1) -> int:
+    """Fewest misclassifications of a tree of depth at most 1 on 0/1 ``X``
+    whose leaves hold at least ``min_sup`` rows: an upper bound on the
+    optimum at any depth >= 1."""
+    counts = np.eye(int(y.max()) + 1, dtype=np.int64)[y]
+    total = counts.sum(axis=0)
+    best = len(y) - int(total.max())
+    ones = X.T.astype(np.int64) @ counts  # per feature, class counts where x = 1
+    n_ones = ones.sum(axis=1)
+    n_zeros = len(y) - n_ones
+    errors = (n_ones - ones.max(axis=1)) + (n_zeros - (total - ones).max(axis=1))
+    valid = (n_ones >= min_sup) & (n_zeros >= min_sup)
+    if valid.any():
+        best = min(best, int(errors[valid].min()))
+    return best
 
 
 class PyDL85Classifier(ExternalTreeClassifier):
@@ -39,10 +76,28 @@ class PyDL85Classifier(ExternalTreeClassifier):
     ----------
     tree_, classes_, objective_, lower_bound_, optimal_, status_, fit_time_
         As every odtstudy learner; ``optimal_`` is True when PyDL8.5 ended
-        without reaching its time limit.
+        without reaching its time limit and its tree is not beaten by the
+        best tree of depth 1 (see Notes).
     stats_ : dict
         ``tool``, ``tool_error``, ``lattice_size`` (cache entries),
-        ``tool_runtime_s``, ``n_leaves``.
+        ``tool_runtime_s``, ``n_leaves``, ``solved_depth``; ``claim_refuted``
+        when PyDL8.5 called a tree optimal that a depth-1 tree beats;
+        ``killed_at_limit`` for a limit under 1 s.
+
+    Notes
+    -----
+    Work-arounds for PyDL8.5 0.1.8's known defects, so that the adapter never
+    certifies more than PyDL8.5 proves:
+
+    - with ``max_depth`` above the number of features it returns worse trees
+      than at that number (e.g. 2 where 1 is optimal); a path cannot usefully
+      test a 0/1 feature twice, so it is solved at
+      ``min(max_depth, n_features)`` (``stats_["solved_depth"]``);
+    - on some tiny inputs (two rows at depth 2) it returns a worse tree and
+      calls it optimal: a tree it returns that the best depth-1 tree beats
+      is reported ``optimal_=False`` (status ``"feasible"``);
+    - it truncates its time limit to whole seconds, 0 meaning none: a limit
+      under 1 s runs it in a forked child killed at the limit.
     """
 
     _tool = "pydl8.5"
@@ -60,22 +115,48 @@ class PyDL85Classifier(ExternalTreeClassifier):
 
     def _fit(self, X, y, sample_weight):
         self._no_sample_weight(sample_weight, "PyDL8.5")
-        pydl85 = self._solver()
-        solver = pydl85.DL85Classifier(
-            max_depth=self.max_depth,
-            min_sup=self.min_samples_leaf,
-            time_limit=0 if self.time_limit is None else float(self.time_limit),
+        self._solver()
+        X, y = X.astype(int), np.asarray(y, dtype=int)
+        depth = min(int(self.max_depth), X.shape[1])
+        limit = self.time_limit
+        task = functools.partial(
+            _solve,
+            X,
+            y,
+            depth,
+            self.min_samples_leaf,
+            0 if limit is None else max(1, int(limit)),
         )
-        solver.fit(X.astype(int), y)
-        timed_out = bool(solver.timeout_)
-        stats = {
-            "tool_error": float(solver.error_),
-            "lattice_size": int(solver.lattice_size_),
-            "tool_runtime_s": float(solver.runtime_),
-        }
+        stats = {"solved_depth": depth}
+        if limit is not None and limit < 1:
+            finished, out = call_with_deadline(task, limit)
+            stats["killed_at_limit"] = not finished
+            if not finished:
+                return self._result(None, X, y, timed_out=True, stats=stats)
+        else:
+            out = task()
+        timed_out = out["timeout"]
+        stats.update(
+            tool_error=out["error"],
+            lattice_size=out["lattice_size"],
+            tool_runtime_s=out["runtime"],
+        )
         tree = None
-        if solver.tree_ is not None:
-            tree = self._convert(solver.tree_, _describe, X, y)
-        return self._result(
+        if out["tree"] is not None:
+            tree = self._convert(out["tree"], _describe, X, y)
+        result = self._result(
             tree, X, y, proven=not timed_out, timed_out=timed_out, stats=stats
         )
+        if result.optimal and depth >= 1:
+            shallow = best_depth_one_errors(X, y, self.min_samples_leaf)
+            if result.objective > shallow:
+                result.optimal, result.status, result.lower_bound = (
+                    False,
+                    "feasible",
+                    None,
+                )
+                result.stats["claim_refuted"] = (
+                    f"PyDL8.5 called a tree with {result.objective:g} errors "
+                    f"optimal; a depth-1 tree makes {shallow}"
+                )
+        return result

@@ -159,6 +159,43 @@ def test_contree_splits_two_adjacent_float32_collisions():
     assert 16777216.0 <= clf.tree_.threshold[0] < 16777217.0
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_pydl85_never_certifies_a_worse_tree(seed):
+    # tiny inputs and depths above the number of features, where PyDL8.5
+    # 0.1.8 returns worse trees and calls them optimal
+    _needs(PyDL85Classifier)
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 9)), int(rng.integers(1, 4))
+    X = rng.integers(0, 2, size=(n, m))
+    y = rng.integers(0, 2, size=n)
+    y[0], y[-1] = 0, 1
+    depth = int(rng.integers(1, 5))
+    best = DL85Classifier(max_depth=depth).fit(X, y).objective_
+    clf = PyDL85Classifier(max_depth=depth).fit(X, y)
+    assert clf.objective_ >= best
+    if clf.optimal_:
+        assert clf.objective_ == best
+    else:
+        assert "claim_refuted" in clf.stats_
+
+
+def test_pydl85_known_false_optima_are_fixed_or_refuted():
+    _needs(PyDL85Classifier)
+    X = np.array([[1, 1], [0, 1], [0, 0], [1, 0], [1, 0], [1, 0]])
+    deep = PyDL85Classifier(max_depth=3).fit(X, [0, 1, 0, 1, 1, 0])
+    assert deep.optimal_ and deep.objective_ == 1 and deep.stats_["solved_depth"] == 2
+    two = PyDL85Classifier(max_depth=2).fit(np.array([[1, 0], [0, 1]]), [0, 1])
+    assert two.objective_ == 0 or (not two.optimal_ and two.status_ == "feasible")
+
+
+def test_pydl85_holds_a_limit_under_one_second():
+    _needs(PyDL85Classifier)
+    data = load_dataset("german-credit")
+    clf = PyDL85Classifier(max_depth=5, time_limit=0.3).fit(data.X, data.y)
+    assert clf.fit_time_ <= 0.3 * 1.1 + 1
+    assert clf.status_ == "timeout" and not clf.optimal_
+
+
 def test_licketysplit_never_beats_dl85():
     _needs(LicketySplitClassifier)
     for seed in range(4):
