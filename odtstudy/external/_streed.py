@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
+from odtstudy.base import FitResult
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._convert import LEAF
 
@@ -89,6 +90,15 @@ class STreeDClassifier(ExternalTreeClassifier):
     def _fit(self, X, y, sample_weight):
         self._no_sample_weight(sample_weight, "STreeD")
         pystreed = self._solver()
+        if len(y) < self.min_samples_leaf:
+            return FitResult(
+                tree=None,
+                objective=None,
+                status="infeasible",
+                reason=f"min_samples_leaf={self.min_samples_leaf} exceeds the "
+                f"number of training rows ({len(y)}): no tree has a leaf that large",
+                stats={"tool": self._tool},
+            )
         solver = pystreed.STreeDClassifier(
             max_depth=self.max_depth,
             max_num_nodes=self.max_num_nodes,
@@ -100,7 +110,7 @@ class STreeDClassifier(ExternalTreeClassifier):
         )
         solver.fit(X.astype(int), y)
         result = getattr(solver, "fit_result", None)
-        if result is None:  # no feasible tree (e.g. min_samples_leaf too large)
+        if result is None:  # STreeD gives no tree only when it ran out of time
             return self._result(None, X, y, timed_out=True)
         tree = self._convert(solver.tree_, _describe, X, y)
         proven = bool(result.is_optimal())

@@ -196,6 +196,18 @@ def test_pydl85_holds_a_limit_under_one_second():
     assert clf.status_ == "timeout" and not clf.optimal_
 
 
+def test_streed_min_samples_leaf_above_the_rows_is_infeasible_not_a_timeout():
+    _needs(STreeDClassifier)
+    X = np.random.default_rng(0).integers(0, 2, size=(10, 3))
+    y = np.arange(10) % 2
+    clf = STreeDClassifier(max_depth=2, min_samples_leaf=11).fit(X, y)
+    assert clf.status_ == "infeasible" and not clf.optimal_ and clf.tree_ is None
+    with pytest.raises(ValueError, match="min_samples_leaf=11 exceeds"):
+        clf.predict(X)
+    # one row fewer than the bound is feasible: a single leaf
+    assert STreeDClassifier(max_depth=2, min_samples_leaf=10).fit(X, y).optimal_
+
+
 def test_licketysplit_never_beats_dl85():
     _needs(LicketySplitClassifier)
     for seed in range(4):
