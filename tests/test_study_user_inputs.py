@@ -1,6 +1,8 @@
 """The user's own learners and data in a study TOML: checked before any run,
 then run end to end."""
 
+import importlib
+import sys
 import textwrap
 
 import numpy as np
@@ -235,3 +237,57 @@ def test_user_module_failing_at_import_is_a_config_error(
     assert f"{study}: [methods.mine] target" in err
     assert shown in err and "fix the module" in err
     assert not out.exists()
+
+
+BAD_PREDICT = '''
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+
+
+class BadPredict(DecisionTreeClassifier):
+    """Predicts in a shape NumPy would broadcast or reject."""
+
+    def predict(self, X):
+        labels = super().predict(X)
+        return {shape!r}
+'''
+
+
+@pytest.mark.parametrize(
+    "shape, shown",
+    [
+        ("labels[:, None]", "shape (30, 1)"),
+        ("None", "NoneType of shape ()"),
+        ("labels[0]", "of shape ()"),
+        ("labels[:-1]", "shape (29,)"),
+    ],
+    ids=["column", "none", "scalar", "one-short"],
+)
+def test_user_learner_predicting_the_wrong_shape_is_an_error_run(
+    study, tmp_path, shape, shown
+):
+    # a module name of its own per case: an imported module stays imported
+    module = f"badpredict_{abs(hash(shape))}_mod"
+    (tmp_path / f"{module}.py").write_text(BAD_PREDICT.replace("{shape!r}", shape))
+    _edit(study, 'datasets = ["mydata", "vote"]', 'datasets = ["mydata"]')
+    _edit(study, '"usertrees_mod:MyTree"', f'"{module}:BadPredict"')
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out / "mine" / "results.csv")
+    mine = frame[frame["method"] == "mine"]
+    assert (mine["status"] == "error").all() and mine["test_acc"].isna().all()
+    assert mine["error"].str.contains("predict returned").all()
+    assert mine["error"].str.contains(shown, regex=False).all()
+
+
+def test_a_changed_user_learner_is_another_protocol(study, tmp_path):
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    module = tmp_path / "usertrees_mod.py"
+    module.write_text(module.read_text() + "\n# the same path, another learner\n")
+    importlib.invalidate_caches()
+    sys.modules.pop("usertrees_mod", None)
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    frame = pd.read_csv(out / "mine" / "results.csv")
+    assert frame["protocol_id"].nunique() == 2
+    assert "source_sha256" in frame["protocol"].iloc[0]

@@ -119,6 +119,21 @@ def _prepare_user_table(dataset, binary, train, test, max_thresholds):
     return X[train], X[test], names
 
 
+def _predictions(estimator, X, rows: str) -> np.ndarray:
+    """``estimator.predict(X)``, checked to be one label per row (a user's
+    learner may return anything; NumPy would broadcast a column)."""
+    pred = estimator.predict(X)
+    shape = np.shape(pred)
+    if shape != (len(X),):
+        raise ValueError(
+            f"{type(estimator).__name__}.predict returned "
+            f"{type(pred).__name__} of shape {shape} on the {len(X)} {rows} rows; "
+            f"a classifier's predict must return one label per row, shape "
+            f"({len(X)},)"
+        )
+    return np.asarray(pred)
+
+
 def _fitted_outcome(estimator, train_pred, y_train) -> dict:
     """What a fitted learner says about its fit, as outcome fields.
 
@@ -226,8 +241,8 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     own_peak = _memory.peak_rss_mb() if exact_peak else _memory.current_rss_mb()
     children_peak = max(children.peak_mb, _memory.reaped_children_peak_mb())
     t0 = time.perf_counter()
-    train_pred = estimator.predict(X_train)
-    test_pred = estimator.predict(X_test)
+    train_pred = _predictions(estimator, X_train, "training")
+    test_pred = _predictions(estimator, X_test, "test")
     predict_time = time.perf_counter() - t0
     fitted = _fitted_outcome(estimator, train_pred, y_train)
     # an adapter may refine its family at fit time (a penalty scaled to n)

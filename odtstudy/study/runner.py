@@ -14,6 +14,7 @@ finished records are kept, and :class:`StudyInterrupted` says how to resume.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -117,6 +118,8 @@ def protocol_of(config: StudyConfig) -> dict:
             "params": {**method.defaults, **spec.params},
             "time_limit": float(spec.time_limit or config.time_limit),
         }
+        if method.user:  # another class behind the same path is another learner
+            methods[spec.label]["source_sha256"] = _module_source_digest(method)
     protocol = {
         "scale": config.scale,
         "folds": int(config.folds),
@@ -136,6 +139,18 @@ def protocol_of(config: StudyConfig) -> dict:
     if user_tables:  # a changed file changes the meaning of its numbers
         protocol["user_datasets"] = user_tables
     return protocol
+
+
+def _module_source_digest(method) -> str:
+    """SHA-256 of the source file of the module a user method imports."""
+    name = _target_name(method.target).partition(":")[0]
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if path is None:
+        spec = importlib.util.find_spec(name)
+        path = None if spec is None else spec.origin
+    if not path or not Path(path).is_file():
+        return "unknown"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _target_name(target) -> str:
