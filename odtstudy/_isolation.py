@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import signal
+import sys
 import tempfile
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def kill_group(pid: int) -> None:
@@ -22,3 +27,13 @@ def use_temp_dir(path: str) -> None:
     for key in ("TMPDIR", "TEMP", "TMP"):
         os.environ[key] = path
     tempfile.tempdir = path
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux), and
+    exit now if the parent is already gone (it died before the call)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:
+        os._exit(1)

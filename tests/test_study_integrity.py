@@ -279,3 +279,22 @@ def test_milp_and_cpsat_report_their_warm_start_as_incumbent():
             clf.fit(data.X, data.y)
         assert seen, type(clf).__name__
         assert seen[0] >= clf.objective_ - 1e-9
+
+
+def test_sigkill_of_the_runner_leaves_no_worker(tmp_path):
+    overrun = _SLEEPY.replace('"test-sleepy"', '"test-overrun"').replace(
+        "time_limit = 5", "time_limit = 20"
+    )
+    args, env = _cli_script(tmp_path, overrun)
+    proc = subprocess.Popen(args + ["--quiet"], env=env, stderr=subprocess.DEVNULL)
+    workers = []
+    deadline = time.time() + 60
+    while time.time() < deadline and len(workers) < 2:
+        workers = psutil.Process(proc.pid).children()
+        time.sleep(0.1)
+    assert len(workers) == 2, "the runner started no workers"
+    time.sleep(1.0)  # the workers are in their 120 s fits
+    proc.kill()
+    proc.wait(timeout=30)
+    _, alive = psutil.wait_procs(workers, timeout=5)
+    assert not [p for p in alive if _alive(lambda _, p=p: p, None)], alive

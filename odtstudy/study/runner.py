@@ -33,7 +33,7 @@ from pathlib import Path
 import psutil
 
 from odtstudy._deadline import allowed_fit_time
-from odtstudy._isolation import kill_group
+from odtstudy._isolation import die_with_parent, kill_group
 from odtstudy.datasets._user import user_dataset, user_source
 from odtstudy.study import _memory
 from odtstudy.study._worker import child_main, read_frames
@@ -225,10 +225,12 @@ class _Active:
         worker_run = dict(run, method=run["base_method"])
         worker_run.pop("protocol", None)
         self.started = time.perf_counter()
+        runner_pid = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the caller's code
             code = 1
             try:
+                die_with_parent(runner_pid)  # a killed runner leaves no worker
                 os.close(read_fd)
                 child_main(write_fd, worker_run, self.tmpdir)
                 code = 0
