@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -33,7 +32,9 @@ def die_with_parent(parent_pid: int) -> None:
     """Have the kernel SIGKILL this process when its parent dies (Linux), and
     exit now if the parent is already gone (it died before the call)."""
     if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the running process's own symbols hold libc's prctl (find_library
+        # would start a subprocess, whose memory would count as the fit's)
+        libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:
         os._exit(1)
