@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["Deadline", "DeadlineReached", "allowed_fit_time", "now"]
+__all__ = ["Deadline", "DeadlineReached", "FitClockMixin", "allowed_fit_time", "now"]
 
 
 def now() -> float:
@@ -61,8 +61,8 @@ class Deadline:
 
     __slots__ = ("at", "start", "time_limit")
 
-    def __init__(self, time_limit: float | None):
-        self.start = time.perf_counter()
+    def __init__(self, time_limit: float | None, start: float | None = None):
+        self.start = time.perf_counter() if start is None else float(start)
         self.time_limit = None if time_limit is None else float(time_limit)
         self.at = None if time_limit is None else self.start + self.time_limit
 
@@ -104,3 +104,27 @@ class Deadline:
         if self.at is None:
             return "Deadline(None)"
         return f"Deadline({self.time_limit:g}, remaining={self.remaining():.3f})"
+
+
+class FitClockMixin:
+    """The clock of an estimator's fit: started by :meth:`_enter_fit`, first
+    thing in ``fit``; every deadline of the fit counts from there."""
+
+    def _enter_fit(self) -> None:
+        """Start the fit's clock: called first in ``fit``, so that validation,
+        threshold selection and conversions count against ``time_limit`` and
+        in ``fit_time_``."""
+        self._fit_entered = now()
+
+    def _fit_deadline(self) -> Deadline:
+        """This fit's deadline: ``time_limit`` from entering ``fit``."""
+        return Deadline(
+            getattr(self, "time_limit", None),
+            start=getattr(self, "_fit_entered", None),
+        )
+
+    def _time_left(self) -> float | None:
+        """Seconds left of ``time_limit`` (``None``: no limit); never 0, which
+        the solvers would read as no limit."""
+        left = self._fit_deadline().remaining()
+        return None if left is None else max(left, 1e-3)

@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from odtstudy._deadline import Deadline
+from odtstudy._deadline import Deadline, FitClockMixin
 from odtstudy.tree import Tree
 
 __all__ = [
@@ -235,7 +235,7 @@ def _validate_classification_data(estimator, X, y, binary=False):
     return X, y_encoded.astype(np.int64)
 
 
-class _ContractMixin:
+class _ContractMixin(FitClockMixin):
     """Stores a :class:`FitResult` as the contract attributes, for every
     learner (single trees and forests alike).
 
@@ -250,8 +250,9 @@ class _ContractMixin:
         return self._requires_binary
 
     def _timed_fit(self, *args) -> FitResult:
-        """Run ``self._fit(*args)``, set ``fit_time_`` and store the result."""
-        clock = Deadline(None)
+        """Run ``self._fit(*args)``, set ``fit_time_`` (from entering ``fit``)
+        and store the result."""
+        clock = Deadline(None, start=getattr(self, "_fit_entered", None))
         result = self._fit(*args)
         self.fit_time_ = clock.elapsed()
         self._store_result(result)
@@ -341,6 +342,7 @@ class BaseTreeClassifier(_FittedTreeMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         X, y_encoded, sample_weight = self._validate_training_data(X, y, sample_weight)
         self._timed_fit(X, y_encoded, sample_weight)
@@ -410,6 +412,7 @@ class BaseTreeRegressor(_FittedTreeMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         X, y = _validate_regression_data(self, X, y, binary=self._binary_input())
         sample_weight = _validate_sample_weight(sample_weight, X)

@@ -11,7 +11,6 @@ from ortools.sat.python import cp_model
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy._deadline import Deadline
 from odtstudy._incumbent import report_incumbent
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
@@ -224,7 +223,7 @@ class CPSATClassifier(BaseTreeClassifier):
 
     # ------------------------------------------------------------------- fit
     def _fit(self, X, y, sample_weight):
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         n_classes = len(self.classes_)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         if isinstance(self.random_state, Integral):

@@ -42,7 +42,7 @@ class SearchOptionsMixin:
         return {
             "max_depth": int(self.max_depth),
             "min_sup": int(self.min_sup),
-            "time_limit": self.time_limit,
+            "time_limit": self._time_left(),
             "max_error": self.max_error,
             "branching": str(self.branching),
             "use_infeasibility_lb": self.use_infeasibility_lb,

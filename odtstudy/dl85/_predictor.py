@@ -202,6 +202,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         """
         from sklearn.utils.validation import validate_data
 
+        self._enter_fit()
         self._validate_params()
         if (self.error_function is None) == (self.fast_error_function is None):
             raise ValueError(
@@ -217,7 +218,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
             raise _explain_validation_error(exc) from exc
         check_binary_features(X, type(self).__name__)
         sample_weight = _validate_sample_weight(sample_weight, X)
-        clock = Deadline(None)
+        clock = Deadline(None, start=self._fit_entered)
         if self.fast_error_function is not None:
             if y is None:
                 raise ValueError("fast_error_function needs the labels y")
@@ -340,11 +341,12 @@ class DL85Cluster(_FittedTreeMixin, BaseEstimator):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         predictor = DL85Predictor(
             max_depth=self.max_depth,
             min_sup=self.min_sup,
-            time_limit=self.time_limit,
+            time_limit=self._time_left(),
         )
         X = np.asarray(X)
         E = np.asarray(X if X_error is None else X_error, dtype=np.float64)

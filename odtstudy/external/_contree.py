@@ -114,7 +114,7 @@ class ConTreeClassifier(ExternalTreeClassifier):
         solver = pycontree.ConTree(
             max_depth=self.max_depth,
             max_gap=0,
-            time_limit=1e9 if self.time_limit is None else float(self.time_limit),
+            time_limit=1e9 if self.time_limit is None else self._time_left(),
         )
         ranked = _RankedColumns(np.asarray(X, dtype=np.float64))
         with warnings.catch_warnings(record=True) as caught:

@@ -10,7 +10,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from odtstudy._deadline import Deadline, now
+from odtstudy._deadline import now
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._child import call_in_fresh_process, call_with_deadline
 from odtstudy.external._convert import LEAF
@@ -122,8 +122,8 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         reg = self._leaf_penalty(n)
         timeout = None
         if self.time_limit is not None:
-            timeout = 1.05 * self.time_limit + 0.5
-        stop_at = Deadline(self.time_limit).at
+            timeout = self._fit_deadline().remaining(-0.05 * self.time_limit - 0.5)
+        stop_at = self._fit_deadline().at
         # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
         call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
         finished, out = call(

@@ -91,7 +91,7 @@ class LicketySplitClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         self._solver()
         n, depth = len(y), self.max_depth
         reg = self._leaf_penalty(n)
-        timeout = None if self.time_limit is None else float(self.time_limit)
+        timeout = self._time_left()
         finished, out = call_with_deadline(
             lambda: _solve(X, y, reg, depth, self.lookahead), timeout
         )

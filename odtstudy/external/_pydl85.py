@@ -118,7 +118,7 @@ class PyDL85Classifier(ExternalTreeClassifier):
         self._solver()
         X, y = X.astype(int), np.asarray(y, dtype=int)
         depth = min(int(self.max_depth), X.shape[1])
-        limit = self.time_limit
+        limit = self._time_left()
         task = functools.partial(
             _solve,
             X,

@@ -103,7 +103,7 @@ class STreeDClassifier(ExternalTreeClassifier):
             max_depth=self.max_depth,
             max_num_nodes=self.max_num_nodes,
             min_leaf_node_size=self.min_samples_leaf,
-            time_limit=1e9 if self.time_limit is None else float(self.time_limit),
+            time_limit=1e9 if self.time_limit is None else self._time_left(),
             use_branch_caching=self.use_branch_caching,
             use_dataset_caching=not self.use_branch_caching,
             random_seed=27 if self.random_state is None else int(self.random_state),

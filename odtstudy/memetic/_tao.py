@@ -13,7 +13,6 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy._deadline import Deadline
 from odtstudy._limits import MAX_COMPLETE_DEPTH
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
@@ -459,7 +458,7 @@ class TAOClassifier(BaseTreeClassifier):
         return HeapTree.from_tree(tree)
 
     def _fit(self, X, y, sample_weight):
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         heap = self._initial_tree(X, y, sample_weight)
         result = tao_refine(
             heap,

@@ -17,7 +17,6 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from odtstudy._deadline import Deadline
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
@@ -293,7 +292,7 @@ class TMOClassifier(BaseTreeClassifier):
         return toolbox
 
     def _fit(self, X, y, sample_weight):
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         check_complete_tree(
             type(self).__name__,
             self.max_depth,

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy._complete_tree import decode, encode, from_splits, to_splits
-from odtstudy._deadline import Deadline, DeadlineReached
+from odtstudy._deadline import DeadlineReached
 from odtstudy._incumbent import report_incumbent
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
@@ -73,7 +73,7 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         return super().fit(X, y)
 
     def _fit(self, X, y, sample_weight):
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         check_solver_available(self.solver)
         X = np.asarray(X, dtype=float)
         n_classes = len(self.classes_)

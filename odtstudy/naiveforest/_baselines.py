@@ -62,6 +62,7 @@ class _SklearnEnsemble(BaseForestClassifier):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         X, y = self._validate_training_data(X, y)
         self._timed_fit(X, y)

@@ -16,7 +16,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy._deadline import Deadline
 from odtstudy.base import FitResult
 from odtstudy.naiveforest._base import BaseForestClassifier, weighted_vote
 from odtstudy.naiveforest._master import make_master
@@ -279,6 +278,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         X, y = self._validate_training_data(X, y, binary=self.pricing in _EXACT_PRICING)
         self._timed_fit(X, y)
@@ -297,7 +297,7 @@ class OptimalBoostClassifier(BaseForestClassifier):
                 f"max_depth <= 3 (got {self.max_depth}); use pricing='dl85'"
             )
         self._pricing = self.pricing
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         rs = self.random_state
         self._rng_seed = (
             rs

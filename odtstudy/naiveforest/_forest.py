@@ -256,13 +256,14 @@ class DL8ForestClassifier(BaseForestClassifier):
         -------
         self
         """
+        self._enter_fit()
         self._validate_params()
         X, y = self._validate_training_data(X, y)
         self._timed_fit(np.ascontiguousarray(X, dtype=np.uint8), y)
         return self
 
     def _fit(self, X, y) -> FitResult:
-        deadline = Deadline(self.time_limit)
+        deadline = self._fit_deadline()
         n, p = X.shape
         k = len(self.classes_)
         rng = np.random.default_rng(
