@@ -153,9 +153,16 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         objective = _CRITERIA[self.criterion]
         squared = objective == "squared"
         check_losses_fit(y, sample_weight, squared=squared)
+        # the squared error is the same for y and y - c: centring y keeps the
+        # search's sums of w y and w y**2 from cancelling when the mean of y
+        # is large next to its spread (leaf values are computed from y itself)
+        if squared:
+            y_search = y - float(np.average(y, weights=sample_weight))
+        else:
+            y_search = y
         # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
         # floating point); its losses scale back by 2**k (2**2k squared)
-        scale = power_of_two_scale(y)
+        scale = power_of_two_scale(y_search)
         factor = scale * scale if squared else scale
         tau = float(self.quantile)
         options = self._search_options()
@@ -177,7 +184,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 X,
                 cuts,
                 kind="squared",
-                stats=squared_stats(y / scale, sample_weight),
+                stats=squared_stats(y_search / scale, sample_weight),
                 **options,
             )
         else:
@@ -185,7 +192,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 X,
                 kind=objective,
                 weights=sample_weight,
-                y=y / scale,
+                y=y_search / scale,
                 quantile=tau,
                 **options,
             )

@@ -713,3 +713,25 @@ def test_bounded_cache_random_equals_bruteforce(
     assert clf.objective_ == pytest.approx(expected, rel=RTOL, abs=TOL), case
     assert clf.training_error(X, y, w) == pytest.approx(expected, abs=1e-7), case
     assert clf.stats_["cache_peak_entries"] <= bound, case
+
+
+@pytest.mark.parametrize("offset", [1e3, 1e6, 1e9])
+@pytest.mark.parametrize("thresholds", ["all", None])
+def test_squared_error_is_exact_under_a_large_offset(offset, thresholds):
+    # the search sums w y and w y**2: without centring, the variance cancels
+    # when the mean of y is large next to its spread (1e9 + rand gave 0.0)
+    from fractions import Fraction
+
+    rng = np.random.RandomState(14)
+    X, spread = rng.rand(30, 2), rng.rand(30)
+    X = X if thresholds else (X > 0.5).astype(int)
+    y = offset + spread
+    reg = DL85Regressor(max_depth=2, thresholds=thresholds).fit(X, y)
+    base = DL85Regressor(max_depth=2, thresholds=thresholds).fit(X, spread)
+    assert reg.optimal_
+    leaves = {}
+    for leaf, value in zip(reg.tree_.apply(X), y.tolist()):
+        leaves.setdefault(leaf, []).append(Fraction(value))
+    exact = sum(sum((v - sum(vs) / len(vs)) ** 2 for v in vs) for vs in leaves.values())
+    assert reg.objective_ == pytest.approx(float(exact), rel=1e-9)
+    assert reg.objective_ == pytest.approx(base.objective_, rel=1e-5)
