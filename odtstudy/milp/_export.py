@@ -16,11 +16,11 @@ import pulp
 import scipy.sparse as sp
 
 from odtstudy._deadline import Deadline
-from odtstudy.milp._pulp_api import constraint_list, constraint_terms
+from odtstudy.milp._pulp_api import constraint_list, constraint_terms, variable_key
 
 __all__ = ["MatrixModel", "export_model"]
 
-_CHECK_EVERY = 2000  # constraints between two looks at the clock
+_CHECK_EVERY = 20_000  # coefficients between two looks at the clock
 
 
 @dataclass
@@ -120,11 +120,11 @@ def export_model(prob: pulp.LpProblem, deadline: Deadline | None = None) -> Matr
         raise ValueError("only minimisation problems are exported")
     deadline = Deadline.of(deadline)
     variables = list(prob.variables())
-    column = {var: j for j, var in enumerate(variables)}
+    column = {variable_key(var): j for j, var in enumerate(variables)}
     n_cols = len(variables)
     cost = np.zeros(n_cols)
     for var, coef in prob.objective.items():
-        cost[column[var]] = coef
+        cost[column[variable_key(var)]] = coef
     col_lower = np.array([_bound(v.lowBound, -np.inf) for v in variables], dtype=float)
     col_upper = np.array([_bound(v.upBound, np.inf) for v in variables], dtype=float)
     integer = np.array([v.cat == pulp.LpInteger for v in variables], dtype=bool)
@@ -138,12 +138,13 @@ def export_model(prob: pulp.LpProblem, deadline: Deadline | None = None) -> Matr
     row_upper = np.empty(n_rows)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     indices, values = [], []
-    lookup = column.__getitem__
+    next_check = 0
     for i, con in enumerate(constraints):
-        if i % _CHECK_EVERY == 0:
+        if len(values) >= next_check:
             deadline.check("while exporting the MILP")
+            next_check = len(values) + _CHECK_EVERY
         terms = constraint_terms(con)
-        indices.extend(lookup(var) for var, _ in terms)
+        indices.extend(column[variable_key(var)] for var, _ in terms)
         values.extend(coef for _, coef in terms)
         indptr[i + 1] = len(values)
         row_lower[i] = _bound(con.getLb(), -np.inf)

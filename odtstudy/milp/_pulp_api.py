@@ -32,6 +32,7 @@ __all__ = [
     "constraint_terms",
     "set_coefficient",
     "solve_status",
+    "variable_key",
 ]
 
 _FROM_DICT = getattr(pulp.LpAffineExpression, "from_dict", None)
@@ -80,6 +81,13 @@ def add_constraint(prob: pulp.LpProblem, terms, sense: str, rhs: float, name=Non
     else:
         pending = expr == rhs
     return prob.addConstraint(pending, name)
+
+
+def variable_key(var):
+    """A key that identifies ``var`` in its problem and hashes fast: PuLP 4
+    hands out a new wrapper object per read (hashed and compared in Python),
+    so its key is the variable's index; PuLP 3 keeps one object."""
+    return var if _FROM_DICT is None else var.id
 
 
 def constraint_list(prob: pulp.LpProblem) -> list:
