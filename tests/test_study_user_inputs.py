@@ -189,16 +189,22 @@ class Broken(DecisionTreeClassifier):
 '''
 
 
+def _check_failures_reported(study, tmp_path, shown):
+    """Run the study: it ends normally and its whole report lists the failed
+    runs with ``shown`` in their errors."""
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
+    report = (out / "mine" / "report.md").read_text()
+    assert "## Failed runs" in report and shown in report
+    assert "could not be built" not in report
+
+
 def test_report_of_a_user_exact_learner_whose_every_fit_raises(study, tmp_path):
     (tmp_path / "broken_mod.py").write_text(BROKEN)
     _edit(study, 'datasets = ["mydata", "vote"]', 'datasets = ["mydata"]')
     _edit(study, '"usertrees_mod:MyTree"', '"broken_mod:Broken"')
     _edit(study, "exact = false", "exact = true")
-    out = tmp_path / "out"
-    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
-    report = (out / "mine" / "report.md").read_text()
-    assert "## Failed runs" in report and "broken on purpose" in report
-    assert "could not be built" not in report
+    _check_failures_reported(study, tmp_path, "broken on purpose")
 
 
 def test_report_of_dl85_on_a_user_table_holding_inf(study, tmp_path):
@@ -206,12 +212,8 @@ def test_report_of_dl85_on_a_user_table_holding_inf(study, tmp_path):
     frame.loc[3, "size"] = np.inf
     frame.to_csv(tmp_path / "data" / "my.csv", index=False)
     _edit(study, 'datasets = ["mydata", "vote"]', 'datasets = ["mydata"]')
-    out = tmp_path / "out"
-    assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
-    report = (out / "mine" / "report.md").read_text()
     # every run fails on the infinite value; the report shows why
-    assert "## Failed runs" in report and "infinity" in report
-    assert "could not be built" not in report
+    _check_failures_reported(study, tmp_path, "infinity")
 
 
 @pytest.mark.parametrize(
