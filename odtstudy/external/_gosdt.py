@@ -120,10 +120,11 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         self._solver()
         n, depth = len(y), self.max_depth
         reg = self._leaf_penalty(n)
+        deadline = self._fit_deadline()
         timeout = None
         if self.time_limit is not None:
-            timeout = self._fit_deadline().remaining(-0.05 * self.time_limit - 0.5)
-        stop_at = self._fit_deadline().at
+            timeout = deadline.remaining(-0.05 * self.time_limit - 0.5)
+        stop_at = deadline.at
         # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
         call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
         finished, out = call(
