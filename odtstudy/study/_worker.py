@@ -228,6 +228,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     exact_peak = _memory.reset_peak_rss()
     if fd is not None:
         send_frame(fd, "fit_start", {"rss_mb": rss_before})
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
 
     def on_incumbent(tree, objective, lower_bound):
@@ -238,6 +239,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     with _memory.ChildrenSampler() as children, listening(estimator, on_incumbent):
         estimator.fit(X_train, y_train)
     fit_time = time.perf_counter() - t0
+    cpu_time = _cpu_seconds() - cpu0
     own_peak = _memory.peak_rss_mb() if exact_peak else _memory.current_rss_mb()
     children_peak = max(children.peak_mb, _memory.reaped_children_peak_mb())
     t0 = time.perf_counter()
@@ -258,6 +260,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         **fitted,
         "optimal": claimed and fit_time <= allowed_fit_time(run["time_limit"]),
         "fit_time_s": fit_time,
+        "cpu_time_s": cpu_time,
         "predict_time_s": predict_time,
         "wall_time_s": time.perf_counter() - started,
         "fit_mem_mb": max(0.0, own_peak - rss_before) + children_peak,
@@ -268,6 +271,14 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "stats": {k: v for k, v in fitted["stats"].items() if _is_plain(v)},
         "error": None,
     }
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process (all its threads) and of
+    its children reaped so far (a solver the learner forked or spawned)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _is_plain(value) -> bool:

@@ -35,14 +35,18 @@ TOOL_COLUMNS = ["tool", "objective_family"]
 NUMERIC_COLUMNS = [
     "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
     "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "fit_mem_mb",
-    "peak_rss_mb", "n_train", "n_test", "n_features",
+    "peak_rss_mb", "n_train", "n_test", "n_features", "cpu_time_s",
 ]  # fmt: skip
+#: Per-repeat lists of a run fitted ``repeats`` times (missing in older
+#: records): its scalar ``fit_time_s`` / ``cpu_time_s`` are their medians.
+REPEAT_COLUMNS = ["fit_times_s", "cpu_times_s", "repeat_statuses"]
 COLUMNS = [
     *IDENTITY_COLUMNS, *TOOL_COLUMNS, "status", "learner_status", "optimal",
-    "claimed_optimal", "has_tree", *NUMERIC_COLUMNS, "stats", "error",
-    "protocol", "versions", "host", "utc",
+    "claimed_optimal", "has_tree", *NUMERIC_COLUMNS, *REPEAT_COLUMNS, "stats",
+    "error", "protocol", "versions", "provenance", "host", "utc",
 ]  # fmt: skip
-_JSON_COLUMNS = ("params", "stats", "protocol", "versions")
+_JSON_COLUMNS = ("params", "stats", "protocol", "versions", "provenance",
+                 *REPEAT_COLUMNS)  # fmt: skip
 _BOOL_COLUMNS = ("optimal", "claimed_optimal", "has_tree")
 _INT_COLUMNS = ("depth", "fold", "n_folds", "seed")
 _HEADER = {"format": "odtstudy-results", "version": 2}
