@@ -43,6 +43,7 @@ __all__ = [
     "FitResult",
     "as_float64",
     "check_binary_features",
+    "check_exact_float64",
     "export_graphviz",
     "export_text",
 ]
@@ -172,13 +173,41 @@ def _validate_supervised_data(estimator, X, y, y_numeric):
         raise _explain_validation_error(exc) from exc
 
 
-def as_float64(values, problem: str, fix: str) -> np.ndarray:
+def as_float64(values, problem: str, fix: str, name: str = "X") -> np.ndarray:
     """``values`` as a float64 array, or a ``ValueError`` saying ``problem``
-    (with NumPy's reason) and ``fix``."""
+    (with NumPy's reason) and ``fix``; integers that float64 cannot hold
+    exactly are refused (:func:`check_exact_float64`)."""
     try:
-        return np.asarray(values, dtype=np.float64)
+        out = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{problem} ({exc}); {fix}") from exc
+    check_exact_float64(values, out, name)
+    return out
+
+
+def check_exact_float64(values, as_float: np.ndarray, name: str = "X") -> None:
+    """Refuse integers beyond 2**53 that float64 rounds.
+
+    Two such integers can round to one double, and no float64 threshold
+    ``t`` then has ``a <= t < b``: a tree on the rounded values could not
+    separate rows the data separates, yet be proven optimal on them.
+    """
+    original = np.asarray(values)
+    if original.dtype.kind not in "iu" or original.size == 0:
+        return
+    big = np.abs(original.astype(np.float64)) >= 2.0**53
+    if not big.any():
+        return
+    lost = original[big] != as_float[big].astype(original.dtype)
+    if lost.any():
+        example = original[big][lost].flat[0]
+        raise ValueError(
+            f"{name} holds integers beyond 2**53 (e.g. {example}) that float64 "
+            "cannot represent exactly, so distinct values would merge and "
+            "thresholds could not separate them; subtract an offset from the "
+            "column (e.g. X - X.min(axis=0)), or replace its values by their "
+            "ranks"
+        )
 
 
 def _validate_regression_data(estimator, X, y, binary=False):

@@ -10,6 +10,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import assert_all_finite, check_array, check_is_fitted
 
+from odtstudy.base import check_exact_float64
+
 __all__ = ["Binarizer"]
 
 
@@ -153,7 +155,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _numeric(frame, position) -> np.ndarray:
-        values = pd.to_numeric(frame.iloc[:, position]).to_numpy(dtype=np.float64)
+        raw = pd.to_numeric(frame.iloc[:, position]).to_numpy()
+        values = raw.astype(np.float64)
+        check_exact_float64(raw, values, f"X column {frame.columns[position]!r}")
         assert_all_finite(values, input_name="X")
         return values
 

@@ -8,6 +8,7 @@ import math
 import sys
 from numbers import Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from odtstudy._deadline import now
@@ -115,11 +116,25 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         self.time_limit = time_limit
         self.regularization = regularization
 
+    def _check_some_split_can_pay(self, y, reg) -> None:
+        """GOSDT returns no model (``false convergence``) when the penalty of
+        one more leaf is at least the majority leaf's error rate: then no
+        split can pay for itself and the optimum is a single leaf."""
+        error_rate = 1.0 - np.bincount(y).max() / len(y)
+        if reg > 0 and reg >= error_rate:
+            raise ValueError(
+                f"regularization={self.regularization} is at least the error "
+                f"rate of a single leaf on this data ({error_rate:.4g}), so no "
+                "split can pay for its extra leaf and GOSDT finds no model; "
+                f"use a regularization below {error_rate:.4g}"
+            )
+
     def _fit(self, X, y, sample_weight):
         self._no_sample_weight(sample_weight, "GOSDT")
-        self._solver()
         n, depth = len(y), self.max_depth
         reg = self._leaf_penalty(n)
+        self._check_some_split_can_pay(y, reg)
+        self._solver()
         deadline = self._fit_deadline()
         timeout = None
         if self.time_limit is not None:
@@ -127,9 +142,19 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         stop_at = deadline.at
         # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
         call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
-        finished, out = call(
-            functools.partial(_solve, X, y, reg, depth, stop_at), timeout
-        )
+        try:
+            finished, out = call(
+                functools.partial(_solve, X, y, reg, depth, stop_at), timeout
+            )
+        except RuntimeError as exc:
+            if self.regularization is None:
+                raise
+            raise RuntimeError(
+                f"GOSDT stopped without a model at regularization="
+                f"{self.regularization} ({exc}); GOSDT aborts this way (its "
+                "'false convergence') when the penalty per leaf is close to the "
+                "errors a split can save: try a smaller regularization"
+            ) from exc
         stats = {"regularization": reg, "killed_at_limit": not finished}
         if not finished:
             return self._result(None, X, y, timed_out=True, stats=stats)

@@ -402,6 +402,31 @@ def test_thresholds_of_the_largest_doubles_and_adjacent_doubles():
         assert (binarized(X).sum(axis=1) == [1, 0, 1, 0]).all()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 2**10, 2**12]))
+def test_int64_beyond_2_53_is_exact_or_refused(seed, step):
+    # above 2**53 a float64 cast merges neighbouring integers: a fit must
+    # either separate exactly what the integers separate, or refuse them
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 16))
+    base = int(rng.integers(2**53, 2**62))
+    X = (base + step * rng.integers(0, 4, size=(n, 2))).astype(np.int64)
+    y = rng.integers(0, 2, size=n)
+    y[0], y[-1] = 0, 1
+    exact = (X.astype(np.float64).astype(np.int64) == X).all()
+    clf = DL85Classifier(max_depth=2, thresholds="all")
+    if not exact:
+        with pytest.raises(ValueError, match=r"beyond 2\*\*53"):
+            clf.fit(X, y)
+        with pytest.raises(ValueError, match=r"beyond 2\*\*53"):
+            Binarizer().fit(X)
+        return
+    expected = optimal_error(X, y, 2)  # integer comparisons: exact
+    clf.fit(X, y)
+    assert clf.optimal_ and clf.objective_ == expected, describe(X, y, 2)
+    assert clf.training_error(X, y) == expected
+
+
 @SETTINGS
 @given(problems(), st.sampled_from([1, 2, 3, 5]))
 def test_k_thresholds_equal_binarizer_k(problem, k):

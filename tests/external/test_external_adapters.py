@@ -224,6 +224,24 @@ def test_licketysplit_lookahead_outside_the_solvers_range_is_refused(lookahead):
         LicketySplitClassifier(max_depth=depth, lookahead=lookahead).fit(X, y)
 
 
+@pytest.mark.parametrize("regularization", [1.0, 0.999, 0.5])
+def test_gosdt_penalty_no_split_can_pay_is_refused(regularization):
+    # GOSDT aborts with "false convergence" when no split can pay for a leaf
+    X, y, depth = _random_binary(0)
+    rate = 1 - np.bincount(y).max() / len(y)
+    assert regularization >= rate
+    with pytest.raises(ValueError, match=f"regularization={regularization} is at"):
+        GOSDTClassifier(max_depth=depth, regularization=regularization).fit(X, y)
+
+
+def test_gosdt_abort_names_the_regularization():
+    _needs(GOSDTClassifier)
+    rng = np.random.RandomState(1)
+    X, y = rng.randint(0, 2, (60, 4)), rng.randint(0, 3, 60)
+    with pytest.raises(RuntimeError, match=r"regularization=0\.45.*smaller"):
+        GOSDTClassifier(max_depth=3, regularization=0.45).fit(X, y)
+
+
 def test_gosdt_with_a_large_penalty_is_another_family():
     _needs(GOSDTClassifier)
     X, y, depth = _random_binary(3)
