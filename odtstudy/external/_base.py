@@ -18,6 +18,7 @@ import sys
 from functools import lru_cache
 
 from odtstudy.base import BaseTreeClassifier, FitResult
+from odtstudy.external._bounds import depth_one_errors
 from odtstudy.external._convert import LEAF, build_tree, misclassifications
 
 __all__ = ["ExternalTreeClassifier"]
@@ -143,12 +144,15 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         timed_out=False,
         lower_bound=None,
         stats=None,
+        min_sup=1,
     ) -> FitResult:
         """A :class:`FitResult` for ``tree`` (``None``: the solver gave no tree
         in time; a leaf predicting the majority class stands in for it).
 
         ``objective`` is recounted on the converted tree, so it is exactly
         what ``predict`` scores; the solver's own figure stays in ``stats``.
+        A claim of optimality that the recount refutes is not passed on
+        (:meth:`_refuted_claim`): the status is then ``"feasible"``.
         """
         stats = dict(stats or {}, tool=self._tool)
         if tree is None:
@@ -156,6 +160,11 @@ class ExternalTreeClassifier(BaseTreeClassifier):
             stats["no_solver_tree"] = True
         objective = misclassifications(tree, X, y, sample_weight)
         proven = bool(proven) and not timed_out
+        if proven:
+            refuted = self._refuted_claim(objective, X, y, sample_weight, min_sup)
+            if refuted:
+                stats["claim_refuted"] = refuted
+                proven = False
         if proven:
             lower_bound = objective
         status = "optimal" if proven else ("timeout" if timed_out else "feasible")
@@ -167,6 +176,25 @@ class ExternalTreeClassifier(BaseTreeClassifier):
             optimal=proven,
             status=status,
             stats=stats,
+        )
+
+    def _refuted_claim(self, objective, X, y, sample_weight, min_sup) -> str:
+        """Why the solver's claim that a tree of ``objective`` errors is
+        optimal is false, or ``""``: the best tree of depth at most 1 (leaves
+        of at least ``min_sup`` rows) makes fewer errors. Penalised
+        objectives and weighted rows are not checked this way."""
+        if (
+            sample_weight is not None
+            or self.max_depth < 1
+            or self.objective_family_ != self._objective_family
+        ):
+            return ""
+        shallow = depth_one_errors(X, y, min_sup)
+        if objective <= shallow:
+            return ""
+        return (
+            f"{self._tool} called a tree with {objective:g} errors optimal; "
+            f"a tree of depth 1 makes {shallow}"
         )
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract

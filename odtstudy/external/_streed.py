@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval
 
 from odtstudy.base import FitResult
 from odtstudy.external._base import ExternalTreeClassifier
+from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
 
 __all__ = ["STreeDClassifier"]
@@ -47,7 +48,9 @@ class STreeDClassifier(ExternalTreeClassifier):
         As every odtstudy learner; ``optimal_`` is STreeD's own
         ``is_optimal()``, ``lower_bound_`` the objective when proven.
     stats_ : dict
-        ``tool``, ``tool_accuracy``, ``n_branching_nodes``, ``n_leaves``.
+        ``tool``, ``tool_accuracy``, ``n_branching_nodes``, ``n_leaves``,
+        ``startup_s`` (0: STreeD runs in this process), ``solver_time_s``
+        (its ``fit`` call).
 
     Examples
     --------
@@ -108,10 +111,10 @@ class STreeDClassifier(ExternalTreeClassifier):
             use_dataset_caching=not self.use_branch_caching,
             random_seed=27 if self.random_state is None else int(self.random_state),
         )
-        solver.fit(X.astype(int), y)
+        call = call_in_process(lambda: solver.fit(X.astype(int), y))
         result = getattr(solver, "fit_result", None)
         if result is None:  # STreeD gives no tree only when it ran out of time
-            return self._result(None, X, y, timed_out=True)
+            return self._result(None, X, y, timed_out=True, stats=call.timings())
         tree = self._convert(solver.tree_, _describe, X, y)
         proven = bool(result.is_optimal())
         return self._result(
@@ -120,8 +123,10 @@ class STreeDClassifier(ExternalTreeClassifier):
             y,
             proven=proven,
             timed_out=not proven,
+            min_sup=self.min_samples_leaf,
             stats={
                 "tool_accuracy": float(result.score()),
                 "n_branching_nodes": int(result.tree_nodes()),
+                **call.timings(),
             },
         )
