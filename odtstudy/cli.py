@@ -15,7 +15,11 @@ def _study(args) -> int:
         for name in list_studies():
             print(name)
         return 0
-    overrides = {"folds": args.folds, "time_limit": args.time_limit}
+    overrides = {
+        "folds": args.folds,
+        "time_limit": args.time_limit,
+        "repeats": args.repeats,
+    }
     return _run_study(args, args.name, overrides, scheduler=args.scheduler)
 
 
@@ -219,6 +223,20 @@ def _add_run_options(parser) -> None:
     )
 
 
+def _count(text: str) -> int:
+    """An integer >= 1 given on the command line (argparse names the flag
+    in front of the message)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 or str(value) != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 1, got {text!r}; e.g. --repeats 3"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="odtstudy", description="Compare optimal decision tree learners."
@@ -233,6 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="seconds per run (overrides the config)",
+    )
+    study.add_argument(
+        "--repeats",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="fit each run N times, each in a fresh process, the methods "
+        "interleaved; records keep every time and their median (default: the "
+        "config's repeats, else 1)",
     )
     study.add_argument(
         "--scheduler",

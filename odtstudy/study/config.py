@@ -13,6 +13,7 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     memory_limit_mb = 4096
     max_thresholds = 8           # Binarizer setting for 0/1-only learners
     workers = 2                  # runs at the same time (one process each)
+    repeats = 1                  # fits per run, each in a fresh process
 
     [methods.dl85-asc]           # a labelled variant with its own parameters
     method = "dl85"
@@ -57,6 +58,10 @@ Checks
   ``seeds``           a non-empty list of integers >= 0
   ``folds``           an integer >= 1 (1: fit and score on all the rows)
   ``workers``         an integer >= 1
+  ``repeats``         an integer >= 1: fits per run, each in a fresh
+                      process, the methods of a (dataset, depth, fold,
+                      seed) interleaved; the record holds every repeat's
+                      times and their median; absent: 1
   ``max_thresholds``  an integer >= 1, or ``"all"`` (every midpoint);
                       absent: 8
   ``time_limit``      seconds, a number > 0
@@ -148,6 +153,7 @@ _STUDY_KEYS = {
     "max_thresholds",
     "grace_s",
     "workers",
+    "repeats",
 }
 _TABLES = ("study", "methods", "scales", "datasets")
 
@@ -189,6 +195,7 @@ class StudyConfig:
     max_thresholds: int | None = 8
     grace_s: float = 10.0
     workers: int = 1
+    repeats: int = 1
     description: str = ""
     scale: str = "default"
 
@@ -321,6 +328,11 @@ _SCALARS = {
         lambda v: _is_int(v) and v >= 1,
     ),
     "workers": ("an integer >= 1", "workers = 2", lambda v: _is_int(v) and v >= 1),
+    "repeats": (
+        "an integer >= 1 (fits per run, each in a fresh process)",
+        "repeats = 3",
+        lambda v: _is_int(v) and v >= 1,
+    ),
     "max_thresholds": (
         'an integer >= 1, or "all" for every midpoint (no max_thresholds key: 8)',
         "max_thresholds = 8",
@@ -785,6 +797,7 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
         max_thresholds=_thresholds(study.get("max_thresholds", 8)),
         grace_s=float(study.get("grace_s", 10.0)),
         workers=study.get("workers", 1),
+        repeats=study.get("repeats", 1),
         description=study.get("description", ""),
         scale=scale,
     )

@@ -9,6 +9,16 @@ by a hash of the run's identity and its protocol, so running the same study
 again only runs what is missing, and runs of another protocol never count as
 done. SIGINT / SIGTERM stop the study cleanly: running groups are killed,
 finished records are kept, and :class:`StudyInterrupted` says how to resume.
+
+With ``repeats = N``, each run is fitted N times, each time in a fresh worker,
+the methods of one (dataset, depth, fold, seed) interleaved: repeat 1 of
+every method, then repeat 2, ... Its record, written when its last repeat
+ends, lists every repeat's fit time, CPU time and status
+(``fit_times_s``, ``cpu_times_s``, ``repeat_statuses``); ``fit_time_s`` and
+``cpu_time_s`` are their medians, and the other fields those of the
+lower-median repeat by fit time. Every record carries the ``provenance`` of
+the code and the machine (:mod:`odtstudy.study._provenance`), taken once when
+the runner starts.
 """
 
 from __future__ import annotations
@@ -17,17 +27,16 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
 import select
 import shutil
 import signal
 import socket
+import statistics
 import sys
 import tempfile
 import threading
 import time
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import psutil
@@ -35,7 +44,8 @@ import psutil
 from odtstudy._deadline import allowed_fit_time
 from odtstudy._isolation import die_with_parent, kill_group
 from odtstudy.datasets._user import user_dataset, user_source
-from odtstudy.study import _memory
+from odtstudy.study import _memory, _provenance
+from odtstudy.study._provenance import package_versions
 from odtstudy.study._worker import child_main, read_frames
 from odtstudy.study.config import StudyConfig
 from odtstudy.study.registry import get_method
@@ -54,17 +64,6 @@ __all__ = [
     "study_folder",
 ]
 
-_VERSIONED = (
-    "odtstudy",
-    "numpy",
-    "scikit-learn",
-    "pandas",
-    "pulp",
-    "highspy",
-    "ortools",
-    "deap",
-    *("pystreed", "pydl8.5", "gosdt", "pycontree", "licketysplit"),  # [external]
-)
 #: Seconds to wait for a Dask scheduler to have at least one worker.
 DASK_WORKER_TIMEOUT_S = 30.0
 
@@ -81,16 +80,6 @@ class StudyInterrupted(RuntimeError):
         )
 
 
-def package_versions() -> dict:
-    versions = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
 def study_folder(output_dir, name: str, scale: str = "default") -> Path:
     """Folder of a study's records and report: ``<output>/<name>[-<scale>]``.
 
@@ -103,10 +92,13 @@ def study_folder(output_dir, name: str, scale: str = "default") -> Path:
 def protocol_of(config: StudyConfig) -> dict:
     """Everything that changes the meaning of a recorded number.
 
-    The scale, folds, seeds, time limits, grace, memory limit, the
-    binarisation of numeric data, every method with its full parameters, and
-    the versions of the learners' packages. Datasets and depths are not part
-    of it: adding one extends the same comparison.
+    The scale, folds, seeds, repeats, time limits, grace, memory limit, the
+    binarisation of numeric data, every method with its full parameters, the
+    versions of the learners' packages and the source revision of odtstudy
+    (:func:`odtstudy.study._provenance.current_revision`). Datasets and
+    depths are not part of it: adding one extends the same comparison. The
+    machine, its load and ``workers`` are not either; every record's
+    ``provenance`` holds them.
     """
     methods = {}
     for spec in config.methods:
@@ -124,12 +116,14 @@ def protocol_of(config: StudyConfig) -> dict:
         "scale": config.scale,
         "folds": int(config.folds),
         "seeds": [int(s) for s in config.seeds],
+        "repeats": int(config.repeats),
         "time_limit": float(config.time_limit),
         "grace_s": float(config.grace_s),
         "memory_limit_mb": config.memory_limit_mb,
         "max_thresholds": config.max_thresholds,
         "methods": methods,
         "versions": package_versions(),
+        "source_revision": _provenance.current_revision(),
     }
     user_tables = {
         name: user_source(spec)
@@ -402,9 +396,10 @@ class _Progress:
     otherwise (CI, logs) one line is printed per finished run.
     """
 
-    def __init__(self, runs, workers, quiet):
+    def __init__(self, runs, workers, quiet, repeats=1):
         self.total, self.done, self.quiet = len(runs), 0, quiet
         self.workers = max(1, workers)
+        self.repeats = repeats
         self.remaining = {run["run_id"]: run for run in runs}
         self.observed: dict[str, list] = {}
         self.tty = sys.stderr.isatty()
@@ -417,7 +412,7 @@ class _Progress:
 
     def eta(self) -> float:
         work = sum(self._expected(run) for run in self.remaining.values())
-        return work / self.workers
+        return work * self.repeats / self.workers
 
     def update(self, run, status, seconds, running=()):
         self.done += 1
@@ -522,6 +517,7 @@ def run_study(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     client = _dask_client(scheduler) if scheduler is not None else None
+    backend = "local" if client is None else f"dask {client.scheduler.address}"
     folder = study_folder(output_dir, config.name, config.scale)
     store = ResultsStore(folder)
     runs = expand_runs(config)
@@ -532,46 +528,97 @@ def run_study(
         else:
             done = {r["run_id"] for r in records}
         pending = [run for run in runs if run["run_id"] not in done]
-        common = {"versions": package_versions(), "host": socket.gethostname()}
-        progress = _Progress(pending, workers, quiet)
+        common = {
+            "versions": package_versions(),
+            "provenance": _provenance.provenance(workers, backend),
+            "host": socket.gethostname(),
+        }
+        progress = _Progress(pending, workers, quiet, config.repeats)
         recorded = 0
+        repeats_done: dict[str, dict] = {}
 
-        def record(run, outcome, running=()):
+        def finish(attempt, outcome, running=()):
+            """Keep one repeat's outcome; record the run after its last."""
             nonlocal recorded
-            row = _record(run, outcome, common)
+            run, repeat = attempt
+            done = repeats_done.setdefault(run["run_id"], {})
+            done[repeat] = outcome
+            if len(done) < config.repeats:
+                return
+            del repeats_done[run["run_id"]]
+            outcomes = [done[r] for r in range(config.repeats)]
+            row = _record(run, _combine_repeats(outcomes), common)
             store.append(row)
             recorded += 1
             progress.update(run, row["status"], row.get("wall_time_s") or 0, running)
 
+        attempts = _attempts(pending, config.repeats)
         if client is not None:
             try:
-                _run_on_dask(client, pending, record, stop)
+                _run_on_dask(client, attempts, finish, stop)
             finally:
                 if client is not scheduler:
                     client.close()
         else:
-            _run_local(pending, workers, poll_interval, record, stop)
+            _run_local(attempts, workers, poll_interval, finish, stop)
         if stop.signum is not None:
             raise StudyInterrupted(stop.signum, recorded, len(pending) - recorded)
     return store
 
 
-def _run_local(pending, workers, poll_interval, record, stop):
-    active: list[_Active] = []
-    queue = list(pending)
+def _attempts(pending, repeats) -> list:
+    """``(run, repeat)`` pairs in the order they execute: the runs of one
+    (dataset, depth, fold, seed) together, repeat 1 of each of its methods,
+    then repeat 2, ..., so that no method gets its repeats in a row."""
+    cells: dict[tuple, list] = {}
+    for run in pending:
+        cell = (run["dataset"], run["depth"], run["fold"], run["seed"])
+        cells.setdefault(cell, []).append(run)
+    return [
+        (run, repeat)
+        for runs in cells.values()
+        for repeat in range(repeats)
+        for run in runs
+    ]
+
+
+def _combine_repeats(outcomes: list) -> dict:
+    """One run's record fields from the outcomes of its repeats (see the
+    module documentation)."""
+    fit_times = [outcome.get("fit_time_s") for outcome in outcomes]
+    cpu_times = [outcome.get("cpu_time_s") for outcome in outcomes]
+    order = sorted(
+        range(len(outcomes)),
+        key=lambda i: (fit_times[i] is None, fit_times[i] or 0.0, i),
+    )
+    combined = dict(outcomes[order[(len(order) - 1) // 2]])
+    for key, values in (("fit_time_s", fit_times), ("cpu_time_s", cpu_times)):
+        known = [value for value in values if value is not None]
+        combined[key] = statistics.median(known) if known else None
+    combined["fit_times_s"] = fit_times
+    combined["cpu_times_s"] = cpu_times
+    combined["repeat_statuses"] = [outcome.get("status") for outcome in outcomes]
+    return combined
+
+
+def _run_local(attempts, workers, poll_interval, finish, stop):
+    active: list[tuple] = []  # of (attempt, _Active)
+    queue = list(attempts)
     try:
         while (queue or active) and stop.signum is None:
             while queue and len(active) < workers and stop.signum is None:
-                active.append(_Active(queue.pop(0)))
+                attempt = queue.pop(0)
+                active.append((attempt, _Active(attempt[0])))
             time.sleep(poll_interval)
-            for item in list(active):
+            for pair in list(active):
+                attempt, item = pair
                 item.sample_memory()
                 outcome = item.poll()
                 if outcome is not None:
-                    active.remove(item)
-                    record(item.run, outcome, [a.run for a in active])
+                    active.remove(pair)
+                    finish(attempt, outcome, [a.run for _, a in active])
     finally:
-        for item in active:
+        for _, item in active:
             item.kill()
 
 
@@ -605,24 +652,25 @@ def _dask_client(scheduler):
     return client
 
 
-def _run_on_dask(client, runs, record, stop):
+def _run_on_dask(client, attempts, finish, stop):
     from distributed import as_completed
 
     futures = {
-        client.submit(run_isolated, run, pure=False, key=f"run-{run['run_id']}"): run
-        for run in runs
+        client.submit(
+            run_isolated, run, pure=False, key=f"run-{run['run_id']}-{repeat}"
+        ): (run, repeat)
+        for run, repeat in attempts
     }
     completed = as_completed(futures)
     try:
         for future in completed:
             if stop.signum is not None:
                 break
-            run = futures[future]
             try:
                 outcome = future.result()
             except Exception as exc:  # the Dask worker itself failed
                 outcome = {"status": "error", "error": f"Dask task failed: {exc!r}"}
-            record(run, outcome)
+            finish(futures[future], outcome)
     finally:
         client.cancel(list(futures))
 
