@@ -1,74 +1,123 @@
-"""Run a solver call in a forked child that is killed at a deadline.
+"""Run a solver call in this process, in a forked child or in a fresh interpreter.
 
 For published solvers that do not stop at their own time limit (GOSDT checks
 its clock only every 10,000 iterations) or have none (LicketySPLIT), the
-adapter forks, solves in the child, and reads the pickled answer back through
-a pipe. The child leads its own process group, so a kill takes the solver's
-threads and processes with it.
+adapter solves in a child killed at a deadline and reads the pickled answer
+back through a pipe. The child leads its own process group, so a kill takes
+the solver's threads and processes with it.
+
+Every call returns a :class:`SolverCall` whose timings keep the harness
+apart from the solver: ``startup_s`` is a fresh interpreter's start-up, its
+imports and the data it receives (0 in this process and in a fork, which
+starts with everything loaded), ``solver_time_s`` the task itself, timed
+where it runs.
+
+Memory (the rule is :data:`odtstudy.study._memory.MEMORY_RULE`): before
+its task starts, a child writes a header on the pipe, the time (on the
+system-wide monotonic clock of :func:`odtstudy._deadline.now`) and its
+unique memory (USS); with its answer it sends the peak resident memory its
+task added (:class:`odtstudy._procmem.SolverCallPeak`). The parent records
+both in :data:`odtstudy._procmem.harness_children`, so the fit's memory
+measure charges the child only what its task adds, whether it is a fork
+(whose pages are its parent's until written) or a fresh interpreter (whose
+start-up is not the fit's).
 """
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import pickle
 import select
+import struct
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 
-from odtstudy._deadline import Deadline
+from odtstudy._deadline import Deadline, now
 from odtstudy._isolation import kill_group
+from odtstudy._procmem import SolverCallPeak, harness_children, uss_mb
 
-__all__ = ["call_in_fresh_process", "call_with_deadline"]
+__all__ = [
+    "SolverCall",
+    "call_in_fork",
+    "call_in_fresh_interpreter",
+    "call_in_process",
+    "call_with_deadline",
+]
 
-
-def _child(write_fd, task, setup):
-    """In the forked child: run ``task``, write its pickled outcome, exit."""
-    try:
-        os.setpgid(0, 0)
-        if setup is not None:
-            setup()
-        try:
-            outcome = ("ok", task())
-        except BaseException as exc:  # handed back and re-raised by the parent
-            outcome = ("error", exc)
-        try:
-            payload = pickle.dumps(outcome)
-        except Exception as exc:
-            payload = pickle.dumps(("error", RuntimeError(f"unpicklable: {exc}")))
-        with os.fdopen(write_fd, "wb") as pipe:
-            pipe.write(payload)
-    finally:
-        os._exit(0)
+# the task's start on the shared monotonic clock, the child's USS then (MB)
+_HEADER = struct.Struct("!dd")
+_SERVE = "from odtstudy.external._child import _serve; _serve()"
 
 
-def call_with_deadline(task, timeout, setup=None):
-    """Return ``(True, task())`` computed in a forked child, or ``(False, None)``
-    when the child has not answered within ``timeout`` seconds (it is then
-    killed with its process group).
+@dataclass
+class SolverCall:
+    """What a solver call gave back, and where its time went.
 
-    Parameters
+    Attributes
     ----------
-    task : callable
-        Takes no argument; returns a picklable value.
-    timeout : float or None
-        Seconds; ``None`` waits as long as the task runs.
-    setup : callable, default=None
-        Called first in the child (e.g. to silence its output).
-
-    Raises
-    ------
-    Exception
-        What ``task`` raised, re-raised here; a ``RuntimeError`` when the
-        child died without answering (e.g. a crash of the solver).
+    finished : bool
+        False when the call was killed at its timeout (``value`` is then
+        ``None``).
+    value : object
+        What the task returned.
+    startup_s : float
+        Seconds from the call to the task's start in a fresh interpreter:
+        pickling the data, starting the interpreter, imports, unpickling.
+        0 in this process and in a fork.
+    solver_time_s : float
+        Seconds the task ran (until the kill, when it was killed).
     """
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child never returns
-        os.close(read_fd)
-        _child(write_fd, task, setup)
-    os.close(write_fd)
+
+    finished: bool
+    value: object = None
+    startup_s: float = 0.0
+    solver_time_s: float = 0.0
+
+    def timings(self) -> dict:
+        """``startup_s`` and ``solver_time_s``, as an adapter's ``stats_``
+        entries."""
+        return {"startup_s": self.startup_s, "solver_time_s": self.solver_time_s}
+
+
+def call_in_process(task) -> SolverCall:
+    """Run ``task()`` here and time it (an adapter whose solver stops itself)."""
+    start = now()
+    value = task()
+    return SolverCall(True, value, 0.0, now() - start)
+
+
+def _run_task(answer, task) -> None:
+    """In the child: write the header, run ``task``, write its pickled
+    ``(status, value or exception, seconds, peak MB added)``."""
+    uss = uss_mb()
+    peak = SolverCallPeak()
+    start = now()
+    answer.write(_HEADER.pack(start, uss))
+    answer.flush()
+    try:
+        outcome = ("ok", task())
+    except BaseException as exc:  # handed back and re-raised by the parent
+        outcome = ("error", exc)
+    measured = (now() - start, peak.added_mb())
+    try:
+        payload = pickle.dumps((*outcome, *measured))
+    except Exception as exc:
+        payload = pickle.dumps(
+            ("error", RuntimeError(f"unpicklable: {exc}"), *measured)
+        )
+    answer.write(payload)
+    answer.flush()
+
+
+def _await_answer(pid, read_fd, deadline, reap, fresh) -> SolverCall:
+    """Read the child's header and answer until EOF or ``deadline``; kill its
+    group and reap it (``reap()`` returns its exit code) either way."""
     payload = bytearray()
-    deadline = Deadline(timeout)
+    task_start = None
     finished = False
     try:
         while True:
@@ -81,66 +130,151 @@ def call_with_deadline(task, timeout, setup=None):
                     finished = True
                     break
                 payload += chunk
+                if task_start is None and len(payload) >= _HEADER.size:
+                    task_start, uss = _HEADER.unpack_from(payload)
+                    harness_children.call_began(pid, uss)
     finally:
         os.close(read_fd)
         kill_group(pid)
-        os.waitpid(pid, 0)
+        code = reap()
+    ended = now()
+    startup = 0.0
+    if fresh:
+        startup = (ended if task_start is None else task_start) - deadline.start
+    ran = 0.0 if task_start is None else ended - task_start
+    answer = None
+    try:
+        if finished and len(payload) > _HEADER.size:
+            answer = pickle.loads(bytes(payload[_HEADER.size :]))
+    finally:
+        harness_children.ended(pid, None if answer is None else answer[3])
     if not finished:
-        return False, None
-    if not payload:
-        raise RuntimeError("the solver process died without an answer")
-    status, value = pickle.loads(bytes(payload))
+        return SolverCall(False, None, startup, ran)
+    if answer is None:
+        raise RuntimeError(
+            f"the solver process died without an answer (exit code {code})"
+        )
+    status, value, ran, _ = answer
     if status == "error":
         raise value
-    return True, value
+    return SolverCall(True, value, startup, ran)
+
+
+def _forked_child(write_fd, task, setup):
+    """In the forked child: run ``task``, write its outcome, exit."""
+    try:
+        os.setpgid(0, 0)
+        if setup is not None:
+            setup()
+        with os.fdopen(write_fd, "wb") as answer:
+            _run_task(answer, task)
+    finally:
+        os._exit(0)
+
+
+def call_in_fork(task, timeout, setup=None) -> SolverCall:
+    """Run ``task()`` in a forked child killed after ``timeout`` seconds.
+
+    Parameters
+    ----------
+    task : callable
+        Takes no argument; returns a picklable value.
+    timeout : float or None
+        Seconds; ``None`` waits as long as the task runs.
+    setup : callable, default=None
+        Called first in the child (e.g. to silence its output).
+
+    Returns
+    -------
+    SolverCall
+        ``finished`` is False when the child had not answered in time (it
+        is then killed with its process group).
+
+    Raises
+    ------
+    Exception
+        What ``task`` raised, re-raised here; a ``RuntimeError`` when the
+        child died without answering (e.g. a crash of the solver).
+    """
+    deadline = Deadline(timeout)
+    read_fd, write_fd = os.pipe()
+    # the child's collector then leaves the parent's objects (and their
+    # shared pages) alone; the lock keeps the memory sampler off meanwhile
+    gc.freeze()
+    try:
+        with harness_children.lock:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child never returns
+                os.close(read_fd)
+                _forked_child(write_fd, task, setup)
+            harness_children.starting(pid)
+    finally:
+        gc.unfreeze()
+    os.close(write_fd)
+
+    def reap():
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+    return _await_answer(pid, read_fd, deadline, reap, fresh=False)
+
+
+def call_with_deadline(task, timeout, setup=None):
+    """:func:`call_in_fork`, as ``(finished, value)``."""
+    call = call_in_fork(task, timeout, setup)
+    return call.finished, call.value
 
 
 def _serve() -> None:
-    """In a fresh interpreter: read a pickled task on stdin, write its outcome.
-
-    The task's own output goes to ``/dev/null``; the answer is written on the
-    original standard output.
-    """
+    """In a fresh interpreter: read the pickled ``(preload, task)`` on stdin,
+    import the ``preload`` modules, run the task (its own output goes to
+    ``/dev/null``) and write the header and outcome on the original standard
+    output."""
     answer = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    task = pickle.loads(sys.stdin.buffer.read())
-    try:
-        outcome = ("ok", task())
-    except BaseException as exc:
-        outcome = ("error", exc)
-    answer.write(pickle.dumps(outcome))
+    preload, task = pickle.load(sys.stdin.buffer)
+    for module in preload:
+        importlib.import_module(module)
+    _run_task(answer, task)
     answer.close()
 
 
-def call_in_fresh_process(task, timeout):
-    """:func:`call_with_deadline` in a new interpreter instead of a fork.
+def call_in_fresh_interpreter(task, timeout, preload=()) -> SolverCall:
+    """:func:`call_in_fork` in a new interpreter instead of a fork.
 
     For solvers that crash when other native libraries share their process
     (GOSDT segfaults in a process that has imported PuLP). ``task`` must be
-    picklable (a module-level function or a ``functools.partial`` of one); the
-    interpreter's start-up counts against ``timeout``.
+    picklable (a module-level function or a ``functools.partial`` of one).
+    The interpreter's start-up counts against ``timeout`` and is reported as
+    ``startup_s``.
+
+    Parameters
+    ----------
+    task : callable
+    timeout : float or None
+    preload : sequence of str, default=()
+        Modules the interpreter imports before the task starts (the
+        solver's package): their import is start-up, as it is for a solver
+        run in this process, whose package is imported before ``fit``.
+
+    Returns
+    -------
+    SolverCall
     """
-    child = subprocess.Popen(
-        [sys.executable, "-c", "from odtstudy.external._child import _serve; _serve()"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        payload, _ = child.communicate(pickle.dumps(task), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False, None
-    finally:
-        kill_group(child.pid)
-        child.wait()
-    if not payload:
-        raise RuntimeError(
-            f"the solver process died without an answer (exit code {child.returncode})"
-        )
-    status, value = pickle.loads(payload)
-    if status == "error":
-        raise value
-    return True, value
+    deadline = Deadline(timeout)
+    with tempfile.TemporaryFile() as request:
+        pickle.dump((tuple(preload), task), request)
+        request.seek(0)
+        with harness_children.lock:
+            child = subprocess.Popen(
+                [sys.executable, "-c", _SERVE],
+                stdin=request,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            harness_children.starting(child.pid)
+    read_fd = os.dup(child.stdout.fileno())
+    child.stdout.close()
+    return _await_answer(child.pid, read_fd, deadline, child.wait, fresh=True)

@@ -9,6 +9,7 @@ import numpy as np
 
 from odtstudy.datasets._binarizer import _midpoints
 from odtstudy.external._base import ExternalTreeClassifier
+from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
 
 __all__ = ["ConTreeClassifier"]
@@ -80,7 +81,8 @@ class ConTreeClassifier(ExternalTreeClassifier):
         As every odtstudy learner; ``optimal_`` is True when ConTree ended
         within its time limit (it runs with ``max_gap=0``: exact).
     stats_ : dict
-        ``tool``, ``n_leaves``.
+        ``tool``, ``n_leaves``, ``startup_s`` (0: ConTree runs in this
+        process), ``solver_time_s`` (its ``fit`` call).
     """
 
     _tool = "pycontree"
@@ -119,8 +121,15 @@ class ConTreeClassifier(ExternalTreeClassifier):
         ranked = _RankedColumns(np.asarray(X, dtype=np.float64))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            solver.fit(ranked.ranks, y.astype(int))
+            call = call_in_process(lambda: solver.fit(ranked.ranks, y.astype(int)))
         # ConTree's only signal that it stopped at its limit is this warning
         timed_out = any("time limit" in str(w.message) for w in caught)
         tree = self._convert(solver.tree_, ranked.describe, X, y)
-        return self._result(tree, X, y, proven=not timed_out, timed_out=timed_out)
+        return self._result(
+            tree,
+            X,
+            y,
+            proven=not timed_out,
+            timed_out=timed_out,
+            stats=call.timings(),
+        )

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval
 
 from odtstudy._deadline import now
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_fresh_process, call_with_deadline
+from odtstudy.external._child import call_in_fork, call_in_fresh_interpreter
 from odtstudy.external._convert import LEAF
 from odtstudy.external._penalty import PENALTY_FAMILY, LeafPenaltyMixin
 
@@ -72,7 +72,8 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
     GOSDT checks its clock only every 10,000 iterations, so the adapter
     solves in a forked child and kills it at ``time_limit`` (in a new
     interpreter when PuLP is loaded, where GOSDT crashes: its start-up,
-    about 1.3 s, then counts in ``fit_time_``); a killed run
+    about 1.3 s, then counts in ``fit_time_`` and apart in
+    ``stats_["startup_s"]``); a killed run
     returns a single leaf predicting the majority class (``status_`` is
     ``"timeout"``, ``stats_["no_solver_tree"]`` is True).
 
@@ -94,7 +95,10 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
     stats_ : dict
         ``tool``, ``regularization``, ``tool_status``, ``tool_lower_bound``,
         ``tool_upper_bound``, ``tool_model_loss`` (GOSDT's normalised
-        figures), ``graph_size``, ``n_iterations``, ``n_leaves``.
+        figures), ``graph_size``, ``n_iterations``, ``n_leaves``,
+        ``killed_at_limit``, ``startup_s`` (the fresh interpreter's start-up,
+        its imports and the data it receives; 0 in a fork) and
+        ``solver_time_s`` (the solver call in the child).
     """
 
     _tool = "gosdt"
@@ -140,12 +144,13 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         if self.time_limit is not None:
             timeout = deadline.remaining(-0.05 * self.time_limit - 0.5)
         stop_at = deadline.at
-        # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
-        call = call_in_fresh_process if "pulp" in sys.modules else call_with_deadline
+        task = functools.partial(_solve, X, y, reg, depth, stop_at)
         try:
-            finished, out = call(
-                functools.partial(_solve, X, y, reg, depth, stop_at), timeout
-            )
+            # GOSDT segfaults in a process that has imported PuLP (odtstudy.milp)
+            if "pulp" in sys.modules:
+                call = call_in_fresh_interpreter(task, timeout, [self._module])
+            else:
+                call = call_in_fork(task, timeout)
         except RuntimeError as exc:
             if self.regularization is None:
                 raise
@@ -155,8 +160,13 @@ class GOSDTClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
                 "'false convergence') when the penalty per leaf is close to the "
                 "errors a split can save: try a smaller regularization"
             ) from exc
-        stats = {"regularization": reg, "killed_at_limit": not finished}
-        if not finished:
+        out = call.value
+        stats = {
+            "regularization": reg,
+            "killed_at_limit": not call.finished,
+            **call.timings(),
+        }
+        if not call.finished:
             return self._result(None, X, y, timed_out=True, stats=stats)
         stats.update(
             tool_status=out["status"],

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_with_deadline
+from odtstudy.external._child import call_in_fork
 from odtstudy.external._convert import LEAF
 from odtstudy.external._penalty import LeafPenaltyMixin
 
@@ -64,6 +64,15 @@ class LicketySplitClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         ``0.5 / (n * 2**max_depth)``.
     lookahead : int, default=1
         LicketySPLIT's ``lookahead_k``.
+
+    Attributes
+    ----------
+    tree_, classes_, objective_, lower_bound_, optimal_, status_, fit_time_
+        As every odtstudy learner.
+    stats_ : dict
+        ``tool``, ``regularization``, ``killed_at_limit``, ``tool_objective``,
+        ``n_leaves``, ``startup_s`` (0: a fork) and ``solver_time_s`` (the
+        solver call in the child).
     """
 
     _tool = "licketysplit"
@@ -92,12 +101,14 @@ class LicketySplitClassifier(LeafPenaltyMixin, ExternalTreeClassifier):
         n, depth = len(y), self.max_depth
         reg = self._leaf_penalty(n)
         timeout = self._time_left()
-        finished, out = call_with_deadline(
-            lambda: _solve(X, y, reg, depth, self.lookahead), timeout
-        )
-        stats = {"regularization": reg, "killed_at_limit": not finished}
-        if not finished:
+        call = call_in_fork(lambda: _solve(X, y, reg, depth, self.lookahead), timeout)
+        stats = {
+            "regularization": reg,
+            "killed_at_limit": not call.finished,
+            **call.timings(),
+        }
+        if not call.finished:
             return self._result(None, X, y, timed_out=True, stats=stats)
-        stats["tool_objective"] = out["objective"]
-        tree = self._convert((0, out["leaves"]), _describe, X, y)
+        stats["tool_objective"] = call.value["objective"]
+        tree = self._convert((0, call.value["leaves"]), _describe, X, y)
         return self._penalised(self._result(tree, X, y, stats=stats), n, reg)
