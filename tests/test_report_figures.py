@@ -1,10 +1,15 @@
 """The whole report of a synthetic study: every figure made, non-empty, legible."""
 
+import itertools
+import json
 import re
 
+import numpy as np
+import pandas as pd
 import pytest
 from report_doubles import METHODS, grid, protocol, write_study
 
+from odtstudy.study import _figures as figures
 from odtstudy.study.report import make_report
 
 TRACES = {
@@ -45,8 +50,6 @@ def _axes(svg_text):
         ("performance_profile", 2),
         ("cost_vs_depth", 2),  # time and memory
         ("optimality_gap", 2),
-        ("cd-test_acc-d2", 1),
-        ("cd-time-d3", 1),
         ("anytime-a-d2", 1),
         ("anytime-c-d3", 1),
     ],
@@ -81,8 +84,177 @@ def test_report_sections_and_self_contained_html(report):
         "## All cells",
     ):
         assert heading in text
-    assert "Friedman p =" in text and "primal integral" in text.lower()
+    assert "primal integral" in text.lower()
+    # 4 methods on 3 datasets: no rank test and no CD diagram, said in one line
+    assert "no rank test: k = 4 methods on N = 3 datasets, Nemenyi CD = " in text
+    assert "Friedman p =" not in text and not list(folder.glob("cd-*"))
     page = (folder / "report.html").read_text()
     assert page.count("data:image/png;base64,") == text.count("![")
     assert "table.sortable" in page and "<b>" in page
     assert (folder / "results.parquet").stat().st_size > 0
+
+
+# --- one figure at a time: styles, incomplete runs, scales, anytime axes ---
+
+
+def _cells(outlier_complete=False):
+    """Cells of two methods on one dataset; (b, depth 3) is an outlier."""
+    rows = [
+        ("a", 2, 0.90, True),
+        ("a", 3, 0.92, True),
+        ("b", 2, 0.91, True),
+        ("b", 3, 0.10, outlier_complete),
+    ]
+    return pd.DataFrame(
+        [
+            {
+                "dataset": "d",
+                "depth": depth,
+                "method": method,
+                "test_acc": acc,
+                "test_std": 0.01,
+                "complete": complete,
+            }
+            for method, depth, acc, complete in rows
+        ]
+    )
+
+
+def _runs(**columns):
+    """Runs of methods a and b at depth 2 and 3 (b at depth 3: a slow outlier)."""
+    rows = []
+    for i, (method, depth) in enumerate(itertools.product("ab", (2, 3))):
+        outlier = (method, depth) == ("b", 3)
+        rows.append(
+            {
+                "run_id": f"r{i}",
+                "dataset": "d",
+                "method": method,
+                "depth": depth,
+                "fold": 0,
+                "seed": 0,
+                "optimal": True,
+                "has_tree": True,
+                "fit_time_s": 500.0 if outlier else 0.5 + depth,
+                "fit_mem_mb": 5000.0 if outlier else 5.0,
+                "stats": json.dumps({"no_solver_tree": True} if outlier else {}),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    for name, values in columns.items():
+        frame[name] = values
+    return frame
+
+
+def test_style_map_gives_twenty_distinct_colours_and_pairs():
+    methods = [f"m{i}" for i in range(20)]
+    style = figures.MethodStyle(methods)
+    pairs = [(style(m)["color"], style(m)["marker"]) for m in methods]
+    assert len({colour for colour, _ in pairs}) == 20
+    assert len(set(pairs)) == 20
+    assert style("m7") == figures.MethodStyle(methods)("m7")  # stable
+    many = figures.MethodStyle([f"m{i}" for i in range(200)])
+    assert len({tuple(many(f"m{i}").values()) for i in range(200)}) == 200
+
+
+def test_own_tree_runs_prefers_has_solver_tree_and_falls_back_on_stats():
+    from_stats = figures.own_tree_runs(_runs())
+    assert from_stats.tolist() == [True, True, True, False]
+    column = figures.own_tree_runs(_runs(has_solver_tree=[False, True, True, True]))
+    assert column.tolist() == [False, True, True, True]
+    empty = figures.own_tree_runs(_runs(has_solver_tree=[None, None, None, True]))
+    assert empty.tolist() == [True, True, True, True]
+    no_tree = figures.own_tree_runs(_runs(has_tree=[False, True, True, True]))
+    assert no_tree.tolist() == [False, True, True, False]
+
+
+def _ylims(fig):
+    limits = [ax.get_ylim() for ax in fig.axes]
+    figures.plt().close(fig)
+    return limits
+
+
+def test_incomplete_cell_with_an_outlier_leaves_the_accuracy_axis_alone():
+    style = figures.MethodStyle("ab")
+    cells = _cells()
+    without = _ylims(figures._draw_accuracy(cells.iloc[:3], ["a", "b"], style))
+    with_outlier = _ylims(figures._draw_accuracy(cells, ["a", "b"], style))
+    assert with_outlier == without
+    assert without[0][0] > 0.8
+    # the same cell, complete by count, but one of its runs is a fallback leaf
+    marked = _cells(outlier_complete=True)
+    stretched = _ylims(figures._draw_accuracy(marked, ["a", "b"], style))
+    assert stretched[0][0] < 0.1
+    runs = _ylims(figures._draw_accuracy(marked, ["a", "b"], style, runs=_runs()))
+    assert runs == without
+
+
+def test_fallback_runs_leave_the_cost_axes_alone():
+    style = figures.MethodStyle("ab")
+    fig = figures._draw_cost(_runs(), ["a", "b"], style)
+    (_, time_top), (_, mem_top) = _ylims(fig)
+    assert time_top < 100 and mem_top < 100
+    own = _runs(has_solver_tree=True)
+    (_, time_top), (_, mem_top) = _ylims(figures._draw_cost(own, ["a", "b"], style))
+    assert time_top > 500 and mem_top > 5000
+
+
+def test_anytime_figure_shows_the_first_incumbent_and_labels_the_limit():
+    curves = pd.DataFrame(
+        {
+            "method": ["dl85"] * 3 + ["cpsat"] * 2,
+            "time": [0.0, 0.002, 3.0, 0.5, 40.0],
+            "objective": [460.0, 320.0, 310.0, 330.0, 311.0],
+            "bound": [0.0, 0.0, 310.0, np.nan, np.nan],
+        }
+    )
+    style = figures.MethodStyle(["dl85", "cpsat"])
+    fig = figures._draw_anytime(curves, ["dl85", "cpsat"], style, "t", 30.0)
+    (ax,) = fig.axes
+    left, right = ax.get_xlim()
+    drawn = [line for line in ax.get_lines() if line.get_marker() not in ("None", "")]
+    first_x = min(float(np.min(line.get_xdata())) for line in drawn)
+    assert left < first_x and right > 40.0
+    low, high = ax.get_ylim()
+    assert low < 0.0 and high > 460.0  # the first incumbent, and the bound 0
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "time limit 30 s" in labels
+    assert "time limit 30 s" in [text.get_text() for text in ax.texts]
+    # dl85 proved at 3 s: its curve stops there; cpsat's runs on past the limit
+    ends = {line.get_color(): float(np.max(line.get_xdata())) for line in drawn}
+    assert ends[style("dl85")["color"]] == 3.0
+    assert ends[style("cpsat")["color"]] >= 40.0
+    figures.plt().close(fig)
+
+
+def test_gap_panels_share_one_symlog_axis_that_shows_zero():
+    gaps = pd.DataFrame(
+        {
+            "dataset": ["d", "e", "d", "e"],
+            "depth": [2, 2, 3, 3],
+            "method": ["cart"] * 4,
+            "gap_points": [0.0, 0.5, 3.0, 40.0],
+        }
+    )
+    fig = figures._draw_gap(gaps, ["cart"], figures.MethodStyle(["cart"]))
+    limits = {ax.get_xlim() for ax in fig.axes}
+    assert len(limits) == 1 and len(fig.axes) == 2
+    ((low, high),) = limits
+    assert low < 0.0 and high > 40.0
+    assert {ax.get_xscale() for ax in fig.axes} == {"symlog"}
+    figures.plt().close(fig)
+
+
+def test_figure_functions_write_png_and_svg(tmp_path):
+    style = figures.MethodStyle("ab")
+    runs = _runs(has_solver_tree=True)
+    made = [
+        figures.accuracy_figure(_cells(), ["a", "b"], style, tmp_path, "acc"),
+        figures.cost_figure(runs, ["a", "b"], style, tmp_path, "cost"),
+        figures.cactus_figure(runs, ["a", "b"], style, tmp_path, "cactus"),
+    ]
+    assert made == ["acc.png", "cost.png", "cactus.png"]
+    for name in ("acc", "cost", "cactus"):
+        for ext in ("png", "svg"):
+            assert (tmp_path / f"{name}.{ext}").stat().st_size > 5000
+    assert "Not drawn: 1 incomplete cell" in (tmp_path / "acc.svg").read_text()

@@ -1,17 +1,34 @@
 """The report's figures, each saved as PNG and SVG.
 
 Every figure gives each method one colour and one marker (the same in all
-figures of a report), puts its legend outside the axes, uses integer depth
-ticks and log time axes with plain tick labels (0.01, 0.1, 1, 10).
+figures of a report, :class:`MethodStyle`), puts its legend outside the
+axes, uses integer depth ticks, and log time axes shared by its panels.
+Only runs that returned a tree of their own are drawn (:func:`own_tree_runs`):
+a fallback leaf never stretches an axis.
+
+Each ``*_figure`` function draws with a private ``_draw_*`` function that
+returns the matplotlib figure (or ``None`` when there is nothing to draw),
+then saves it and returns the PNG's file name.
 """
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import json
 
 import numpy as np
 import pandas as pd
+
+from odtstudy.study._plotstyle import (
+    MethodStyle,
+    depth_axis,
+    footnote,
+    legend,
+    log_axis,
+    panels,
+    plt,
+    save,
+    symlog_axis,
+)
 
 __all__ = [
     "MethodStyle",
@@ -21,144 +38,76 @@ __all__ = [
     "cd_figure",
     "cost_figure",
     "gap_figure",
+    "own_tree_runs",
     "profile_figure",
 ]
 
-# Okabe-Ito, then darker tab10-like colours: distinguishable, print-safe
-_COLOURS = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
-    "#000000", "#8C564B", "#7F7F7F", "#BCBD22", "#9467BD", "#F0E442",
-]  # fmt: skip
-_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h"]
-DPI = 150
+_CELL = ["dataset", "depth", "method"]
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(
-        {
-            "font.size": 9,
-            "axes.titlesize": 9,
-            "axes.labelsize": 9,
-            "legend.fontsize": 8,
-            "xtick.labelsize": 8,
-            "ytick.labelsize": 8,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "svg.fonttype": "none",
-        }
-    )
-    return plt
+def _no_solver_tree(stats) -> bool:
+    if isinstance(stats, str):
+        try:
+            stats = json.loads(stats)
+        except ValueError:
+            return False
+    return isinstance(stats, dict) and bool(stats.get("no_solver_tree"))
 
 
-class MethodStyle:
-    """A fixed colour and marker per method (unique pairs for up to 132)."""
+def own_tree_runs(frame: pd.DataFrame) -> pd.Series:
+    """Which runs returned a tree of their own (a boolean mask of ``frame``).
 
-    def __init__(self, methods):
-        self.methods = list(methods)
-
-    def __call__(self, method) -> dict:
-        i = self.methods.index(method) if method in self.methods else len(self.methods)
-        return {
-            "color": _COLOURS[i % len(_COLOURS)],
-            "marker": _MARKERS[i % len(_MARKERS)],
-        }
-
-
-def _save(fig, folder: Path, name: str) -> str:
-    plt = _plt()
-    for ext in ("png", "svg"):
-        fig.savefig(folder / f"{name}.{ext}", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return f"{name}.png"
+    A run counts when it has a tree (``has_tree``) and, from the record's
+    ``has_solver_tree`` column, that tree is the solver's own. Records
+    without that column (or with it empty) fall back on the ``stats`` key
+    ``no_solver_tree`` that adapters set on a fallback leaf.
+    """
+    has_tree = frame["has_tree"].fillna(False).astype(bool)
+    if "stats" in frame:
+        derived = has_tree & ~frame["stats"].map(_no_solver_tree).astype(bool)
+    else:
+        derived = has_tree
+    if "has_solver_tree" not in frame:
+        return derived
+    column = frame["has_solver_tree"]
+    own = column.astype(object).where(column.notna(), derived)
+    return has_tree & own.astype(bool)
 
 
-def _legend(fig, axes, style: MethodStyle, methods, title="method"):
-    """One legend for the figure, right of the axes."""
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], linestyle="-", markersize=6, **style(m)) for m in methods]
-    fig.legend(
-        handles,
-        methods,
-        title=title,
-        loc="upper left",
-        bbox_to_anchor=(1.0, 0.95),
-        frameon=False,
+def _not_own_cells(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.Series:
+    """Cells (rows of ``cells``) with a run whose tree is not its own."""
+    borrowed = runs[runs["has_tree"].fillna(False).astype(bool) & ~own_tree_runs(runs)]
+    keys = pd.MultiIndex.from_frame(borrowed[_CELL].drop_duplicates())
+    return pd.Series(
+        pd.MultiIndex.from_frame(cells[_CELL]).isin(keys), index=cells.index
     )
 
 
-def _log_time_axis(ax, axis="x"):
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    target = ax.xaxis if axis == "x" else ax.yaxis
-    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
-    target.set_major_locator(LogLocator(base=10, numticks=12))
-    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    target.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
-    target.set_minor_formatter(FuncFormatter(lambda v, _: _minor_label(target, v)))
+def _dodge(i: int, n: int, width: float) -> float:
+    """Offset of the ``i``-th of ``n`` methods drawn side by side."""
+    return (i - (n - 1) / 2) * width
 
 
-def _minor_label(axis, value) -> str:
-    """Label the 2 and 5 ticks only when the view shows fewer than two powers
-    of ten (else the axis would have at most one labelled tick)."""
-    low, high = sorted(axis.get_view_interval())
-    if low <= 0:
-        return ""
-    powers = math.floor(math.log10(high)) - math.ceil(math.log10(low)) + 1
-    return f"{value:g}" if powers < 2 else ""
-
-
-def _depth_axis(ax, depths):
-    ax.set_xticks(depths)
-    ax.set_xticklabels([str(d) for d in depths])
-    ax.set_xlim(min(depths) - 0.4, max(depths) + 0.4)
-    ax.set_xlabel("max depth")
-
-
-def _panels(plt, n, width=3.2, height=2.7, ncols=None, sharey=False):
-    ncols = ncols or min(n, 4)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(
-        nrows,
-        ncols,
-        figsize=(width * ncols, height * nrows),
-        squeeze=False,
-        sharey=sharey,
-    )
-    flat = list(axes.ravel())
-    for ax in flat[n:]:
-        ax.remove()
-    return fig, flat[:n]
-
-
-def accuracy_figure(cells, methods, style, folder, name) -> str | None:
-    """Mean test accuracy vs depth, one panel per dataset; complete cells only
-    (error bars: std over folds and seeds, methods side by side)."""
-    cells = cells[cells["complete"] & cells["method"].isin(methods)]
-    if cells.empty:
+def _draw_accuracy(cells, methods, style, runs=None):
+    cells = cells[cells["method"].isin(methods)]
+    complete = cells["complete"].fillna(False).astype(bool)
+    if runs is not None:
+        complete &= ~_not_own_cells(cells, runs)
+    shown = cells[complete]
+    if shown.empty:
         return None
-    plt = _plt()
-    datasets = sorted(cells["dataset"].unique())
+    datasets = sorted(shown["dataset"].unique())
     depths = sorted(int(d) for d in cells["depth"].unique())
-    fig, axes = _panels(plt, len(datasets))
+    fig, axes = panels(len(datasets))
     width = 0.6 / max(1, len(methods))
     for ax, dataset in zip(axes, datasets):
-        part = cells[cells["dataset"] == dataset]
+        part = shown[shown["dataset"] == dataset]
         for i, method in enumerate(methods):
             run = part[part["method"] == method].sort_values("depth")
             if run.empty:
                 continue
-            x = (
-                run["depth"].to_numpy(dtype=float)
-                + (i - (len(methods) - 1) / 2) * width
-            )
-            ax.errorbar(
-                x,
+            _, _, bars = ax.errorbar(
+                run["depth"].to_numpy(dtype=float) + _dodge(i, len(methods), width),
                 run["test_acc"],
                 yerr=run["test_std"].fillna(0),
                 markersize=4,
@@ -167,12 +116,46 @@ def accuracy_figure(cells, methods, style, folder, name) -> str | None:
                 capsize=0,
                 **style(method),
             )
+            for bar in bars:
+                bar.set_alpha(0.5)
+        ax.set_ylim(*_accuracy_limits(part))
         ax.set_title(dataset)
-        _depth_axis(ax, depths)
+        depth_axis(ax, depths)
     axes[0].set_ylabel("test accuracy")
-    _legend(fig, axes, style, [m for m in methods if m in set(cells["method"])])
+    legend(fig, style, [m for m in methods if m in set(shown["method"])])
     fig.tight_layout()
-    return _save(fig, folder, name)
+    hidden = int((~complete).sum())
+    if hidden:
+        footnote(
+            fig,
+            f"Not drawn: {hidden} incomplete cell{'s' * (hidden > 1)} "
+            "(a run without a tree of its own).",
+        )
+    return fig
+
+
+def _accuracy_limits(cells) -> tuple:
+    """The cells' means ± std, within [0, 1], with a margin."""
+    std = cells["test_std"].fillna(0)
+    low = max(0.0, float((cells["test_acc"] - std).min()))
+    high = min(1.0, float((cells["test_acc"] + std).max()))
+    pad = 0.05 * max(high - low, 0.02)
+    return low - pad, high + pad
+
+
+def accuracy_figure(cells, methods, style, folder, name, runs=None) -> str | None:
+    """Mean test accuracy vs depth, one panel per dataset (own y scale).
+
+    Only complete cells are drawn (error bars: std over folds and seeds,
+    methods side by side); a footnote counts the cells left out. Given the
+    ``runs`` of the cells, a cell with a run whose tree is not the solver's
+    own (:func:`own_tree_runs`) is left out too.
+    """
+    return _saved(_draw_accuracy(cells, methods, style, runs), folder, name)
+
+
+def _saved(fig, folder, name) -> str | None:
+    return None if fig is None else save(fig, folder, name)
 
 
 def cd_figure(test, folder, name, title) -> str | None:
@@ -180,13 +163,12 @@ def cd_figure(test, folder, name, title) -> str | None:
     methods whose ranks differ by less than the Nemenyi CD joined by a bar."""
     if not test.tested:
         return None
-    plt = _plt()
     ranks = test.ranks
     k = len(ranks)
     lo, hi = 1, k
     half = (k + 1) // 2
     height = 0.8 + 0.28 * half
-    fig, ax = plt.subplots(figsize=(7.0, height))
+    fig, ax = plt().subplots(figsize=(7.0, height))
     ax.set_xlim(lo - 0.5, hi + 0.5)
     ax.set_ylim(0, height)
     ax.axis("off")
@@ -242,18 +224,17 @@ def cd_figure(test, folder, name, title) -> str | None:
         f"{title}: Friedman p = {test.pvalue:.3g}, {test.n_datasets} datasets",
         fontsize=9,
     )
-    return _save(fig, folder, name)
+    return save(fig, folder, name)
 
 
-def cactus_figure(frame, methods, style, folder, name) -> str | None:
-    """Runs proven optimal within t seconds, one panel per depth."""
-    proven = frame[frame["optimal"] & frame["method"].isin(methods)]
+def _draw_cactus(frame, methods, style):
+    runs = frame[frame["method"].isin(methods)]
+    proven = runs[runs["optimal"].fillna(False).astype(bool) & own_tree_runs(runs)]
     if proven.empty:
         return None
-    plt = _plt()
     depths = sorted(int(d) for d in frame["depth"].unique())
-    fig, axes = _panels(plt, len(depths), sharey=True)
-    total = frame[frame["method"].isin(methods)].groupby("depth")["run_id"].count()
+    fig, axes = panels(len(depths), sharex=True, sharey=True)
+    total = runs.groupby("depth")["run_id"].count()
     for ax, depth in zip(axes, depths):
         part = proven[proven["depth"] == depth]
         for method in methods:
@@ -268,27 +249,31 @@ def cactus_figure(frame, methods, style, folder, name) -> str | None:
                     markersize=4,
                     **style(method),
                 )
-        _log_time_axis(ax)
+        log_axis(ax)
         ax.set_title(f"depth {depth}")
         ax.set_xlabel("fit time (s)")
         n_runs = int(total.get(depth, 0) // max(1, len(methods)))
         ax.axhline(n_runs, color="grey", linestyle=":", linewidth=0.8)
+    from matplotlib.ticker import MaxNLocator
+
+    axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_ylabel("runs proven optimal")
-    _legend(fig, axes, style, [m for m in methods if m in set(proven["method"])])
+    legend(fig, style, [m for m in methods if m in set(proven["method"])])
     fig.tight_layout()
-    return _save(fig, folder, name)
+    return fig
 
 
-def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | None:
-    """Dolan–Moré performance profile of the time to a proof, per depth.
+def cactus_figure(frame, methods, style, folder, name) -> str | None:
+    """Runs proven optimal within t seconds, one panel per depth (shared log
+    time axis; dotted: all runs of a method at that depth)."""
+    return _saved(_draw_cactus(frame, methods, style), folder, name)
 
-    For each run, a method's ratio is its fit time (``floor`` seconds at
-    least: shorter times are clock noise) over the fastest proof of that run
-    (∞ without a proof); ρ(τ) is the share of runs with ratio <= τ.
-    """
+
+def _draw_profile(frame, methods, style, floor):
     runs = frame[frame["method"].isin(methods)]
     seconds = np.maximum(runs["fit_time_s"], floor)
-    times = runs.assign(t=seconds.where(runs["optimal"], np.inf))
+    proved = runs["optimal"].fillna(False).astype(bool) & own_tree_runs(runs)
+    times = runs.assign(t=seconds.where(proved, np.inf))
     table = times.pivot_table(
         index=["dataset", "depth", "fold", "seed"],
         columns="method",
@@ -301,11 +286,12 @@ def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | Non
     if table.empty:
         return None
     ratios = table.div(table.min(axis=1), axis=0)
-    plt = _plt()
     depths = sorted(int(d) for d in table.index.get_level_values("depth").unique())
-    fig, axes = _panels(plt, len(depths), sharey=True)
+    fig, axes = panels(len(depths), sharex=True, sharey=True)
     finite = ratios.to_numpy()[np.isfinite(ratios.to_numpy())]
     tau_max = max(2.0, float(finite.max()) * 1.5)
+    from matplotlib.ticker import FuncFormatter
+
     for ax, depth in zip(axes, depths):
         part = ratios.xs(depth, level="depth")
         for method in part.columns:
@@ -322,28 +308,34 @@ def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | Non
                 **style(method),
             )
         ax.set_xscale("log", base=2)
-        from matplotlib.ticker import FuncFormatter
-
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlim(1, tau_max)
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"depth {depth} ({len(part)} runs)")
         ax.set_xlabel("τ (time / fastest proof)")
     axes[0].set_ylabel("share of runs proven within τ")
-    _legend(fig, axes, style, list(ratios.columns))
+    legend(fig, style, list(ratios.columns))
     fig.tight_layout()
-    return _save(fig, folder, name)
+    return fig
 
 
-def cost_figure(frame, methods, style, folder, name) -> str | None:
-    """Median fit time and median fit memory per method vs depth
-    (bars: interquartile range over the runs with a tree)."""
-    runs = frame[frame["has_tree"] & frame["method"].isin(methods)]
+def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | None:
+    """Dolan–Moré performance profile of the time to a proof, per depth.
+
+    For each run, a method's ratio is its fit time (``floor`` seconds at
+    least: shorter times are clock noise) over the fastest proof of that run
+    (∞ without a proof of its own); ρ(τ) is the share of runs with ratio <= τ.
+    """
+    return _saved(_draw_profile(frame, methods, style, floor), folder, name)
+
+
+def _draw_cost(frame, methods, style):
+    runs = frame[frame["method"].isin(methods)]
+    runs = runs[own_tree_runs(runs)]
     if runs.empty:
         return None
-    plt = _plt()
     depths = sorted(int(d) for d in runs["depth"].unique())
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.0))
+    fig, axes = plt().subplots(1, 2, figsize=(8.0, 3.0))
     width = 0.5 / max(1, len(methods))
     for ax, column, label in (
         (axes[0], "fit_time_s", "fit time (s)"),
@@ -354,9 +346,8 @@ def cost_figure(frame, methods, style, folder, name) -> str | None:
             q = part.quantile([0.25, 0.5, 0.75]).unstack()
             if q.empty or q[0.5].isna().all():
                 continue
-            x = q.index.to_numpy(dtype=float) + (i - (len(methods) - 1) / 2) * width
             ax.errorbar(
-                x,
+                q.index.to_numpy(dtype=float) + _dodge(i, len(methods), width),
                 q[0.5],
                 yerr=[q[0.5] - q[0.25], q[0.75] - q[0.5]],
                 markersize=4,
@@ -364,92 +355,125 @@ def cost_figure(frame, methods, style, folder, name) -> str | None:
                 elinewidth=0.6,
                 **style(method),
             )
-        _log_time_axis(ax, "y")
+        log_axis(ax, "y")
         ax.set_ylabel(label)
-        _depth_axis(ax, depths)
+        depth_axis(ax, depths)
     axes[0].set_title("median fit time")
     axes[1].set_title("median fit memory")
-    _legend(fig, axes, style, [m for m in methods if m in set(runs["method"])])
+    legend(fig, style, [m for m in methods if m in set(runs["method"])])
     fig.tight_layout()
-    return _save(fig, folder, name)
+    return fig
 
 
-def anytime_figure(curves, methods, style, folder, name, title, horizon):
-    """Incumbent (solid) and lower bound (dashed) over time of every exact
-    method on one dataset and depth (first fold and seed)."""
+def cost_figure(frame, methods, style, folder, name) -> str | None:
+    """Median fit time and median fit memory per method vs depth, log scales
+    (bars: interquartile range over the runs with a tree of their own)."""
+    return _saved(_draw_cost(frame, methods, style), folder, name)
+
+
+def _draw_anytime(curves, methods, style, title, horizon):
     if curves.empty:
         return None
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.0))
-    t0 = max(1e-4, float(curves["time"][curves["time"] > 0].min()) / 2)
-    end = max(horizon, float(curves["time"].max()))
-    shown, finals = [], []
+    times = curves["time"].to_numpy(dtype=float)
+    limit = float(horizon) if horizon and np.isfinite(horizon) else None
+    end = max(limit or 0.0, float(times.max()))
+    positive = times[times > 0]
+    first = float(positive.min()) if len(positive) else max(end, 1.0) / 1000
+    t0 = max(1e-4, first / 2)  # where a point at time 0 is drawn
+    fig, ax = plt().subplots(figsize=(5.2, 3.0))
+    shown = []
     for method in methods:
         run = curves[curves["method"] == method].sort_values("time")
         if run.empty:
             continue
         shown.append(method)
-        finals.append(run["objective"].min())
-        t = np.append(np.maximum(run["time"].to_numpy(), t0), end)
-        obj = np.minimum.accumulate(run["objective"].to_numpy())
+        t = np.maximum(run["time"].to_numpy(dtype=float), t0)
+        obj = np.minimum.accumulate(run["objective"].to_numpy(dtype=float))
+        bound = pd.Series(run["bound"].to_numpy(dtype=float)).ffill().cummax()
+        if not bound.iloc[-1] >= obj[-1] - 1e-9:  # not proven: on to the end
+            t, obj = np.append(t, end), np.append(obj, obj[-1])
+            bound = pd.concat([bound, bound.iloc[-1:]], ignore_index=True)
         ax.step(
             t,
-            np.append(obj, obj[-1]),
+            obj,
             where="post",
             linewidth=1.4,
-            markevery=list(range(len(obj))),
+            markevery=list(range(len(run))),
             markersize=4,
             **style(method),
         )
-        bound = run["bound"].to_numpy(dtype=float)
-        if np.isfinite(bound).any():
-            b = pd.Series(bound).ffill().cummax().to_numpy()
+        if bound.notna().any():
             ax.step(
                 t,
-                np.append(b, b[-1]),
+                bound.to_numpy(),
                 where="post",
                 linewidth=1.0,
                 linestyle="--",
                 color=style(method)["color"],
             )
-    _log_time_axis(ax)
-    ax.set_xlim(t0, end * 1.05)
-    # early trivial incumbents (a single leaf) would flatten the rest
-    top = min(float(curves["objective"].max()), 2.0 * max(finals) + 5.0)
-    low = (
-        min(0.0, float(np.nanmin(curves["bound"])))
-        if curves["bound"].notna().any()
-        else 0.0
-    )
-    ax.set_ylim(low - 0.03 * (top - low + 1), top + 0.05 * (top - low + 1))
+    log_axis(ax)
+    ax.set_xlim(t0 / 2, end * 2)  # room for the first marker and the limit
+    top = float(curves["objective"].max())
+    low = min(0.0, float(np.nanmin(curves["bound"].to_numpy(dtype=float), initial=0)))
+    pad = 0.05 * (top - low + 1)
+    ax.set_ylim(low - pad, top + pad)
     ax.set_xlabel("time since fit started (s)")
     ax.set_ylabel("training objective")
     ax.set_title(title)
-    ax.axvline(horizon, color="grey", linestyle=":", linewidth=0.8)
-    _legend(fig, [ax], style, shown, title="incumbent — / bound - -")
+    if limit is not None:
+        label = f"time limit {limit:g} s"
+        ax.axvline(limit, color="grey", linestyle=":", linewidth=1.0, label=label)
+        ax.text(  # right of the line, where no curve runs
+            limit * 1.08,
+            0.97,
+            label,
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            ha="left",
+            va="top",
+            fontsize=7,
+            color="#444",
+        )
+    legend(fig, style, shown, title="incumbent — / bound - -")
     fig.tight_layout()
-    return _save(fig, folder, name)
+    return fig
 
 
-def gap_figure(gaps, methods, style, folder, name) -> str | None:
-    """Mean gap to the proven optimum (training-accuracy points) per dataset,
-    one panel per depth."""
+def anytime_figure(curves, methods, style, folder, name, title, horizon):
+    """Incumbent (solid) and lower bound (dashed) over time of every exact
+    method on one dataset and depth (first fold and seed).
+
+    The log time axis starts below the first incumbent (a point at time 0
+    is drawn at half the first positive time); the y axis shows every
+    incumbent; a curve ends where its bound meets its incumbent (the proof)
+    or else runs on to the limit, a dotted line labelled "time limit
+    ``horizon`` s".
+    """
+    return _saved(_draw_anytime(curves, methods, style, title, horizon), folder, name)
+
+
+def _draw_gap(gaps, methods, style):
     gaps = gaps[gaps["method"].isin(methods)]
+    if "has_solver_tree" in gaps:
+        gaps = gaps[gaps["has_solver_tree"].fillna(True).astype(bool)]
     if gaps.empty:
         return None
-    plt = _plt()
     mean = gaps.groupby(["depth", "dataset", "method"])["gap_points"].mean()
     depths = sorted(int(d) for d in gaps["depth"].unique())
     datasets = sorted(gaps["dataset"].unique())
-    fig, axes = _panels(
-        plt, len(depths), width=3.0, height=1.2 + 0.32 * len(datasets), sharey=True
+    fig, axes = panels(
+        len(depths),
+        width=3.0,
+        height=1.2 + 0.32 * len(datasets),
+        sharex=True,
+        sharey=True,
     )
     shown = [m for m in methods if m in set(gaps["method"])]
     step = 0.6 / max(1, len(shown))
     for ax, depth in zip(axes, depths):
         for i, method in enumerate(shown):
             values = [mean.get((depth, d, method), np.nan) for d in datasets]
-            y = np.arange(len(datasets)) + (i - (len(shown) - 1) / 2) * step
+            y = np.arange(len(datasets)) + _dodge(i, len(shown), step)
             ax.plot(values, y, linestyle="none", markersize=5, **style(method))
         ax.set_yticks(range(len(datasets)))
         ax.set_yticklabels(datasets)
@@ -457,6 +481,17 @@ def gap_figure(gaps, methods, style, folder, name) -> str | None:
         ax.axvline(0, color="grey", linewidth=0.8)
         ax.set_title(f"depth {depth}")
         ax.set_xlabel("gap (training accuracy points)")
-    _legend(fig, axes, style, shown)
+    symlog_axis(axes[0], "x")
+    high = max(1.0, float(np.nanmax(mean.to_numpy(), initial=0)))
+    low = min(0.0, float(np.nanmin(mean.to_numpy(), initial=0)))
+    axes[0].set_xlim(low - 0.3 if low == 0 else low * 1.5, high * 1.5)
+    legend(fig, style, shown)
     fig.tight_layout()
-    return _save(fig, folder, name)
+    return fig
+
+
+def gap_figure(gaps, methods, style, folder, name) -> str | None:
+    """Mean gap to the proven optimum (training-accuracy points) per dataset,
+    one panel per depth, on one shared symmetric-log x axis (linear within
+    ±1 point, so a gap of 0 shows)."""
+    return _saved(_draw_gap(gaps, methods, style), folder, name)
