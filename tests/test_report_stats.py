@@ -86,18 +86,18 @@ def test_lower_is_better_reverses_the_ranks(scores):
 
 
 def test_ties_share_ranks_and_identical_methods_are_not_different():
-    tied = pd.DataFrame(
-        {"a": [1.0, 0.5, 0.7], "b": [1.0, 0.5, 0.7], "c": [1.0, 0.5, 0.7]}
-    )
+    column = np.linspace(0.5, 1.0, 11)
+    tied = pd.DataFrame({"a": column, "b": column, "c": column})
     result = rank_test(tied, True)
     assert (result.ranks == 2.0).all() and result.pvalue == 1.0
     assert result.significant_pairs() == []
 
 
-def test_too_few_datasets_is_not_tested():
+def test_too_few_datasets_is_not_tested_but_its_cd_is_given():
     two = pd.DataFrame({"a": [1.0, 0.5], "b": [0.0, 0.1], "c": [0.2, 0.3]})
     result = rank_test(two, True)
-    assert not result.tested and math.isnan(result.cd)
+    assert not result.tested and result.cd == pytest.approx(nemenyi_cd(3, 2))
+    assert "more than 10 datasets" in result.untested
 
 
 def test_win_tie_loss_counts():

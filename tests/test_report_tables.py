@@ -44,7 +44,7 @@ def test_incomplete_cell_is_bracketed_and_never_bold(tmp_path):
 
 def test_incomplete_cell_is_never_ranked(tmp_path):
     records = _best_but_incomplete(tmp_path)
-    tests = rank_tests(records, "test_acc")
+    tests = rank_tests(records)
     assert tests[2].dropped == ["a"] and "a" not in tests[2].scores.index
     assert tests[3].dropped == [] and len(tests[3].scores) == 4
     assert tests[2].ranks.index[0] == "cpsat"
@@ -57,18 +57,22 @@ def test_method_incomplete_on_most_datasets_is_left_out(tmp_path):
         else r
         for r in grid()
     ]
-    tests = rank_tests(_records(tmp_path, records), "test_acc")
+    tests = rank_tests(_records(tmp_path, records))
     assert "cpsat" in tests[2].left_out and "cpsat" not in tests[2].ranks
     assert tests[2].dropped == []
 
 
 def test_summary_counts_proofs_and_complete_cells(tmp_path):
     records = _best_but_incomplete(tmp_path)
-    summary = tables.summary_table(records, rank_tests(records, "test_acc"))
+    summary = tables.summary_table(records, rank_tests(records))
     row = summary[(summary["depth"] == 2) & (summary["method"] == "cpsat")].iloc[0]
     assert row["cells complete"] == "3/4" and row["runs proven"] == "7/8"
+    assert row["runs with a tree of its own"] == "7/8"
     cart = summary[(summary["depth"] == 2) & (summary["method"] == "cart")].iloc[0]
-    assert cart["runs proven"] == "" and cart["avg rank (test acc)"] != ""
+    assert cart["runs proven"] == ""
+    # 4 datasets: no rank test, so no average rank column
+    assert not any(column.startswith("avg rank") for column in summary)
+    assert "test acc (mean over 2 folds), mean over complete cells" in summary
 
 
 def _frame(rows):

@@ -94,7 +94,8 @@ def test_killed_run_keeps_the_reported_incumbent(tmp_path):
     assert not frame["optimal"].any()
     assert frame["error"].str.contains("best tree reported").all()
     text = make_report("unit", output_dir=tmp_path).read_text()
-    assert "| zoo-1 | 2 | test-incumbent-hang | 0/2 | yes |" in text
+    # the runner kept the tree, but the run did not return one of its own
+    assert "| zoo-1 | 2 | test-incumbent-hang | 0/2 | incomplete |" in text
 
 
 def test_killed_run_takes_its_solver_children_and_temp_files(tmp_path, monkeypatch):

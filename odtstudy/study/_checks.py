@@ -113,10 +113,13 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     the optimum another method proved on the same fold, data (same features)
     and objective family. ``gap_points`` is the gap in training-accuracy
     points (``100 * gap / n_train``). A negative gap means a method reports a
-    better tree than a proven optimum: a bug.
+    better tree than a proven optimum: a bug. Runs without a tree of their
+    own (a fallback leaf, a warm start returned unchanged, a late tree:
+    ``has_solver_tree``) are left out: their objective is not the method's.
     """
     frame = with_problem(single_tree_runs(with_defaults(frame)))
-    ok = frame[(frame["status"] == "ok") & frame["objective"].notna()]
+    returned = (frame["status"] == "ok") & frame["has_solver_tree"]
+    ok = frame[returned & frame["objective"].notna()]
     optimum = ok[ok["optimal"]].groupby(_KEYS)["objective"].min().rename("optimum")
     others = ok[~ok["optimal"]].join(optimum, on=_KEYS, how="inner")
     gap = others["objective"] - others["optimum"]

@@ -1,8 +1,9 @@
 """One protocol's records, ready for the report: cells, exactness, method order.
 
 A *cell* is (dataset, depth, method). It expects one run per fold and seed;
-a cell where some expected run has no tree is *incomplete* (:data:`CELL_RULE`)
-and is never bolded, ranked nor used in a statistic.
+a cell where some expected run has no tree of its own is *incomplete*
+(:data:`CELL_RULE`, :mod:`~odtstudy.study._solver_tree`) and is never
+bolded, ranked nor used in a statistic.
 """
 
 from __future__ import annotations
@@ -14,9 +15,17 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from odtstudy.study._solver_tree import solver_tree_column
 from odtstudy.study.registry import get_method
 
-__all__ = ["CELL_KEYS", "CELL_RULE", "RUN_KEYS", "StudyRecords", "complete_cells"]
+__all__ = [
+    "CELL_KEYS",
+    "CELL_RULE",
+    "RUN_KEYS",
+    "StudyRecords",
+    "complete_cells",
+    "own_trees",
+]
 
 #: A run is identified by these within a method (same data, same fold).
 RUN_KEYS = ["dataset", "depth", "fold", "seed"]
@@ -27,13 +36,16 @@ DEFAULT_TOOL = "odtstudy"
 #: How a cell (dataset x method x depth) is summarised; printed in the report.
 CELL_RULE = (
     "Each cell (dataset × method × depth) expects one run per fold and seed. "
-    "`runs ok` counts the runs whose fit returned (`k/n ok`); a run killed at "
-    "its hard deadline counts as a tree only if the learner had reported its "
-    "best tree before. Means are over the runs with a tree; a cell where some "
-    "run has no tree (killed without a tree, out of memory, error) is "
+    "`runs ok` counts the runs whose fit returned (`k/n ok`); `own tree` the "
+    "runs that returned, within the allowed time (time limit × 1.1 + 1 s), a "
+    "tree of their own: not a fallback leaf standing in for a solver that gave "
+    "none, not a warm start (CART) returned unchanged because the solver "
+    "produced no solution, not a tree the runner kept from a run it killed at "
+    "its hard deadline. Means are over the runs with a tree of their own; a "
+    "cell where some run has none (also: error, out of memory) is "
     "**incomplete**: its values are shown in brackets, it is never bolded, "
-    "never ranked and never used in a statistic. `proven` counts runs whose "
-    "learner proved optimality within its allowed time (time limit × 1.1 + 1 s)."
+    "never ranked and never used in a statistic or a gap table. `proven` "
+    "counts runs whose learner proved optimality within its allowed time."
 )
 
 
@@ -50,13 +62,17 @@ def _n_trees(stats) -> float:
 
 
 def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``n_trees``, ``objective_family`` and ``tool`` where records lack them.
+    """Add ``n_trees``, ``objective_family``, ``tool`` and ``has_solver_tree``
+    where records lack them.
 
     Older records have no family or tool: a single tree's objective is then
     ``"misclassification"`` and the tool ``"odtstudy"``; a forest's family is
-    ``"forest"`` (its objective is not a count of errors).
+    ``"forest"`` (its objective is not a count of errors). A missing
+    ``has_solver_tree`` is derived from the run's stats
+    (:func:`~odtstudy.study._solver_tree.solver_tree_column`).
     """
     frame = frame.copy()
+    frame["has_solver_tree"] = solver_tree_column(frame)
     stats = frame["stats"] if "stats" in frame else pd.Series(None, index=frame.index)
     frame["n_trees"] = stats.map(_n_trees)
     if "objective_family" not in frame:
@@ -77,11 +93,18 @@ def single_tree_runs(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[stats.map(_n_trees).isna()]
 
 
+def own_trees(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs that returned a tree of their own in time (``has_solver_tree``)."""
+    own = frame["has_solver_tree"] if "has_solver_tree" in frame else True
+    return frame[frame["has_tree"] & own]
+
+
 def complete_cells(frame: pd.DataFrame, expected: int | None = None) -> pd.DataFrame:
-    """Runs with a tree, restricted to cells where every expected run has one."""
+    """Runs with a tree of their own, restricted to cells where every expected
+    run has one."""
     if expected is None:
         expected = expected_runs(frame)
-    trees = frame[frame["has_tree"]]
+    trees = own_trees(frame)
     size = trees.groupby(CELL_KEYS)["run_id"].transform("size")
     return trees[size >= expected]
 
@@ -160,6 +183,22 @@ class StudyRecords:
         ]
 
     @cached_property
+    def held_out(self) -> bool:
+        """True when accuracy is measured on held-out folds (not all rows)."""
+        return bool((self.frame["n_folds"] > 1).all())
+
+    @cached_property
+    def accuracy_heading(self) -> str:
+        """What a cell's accuracy is, e.g. ``test acc (mean over 5 folds)``."""
+        folds = int(self.frame["n_folds"].max())
+        seeds = max(1, self.expected // max(folds, 1))
+        over = f" × {seeds} seeds" if seeds > 1 else ""
+        if not self.held_out:
+            runs = f", mean over {seeds} seeds" if seeds > 1 else ""
+            return f"training acc (fitted on all rows{runs})"
+        return f"test acc (mean over {folds} folds{over})"
+
+    @cached_property
     def depths(self) -> list:
         return sorted(int(d) for d in self.frame["depth"].unique())
 
@@ -175,19 +214,25 @@ class StudyRecords:
 
     @cached_property
     def cells(self) -> pd.DataFrame:
-        """One row per cell: counts, completeness and means over runs with a tree.
+        """One row per cell: counts, completeness and means over the runs
+        with a tree of their own.
 
-        Columns: ``n_ok``, ``n_trees``, ``complete``, ``test_acc``,
-        ``test_std``, ``train_acc``, ``objective``, ``proven``, ``all_proven``,
-        ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
+        Columns: ``n_ok``, ``n_trees`` (runs with a tree of their own),
+        ``n_not_own`` (runs with a tree not their own), ``complete``,
+        ``test_acc``, ``test_std``, ``train_acc``, ``objective``, ``proven``,
+        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
         """
         frame = self.frame
         index = frame.groupby(CELL_KEYS).size().index
-        trees = frame[frame["has_tree"]].groupby(CELL_KEYS)
+        trees = own_trees(frame).groupby(CELL_KEYS)
         ok = frame[frame["status"] == "ok"].groupby(CELL_KEYS).size()
+        not_own = frame[frame["has_tree"] & ~frame["has_solver_tree"]]
         table = pd.DataFrame(index=index)
         table["n_ok"] = ok.reindex(index, fill_value=0)
         table["n_trees"] = trees.size().reindex(index, fill_value=0)
+        table["n_not_own"] = (
+            not_own.groupby(CELL_KEYS).size().reindex(index, fill_value=0)
+        )
         table["complete"] = table["n_trees"] >= self.expected
         table["test_acc"] = trees["test_acc"].mean()
         table["test_std"] = trees["test_acc"].std()

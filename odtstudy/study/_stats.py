@@ -7,6 +7,12 @@ differ by more than the critical difference
 ``CD = q_alpha * sqrt(k (k + 1) / (6 N))``. The p-values come from
 ``scipy.stats`` (Friedman, studentized range) and ``scikit-posthocs``
 (Nemenyi); only complete cells enter a score matrix.
+
+No test is run where it cannot separate anything: fewer than 3 methods,
+too few datasets for the Friedman statistic's χ² approximation (scipy and
+Demšar: more than 10), or a critical difference no pair of average ranks can
+exceed (``CD >= k - 1``). :func:`rank_verdict` then says so in one line, with
+``k``, ``N`` and ``CD``, and names no best method.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ __all__ = [
     "average_ranks",
     "nemenyi_cd",
     "rank_test",
+    "rank_verdict",
     "score_matrix",
     "win_tie_loss",
 ]
@@ -31,10 +38,12 @@ __all__ = [
 #: measure -> (cells column, higher is better, label)
 MEASURES = {
     "test_acc": ("test_acc", True, "test accuracy"),
-    "time_to_proof": ("time_to_proof", False, "fit time to a proof"),
 }
-#: fewest datasets for a Friedman test
-MIN_DATASETS = 3
+#: fewest datasets for a Friedman test: its χ² p-value is reliable only for
+#: more than 10 (scipy.stats.friedmanchisquare; Demšar 2006, section 3.2.2)
+MIN_DATASETS = 11
+#: fewest methods for a Friedman test
+MIN_METHODS = 3
 _DECIMALS = 9
 
 
@@ -58,6 +67,8 @@ class RankTest:
         Methods not tested -> why (complete on too few datasets).
     dropped : list
         Datasets dropped because some tested method's cell is incomplete.
+    untested : str
+        Why no test was run (empty when it was).
     """
 
     measure: str
@@ -70,10 +81,15 @@ class RankTest:
     pairwise: pd.DataFrame | None = None
     left_out: dict = field(default_factory=dict)
     dropped: list = field(default_factory=list)
+    untested: str = ""
 
     @property
     def n_datasets(self) -> int:
         return len(self.scores)
+
+    @property
+    def n_methods(self) -> int:
+        return self.scores.shape[1]
 
     @property
     def tested(self) -> bool:
@@ -158,7 +174,10 @@ def rank_test(
         dropped=list(dropped or []),
     )
     n, k = matrix.shape
-    if n < MIN_DATASETS or k < 3:
+    if n and k >= 2:
+        result.cd = nemenyi_cd(k, n, alpha)
+    result.untested = _why_untestable(n, k, result.cd)
+    if result.untested:
         return result
     values = matrix.to_numpy(dtype=float).round(_DECIMALS)
     if np.all(values == values[:, :1]):
@@ -166,9 +185,65 @@ def rank_test(
     else:
         statistic, pvalue = stats.friedmanchisquare(*values.T)
         result.statistic, result.pvalue = float(statistic), float(pvalue)
-    result.cd = nemenyi_cd(k, n, alpha)
     result.pairwise = _nemenyi_pvalues(values, matrix.columns)
     return result
+
+
+def _why_untestable(n: int, k: int, cd: float) -> str:
+    if k < MIN_METHODS:
+        return f"the Friedman test needs at least {MIN_METHODS} methods"
+    if n < MIN_DATASETS:
+        return f"the Friedman χ² p-value needs more than {MIN_DATASETS - 1} datasets"
+    if cd >= k - 1:
+        return "no two average ranks can differ by more than k − 1"
+    return ""
+
+
+def rank_verdict(test: RankTest, depth: int, what: str) -> str:
+    """One sentence on a rank test: its numbers and what it separates.
+
+    A test that was not run gives ``k``, ``N``, ``CD`` and why; a test that
+    finds no difference names no best method.
+    """
+    head = f"**Depth {depth}, {what}**: "
+    notes = []
+    if test.dropped:
+        notes.append(
+            f"{len(test.dropped)} dataset(s) dropped for incomplete or missing cells"
+        )
+    if test.left_out:
+        notes.append(
+            "left out: " + ", ".join(f"{m} ({why})" for m, why in test.left_out.items())
+        )
+    note = f" ({'; '.join(notes)})" if notes else ""
+    k, n = test.n_methods, test.n_datasets
+    sizes = f"k = {k} methods on N = {n} datasets"
+    if not test.tested:
+        cd = "" if math.isnan(test.cd) else f", Nemenyi CD = {test.cd:.2f}"
+        bound = f" of at most k − 1 = {k - 1} rank units" if cd else ""
+        reason = test.untested or "not tested"
+        return head + f"no rank test: {sizes}{cd}{bound}; {reason}{note}."
+    text = head + f"{sizes}{note}; Friedman p = {test.pvalue:.3g}"
+    if test.pvalue >= test.alpha:
+        return text + ": no significant difference between the methods."
+    top = test.ranks.iloc[0]
+    best = list(test.ranks.index[test.ranks - top < 1e-9])
+    who = best[0] if len(best) == 1 else f"shared by {', '.join(best)}"
+    text += f"; best average rank {top:.2f} ({who})"
+    pairs = test.significant_pairs()
+    if not pairs:
+        return text + (
+            f"; Nemenyi (CD = {test.cd:.2f}) finds no pair significantly different."
+        )
+    better, worse = {}, {}
+    for a, b in pairs:
+        better.setdefault(a, []).append(b)
+        worse.setdefault(b, []).append(a)
+    if len(worse) < len(better):
+        listed = "; ".join(f"{b} worse than {', '.join(a)}" for b, a in worse.items())
+    else:
+        listed = "; ".join(f"{a} better than {', '.join(b)}" for a, b in better.items())
+    return text + f"; Nemenyi (CD = {test.cd:.2f}): {listed}."
 
 
 def _nemenyi_pvalues(values: np.ndarray, methods) -> pd.DataFrame:

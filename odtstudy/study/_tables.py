@@ -17,9 +17,7 @@ __all__ = [
     "gap_table",
     "objective_table",
     "primal_integral_table",
-    "status_table",
     "summary_table",
-    "time_ratio_table",
 ]
 
 
@@ -110,12 +108,16 @@ def objective_table(records: StudyRecords, depth: int) -> pd.DataFrame:
 
 
 def summary_table(records: StudyRecords, tests: dict) -> pd.DataFrame:
-    """Method × depth: average rank, cells complete, runs proven, fit time and memory.
+    """Method × depth: accuracy (and its average rank where a rank test ran),
+    complete cells, runs with a tree of their own, proofs, fit time and memory.
 
-    ``tests`` maps depth -> :class:`RankTest` on test accuracy.
+    ``tests`` maps depth -> :class:`RankTest` on held-out accuracy; a rank is
+    shown only where that test ran (:func:`odtstudy.study._stats.rank_test`).
     """
     frame = records.frame
     cells = records.cells
+    accuracy = records.accuracy_heading
+    ranked = any(test.tested for test in tests.values())
     rows = []
     for depth in records.depths:
         test = tests.get(depth)
@@ -125,25 +127,26 @@ def summary_table(records: StudyRecords, tests: dict) -> pd.DataFrame:
                 continue
             runs = frame[(frame["depth"] == depth) & (frame["method"] == method)]
             times = runs["fit_time_s"].dropna()
-            rank = test.ranks.get(method, np.nan) if test is not None else np.nan
-            scores = (
-                test.scores[method]
-                if test is not None and method in test.scores
-                else None
-            )
-            exact = records.is_exact(method)
             n_runs = records.expected * len(part)
-            rows.append(
+            complete = part[part["complete"]]
+            row = {"depth": depth, "method": method}
+            if ranked:
+                rank = (
+                    test.ranks.get(method, np.nan)
+                    if test is not None and test.tested
+                    else np.nan
+                )
+                row[f"avg rank, {accuracy}"] = "" if pd.isna(rank) else f"{rank:.2f}"
+            row.update(
                 {
-                    "depth": depth,
-                    "method": method,
-                    "avg rank (test acc)": "" if pd.isna(rank) else f"{rank:.2f}",
-                    "mean test acc": ""
-                    if scores is None or scores.empty
-                    else f"{scores.mean():.3f}",
-                    "cells complete": f"{int(part['complete'].sum())}/{len(part)}",
+                    f"{accuracy}, mean over complete cells": ""
+                    if complete.empty
+                    else f"{complete['test_acc'].mean():.3f}",
+                    "cells complete": f"{len(complete)}/{len(part)}",
+                    "runs with a tree of its own": f"{int(part['n_trees'].sum())}"
+                    f"/{n_runs}",
                     "runs proven": f"{int(part['proven'].sum())}/{n_runs}"
-                    if exact
+                    if records.is_exact(method)
                     else "",
                     "median fit time (s)": _seconds(times.median()),
                     "geo-mean fit time (s)": _seconds(_geomean(times)),
@@ -151,38 +154,11 @@ def summary_table(records: StudyRecords, tests: dict) -> pd.DataFrame:
                     "trees": _seconds(runs["n_trees"].mean()),
                 }
             )
+            rows.append(row)
     table = pd.DataFrame(rows)
     if "trees" in table and not table["trees"].astype(bool).any():
         table = table.drop(columns="trees")  # no forest in the study
     return table
-
-
-def time_ratio_table(records: StudyRecords, reference: str) -> pd.DataFrame:
-    """Geometric mean of (method fit time / reference fit time) over the runs
-    both prove optimal, per depth."""
-    frame = records.frame
-    proven = frame[frame["optimal"] & frame["method"].isin(records.exact_methods)]
-    keys = ["dataset", "depth", "fold", "seed"]
-    times = proven.pivot_table(index=keys, columns="method", values="fit_time_s")
-    if reference not in times.columns:
-        return pd.DataFrame()
-    rows = []
-    for method in records.exact_methods:
-        if method == reference or method not in times.columns:
-            continue
-        row = {"method": method}
-        for depth in records.depths:
-            part = times.xs(depth, level="depth")[[method, reference]].dropna()
-            if part.empty:
-                row[f"depth {depth}"] = "no common proof"
-                continue
-            ratio = _geomean(part[method] / part[reference])
-            faster = int((part[method] < part[reference]).sum())
-            row[f"depth {depth}"] = (
-                f"{ratio:.3g}× ({len(part)} runs, faster on {faster})"
-            )
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def primal_integral_table(
@@ -244,26 +220,9 @@ def gap_table(gaps: pd.DataFrame, records: StudyRecords) -> pd.DataFrame:
     return table.assign(_k=key).sort_values(["_k", "depth"]).drop(columns="_k")
 
 
-def status_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per method: ok / timeout / error / memout counts and optimality claims."""
-    counts = frame.pivot_table(
-        index="method", columns="status", values="run_id", aggfunc="count", fill_value=0
-    )
-    for status in ("ok", "timeout", "error", "memout"):
-        if status not in counts.columns:
-            counts[status] = 0
-    counts = counts[["ok", "timeout", "error", "memout"]]
-    killed = frame[(frame["status"] == "timeout") & frame["has_tree"]]
-    counts["killed, tree kept"] = killed.groupby("method").size()
-    proven = frame[frame["optimal"] & (frame["status"] == "ok")]
-    counts["proven optimal"] = proven.groupby("method").size()
-    claimed = frame[frame["claimed_optimal"] & ~frame["optimal"]]
-    counts["optimal after the limit"] = claimed.groupby("method").size()
-    return counts.fillna(0).astype(int).reset_index()
-
-
 def cells_table(records: StudyRecords) -> pd.DataFrame:
-    """Every cell, flat: ``k/n ok``, completeness and means (incomplete in brackets)."""
+    """Every cell, flat: ``k/n ok``, completeness, means (incomplete in
+    brackets) and the runs with a tree of their own (``own tree``)."""
     cells = records.cells.copy()
     expected = records.expected
     table = pd.DataFrame({key: cells[key] for key in CELL_KEYS})
@@ -282,4 +241,5 @@ def cells_table(records: StudyRecords) -> pd.DataFrame:
     table["proven"] = cells["proven"].astype(int)
     table["fit time (s)"] = cells["fit_time"]
     table["fit memory (MB)"] = cells["fit_mem"]
+    table["own tree"] = [f"{n}/{expected}" for n in cells["n_trees"]]
     return table

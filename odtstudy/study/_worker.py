@@ -26,6 +26,7 @@ from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
+from odtstudy.study._solver_tree import has_solver_tree
 from odtstudy.study.registry import get_method
 
 __all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]
@@ -250,6 +251,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     # an adapter may refine its family at fit time (a penalty scaled to n)
     family = getattr(estimator, "objective_family_", labels["objective_family"])
     claimed = fitted["claimed_optimal"]
+    optimal = claimed and fit_time <= allowed_fit_time(run["time_limit"])
     return {
         "status": "ok",
         "tool": labels["tool"],
@@ -258,7 +260,10 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "train_acc": float(np.mean(train_pred == y_train)),
         "test_acc": float(np.mean(test_pred == y_test)),
         **fitted,
-        "optimal": claimed and fit_time <= allowed_fit_time(run["time_limit"]),
+        "optimal": optimal,
+        "has_solver_tree": has_solver_tree(
+            fitted["stats"], "ok", fit_time, run["time_limit"], optimal
+        ),
         "fit_time_s": fit_time,
         "cpu_time_s": cpu_time,
         "predict_time_s": predict_time,

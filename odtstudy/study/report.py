@@ -4,10 +4,12 @@
 sortable) are written next to the figures (PNG and SVG), ``results.csv`` and
 ``results.parquet`` in ``<output>/<study>/``. Each protocol gets its own
 section (:func:`protocol_section`); :func:`compare_studies` puts two studies
-side by side. The jobs are split: cells and completeness (``_records``),
-rank statistics (``_stats``), tables (``_tables``), anytime traces
-(``_anytime``), cross-checks (``_checks``), figures (``_figures``) and
-rendering (``_document``).
+side by side. The jobs are split: cells and completeness (``_records``,
+``_solver_tree``), rank statistics (``_stats``), proofs of exact methods
+(``_proofs``), their speed against a reference (``_speed``), run status
+(``_status``), tables (``_tables``), anytime traces (``_anytime``),
+cross-checks (``_checks``), figures (``_figures``) and rendering
+(``_document``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import re
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from odtstudy.study import _figures as figures
@@ -26,9 +27,11 @@ from odtstudy.study._anytime import anytime_curves, primal_integrals
 from odtstudy.study._checks import consistency_violations, heuristic_gaps, with_problem
 from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
-from odtstudy.study._provenance_text import provenance_text
+from odtstudy.study._proofs import PROOF_RULE, proof_table
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
-from odtstudy.study._stats import rank_test, score_matrix, win_tie_loss
+from odtstudy.study._speed import SPEED_RULE, speed_table, startup_methods
+from odtstudy.study._stats import rank_test, rank_verdict, score_matrix, win_tie_loss
+from odtstudy.study._status import STATUS_RULE, not_own_reasons, status_table
 from odtstudy.study.results import ResultsStore
 
 __all__ = [
@@ -43,16 +46,18 @@ __all__ = [
 ]
 
 STATS_RULE = (
-    "Per depth, each dataset ranks the methods by mean test accuracy (the "
-    "training accuracy when a study fits on all rows; 1 = best, ties share "
-    "the average rank). The Friedman test (scipy) asks "
-    "whether the average ranks differ; when it rejects at α = 0.05, the "
-    "Nemenyi post-hoc test (scikit-posthocs) calls two methods different "
-    "when their average ranks differ by more than the critical difference "
-    "CD. Only complete cells count: a method complete on fewer than half the "
-    "datasets is left out, then every dataset where a remaining method's "
-    "cell is incomplete is dropped. In a CD diagram, methods joined by a "
-    "bar are not significantly different."
+    "Per depth, each dataset ranks the methods by held-out accuracy (the "
+    "mean over its test folds; 1 = best, ties share the average rank). The "
+    "Friedman test (scipy) asks whether the average ranks differ; when it "
+    "rejects at α = 0.05, the Nemenyi post-hoc test (scikit-posthocs) calls "
+    "two methods different when their average ranks differ by more than the "
+    "critical difference CD. No test is run, and no CD diagram drawn, with "
+    "fewer than 3 methods, with 10 datasets or fewer (the Friedman χ² "
+    "p-value is not reliable there) or when CD ≥ k − 1 (no two average ranks "
+    "can differ by more). Only complete cells count: a method complete on "
+    "fewer than half the datasets is left out, then every dataset where a "
+    "remaining method's cell is incomplete is dropped. In a CD diagram, "
+    "methods joined by a bar are not significantly different."
 )
 
 
@@ -66,6 +71,7 @@ def _protocol_text(frame: pd.DataFrame) -> str:
     )
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
+    versions = protocol["versions"]
     thresholds = protocol["max_thresholds"]
     binarised = (
         "at every midpoint"
@@ -78,10 +84,10 @@ def _protocol_text(frame: pd.DataFrame) -> str:
         f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
         f"{protocol['grace_s']:g} s before the hard kill), memory limit "
         f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised "
-        f"{binarised} for 0/1 learners. {len(frame)} runs recorded; "
+        f"{binarised} for 0/1 learners; odtstudy {versions.get('odtstudy')}, Python "
+        f"{versions.get('python')}. {len(frame)} runs recorded; "
         f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
-        f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}. "
-        + provenance_text(frame, protocol)
+        f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}."
     )
 
 
@@ -103,89 +109,23 @@ def _method_parameters(records: StudyRecords) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _coarse_seconds(times: pd.Series) -> pd.Series:
-    """Times at two significant digits, 10 ms at least: closer ones tie."""
-    times = np.maximum(times.astype(float), 0.01)
-    digits = np.floor(np.log10(times))
-    return np.round(times / 10**digits, 1) * 10**digits
-
-
-def _rank_tests(records: StudyRecords, measure: str) -> dict:
-    """depth -> RankTest on test accuracy (all methods) or time to a proof
-    (exact methods; a cell not proven in every run ranks after every proof)."""
-    cells = records.cells.assign(
-        time_to_proof=_coarse_seconds(records.cells["fit_time"]).where(
-            records.cells["all_proven"], np.inf
-        )
-    )
-    if measure == "test_acc":
-        methods, higher = records.method_order, True
-    else:
-        methods, higher = records.exact_methods, False
+def _rank_tests(records: StudyRecords) -> dict:
+    """depth -> RankTest on held-out accuracy (none when a study fits on all
+    rows: training accuracy is not ranked)."""
+    if not records.held_out:
+        return {}
+    cells = records.cells
     tests = {}
     for depth in records.depths:
         part = cells[cells["depth"] == depth]
-        present = [m for m in methods if m in set(part["method"])]
+        present = [m for m in records.method_order if m in set(part["method"])]
         if len(present) < 2:
             continue
-        matrix, left_out, dropped = score_matrix(part, measure, present)
+        matrix, left_out, dropped = score_matrix(part, "test_acc", present)
         tests[depth] = rank_test(
-            matrix, higher, measure, left_out=left_out, dropped=dropped
+            matrix, True, "test_acc", left_out=left_out, dropped=dropped
         )
     return tests
-
-
-def verdict(test, depth: int, what: str) -> str:
-    """One sentence: best average rank, Friedman p and the significant pairs."""
-    head = f"**Depth {depth}, {what}**: "
-    notes = []
-    if test.dropped:
-        notes.append(
-            f"{len(test.dropped)} dataset(s) dropped for incomplete or missing cells"
-        )
-    if test.left_out:
-        notes.append(
-            "left out: " + ", ".join(f"{m} ({why})" for m, why in test.left_out.items())
-        )
-    note = f" ({'; '.join(notes)})" if notes else ""
-    if not test.tested:
-        return (
-            head + f"not tested: {test.n_datasets} dataset(s) with every compared "
-            f"method complete and {len(test.ranks)} method(s) (the Friedman test "
-            f"needs at least 3 of each){note}."
-        )
-    top = test.ranks.iloc[0]
-    best = list(test.ranks.index[test.ranks - top < 1e-9])
-    who = best[0] if len(best) == 1 else f"shared by {', '.join(best)}"
-    text = (
-        head + f"best average rank {top:.2f} ({who}) over "
-        f"{test.n_datasets} datasets{note}; Friedman p = {test.pvalue:.3g}"
-    )
-    if test.pvalue >= test.alpha:
-        return text + ": no significant difference between the methods."
-    pairs = test.significant_pairs()
-    if not pairs:
-        return (
-            text
-            + f"; Nemenyi (CD = {test.cd:.2f}) finds no pair significantly different."
-        )
-    better, worse = {}, {}
-    for a, b in pairs:
-        better.setdefault(a, []).append(b)
-        worse.setdefault(b, []).append(a)
-    if len(worse) < len(better):
-        listed = "; ".join(f"{b} worse than {', '.join(a)}" for b, a in worse.items())
-    else:
-        listed = "; ".join(f"{a} better than {', '.join(b)}" for a, b in better.items())
-    return text + f"; Nemenyi (CD = {test.cd:.2f}): {listed}."
-
-
-def _accuracy_label(records: StudyRecords, short: bool = False) -> str:
-    if (records.frame["n_folds"] == 1).all():
-        if short:
-            return "Training accuracy"
-        return "accuracy (fitted on all rows: training accuracy)"
-    return "Test accuracy" if short else "test accuracy"
 
 
 def _safe(name: str) -> str:
@@ -218,51 +158,78 @@ def _consistency(doc: Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> None
         doc.table(below)
 
 
-def _statistics(doc, records, tests, time_tests, style, folder, prefix) -> None:
+def _statistics(doc, records, tests, folder, prefix) -> None:
     doc.heading("Statistics: ranks, Friedman and Nemenyi across datasets")
+    if not tests:
+        doc.text(_no_ranks_note(records))
+        return
     doc.text(STATS_RULE)
+    accuracy = records.accuracy_heading
     for depth, test in tests.items():
         doc.heading(f"Depth {depth}", 3)
-        doc.text(verdict(test, depth, _accuracy_label(records)))
+        doc.text(rank_verdict(test, depth, accuracy))
+        if not test.tested:
+            continue
         doc.figure(
             figures.cd_figure(
                 test,
                 folder,
                 f"{prefix}cd-test_acc-d{depth}",
-                f"{_accuracy_label(records, short=True)}, depth {depth}",
+                f"{accuracy}, depth {depth}",
             ),
-            f"Critical-difference diagram, {_accuracy_label(records, True).lower()}, "
-            f"depth {depth}",
+            f"Critical-difference diagram, {accuracy}, depth {depth}",
         )
-        if test.n_datasets:
-            doc.begin_details(
-                f"Wins/ties/losses of each row method against each column "
-                f"method over {test.n_datasets} datasets ({_accuracy_label(records)})"
-            )
-            doc.table(win_tie_loss(test.scores, True).reset_index(names="method"))
-            doc.end_details()
-    if time_tests:
-        doc.heading("Time to a proof (exact methods)", 3)
-        doc.text(
-            "The same tests on the mean fit time of a cell whose runs were all "
-            "proven optimal, at two significant digits and 10 ms at least "
-            "(closer times tie); a cell with an unproven run ranks after every "
-            "proof (ties among them)."
+        doc.begin_details(
+            f"Wins/ties/losses of each row method against each column "
+            f"method over {test.n_datasets} datasets ({accuracy})"
         )
-        for depth, test in time_tests.items():
-            doc.text(verdict(test, depth, "time to a proof"))
-            doc.figure(
-                figures.cd_figure(
-                    test,
-                    folder,
-                    f"{prefix}cd-time-d{depth}",
-                    f"Time to proof, depth {depth}",
-                ),
-                f"Critical-difference diagram, time to a proof, depth {depth}",
-            )
+        doc.table(win_tie_loss(test.scores, True).reset_index(names="method"))
+        doc.end_details()
 
 
-def _cost(doc, records, style, folder, prefix, reference) -> None:
+def _no_ranks_note(records: StudyRecords) -> str:
+    return (
+        "No ranks: the study fits on all rows, so there is no held-out "
+        "accuracy; training accuracy is not ranked (exact methods of one "
+        "objective family reach the same optimum when they prove it). See "
+        "the proofs of exact methods and the gaps to the proven optimum."
+    )
+
+
+def _exact_methods(doc, records, reference) -> None:
+    """Proofs per depth, and the speed of each exact method against ``reference``."""
+    exact = records.exact_methods
+    if not exact:
+        return
+    doc.heading("Exact methods: proofs, time to a proof, gap at the limit")
+    doc.text(PROOF_RULE)
+    doc.table(proof_table(records))
+    if reference not in exact or len(exact) < 2:
+        return
+    table, other_family = speed_table(records.frame, exact, reference, records.depths)
+    if table.empty:
+        return
+    doc.heading(f"Speed against {reference}", 3)
+    doc.text(SPEED_RULE.format(reference=reference))
+    startup = startup_methods(records.frame)
+    if startup:
+        table["method"] = [m + (" †" if m in startup else "") for m in table["method"]]
+    doc.table(table)
+    notes = [
+        f"† {m}: its fit time includes an interpreter start-up (median "
+        f"{seconds:.2g} s per fit)."
+        for m, seconds in startup.items()
+    ]
+    if other_family:
+        notes.append(
+            "Not compared (another objective family than "
+            f"{reference}'s): {', '.join(other_family)}."
+        )
+    for note in notes:
+        doc.text(note)
+
+
+def _cost(doc, records, style, folder, prefix) -> None:
     frame = records.frame
     exact = records.exact_methods
     doc.heading("Cost: time and memory")
@@ -280,15 +247,6 @@ def _cost(doc, records, style, folder, prefix, reference) -> None:
             "runs a method proves within τ times the fastest proof (times "
             "under 10 ms count as 10 ms)",
         )
-        if reference in exact:
-            ratios = tables.time_ratio_table(records, reference)
-            if not ratios.empty:
-                doc.text(
-                    f"Geometric mean of each exact method's fit time over "
-                    f"{reference}'s, on the runs both proved optimal (< 1: faster "
-                    f"than {reference})."
-                )
-                doc.table(ratios)
     doc.figure(
         figures.cost_figure(
             frame, records.method_order, style, folder, prefix + "cost_vs_depth"
@@ -361,16 +319,35 @@ def _gaps(doc, records, gaps, style, folder, prefix) -> None:
     )
 
 
+def _run_status(doc: Document, frame: pd.DataFrame) -> None:
+    doc.heading("Run status")
+    doc.text(STATUS_RULE)
+    doc.table(status_table(frame))
+    reasons = not_own_reasons(frame)
+    if reasons:
+        doc.text(
+            "Runs that returned a tree not their own: "
+            + "; ".join(
+                f"{method}: "
+                + ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+                for method, counts in reasons.items()
+            )
+            + ". Their cells are incomplete: never ranked, never in a gap table."
+        )
+
+
 def protocol_section(
     doc: Document, frame: pd.DataFrame, folder: Path, prefix: str = "", reference=None
 ) -> None:
     """The whole report of one protocol's records (or of a comparison).
 
-    Summary (method × depth, one verdict per depth), consistency of exact
-    methods, per-depth dataset × method tables, rank statistics with CD
-    diagrams, cost (cactus plot, performance profile, time ratios, time and
-    memory vs depth), anytime traces with primal integrals, heuristic gaps,
-    run status, failed runs and every cell.
+    Summary (method × depth, one verdict per depth on held-out accuracy),
+    consistency of exact methods, their proofs and speed against
+    ``reference``, per-depth dataset × method tables, rank statistics with
+    CD diagrams (only where a test can separate methods), cost (cactus plot,
+    performance profile, time and memory vs depth), anytime traces with
+    primal integrals, gaps to the proven optimum, run status, failed runs
+    and every cell.
     """
     records = (
         frame if isinstance(frame, StudyRecords) else StudyRecords.from_frame(frame)
@@ -391,19 +368,23 @@ def protocol_section(
             "section below before reading any number.",
             alert=True,
         )
-    tests = _rank_tests(records, "test_acc")
-    time_tests = _rank_tests(records, "time_to_proof") if len(exact) > 1 else {}
+    tests = _rank_tests(records)
 
     doc.heading("Summary")
+    if not tests:
+        doc.text(_no_ranks_note(records))
     for depth, test in tests.items():
-        doc.text(verdict(test, depth, _accuracy_label(records)))
-    for depth, test in time_tests.items():
-        doc.text(verdict(test, depth, "time to a proof (exact methods)"))
+        doc.text(rank_verdict(test, depth, records.accuracy_heading))
     doc.table(tables.summary_table(records, tests))
 
     _consistency(doc, frame, gaps)
+    _exact_methods(doc, records, reference)
 
-    doc.heading("Test accuracy per depth")
+    doc.heading(
+        "Test accuracy per depth"
+        if records.held_out
+        else "Training accuracy per depth (fitted on all rows)"
+    )
     doc.text(
         "Mean ± std over folds and seeds; the best complete cell of a row in "
         "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree."
@@ -430,16 +411,15 @@ def protocol_section(
         figures.accuracy_figure(
             records.cells, records.method_order, style, folder, prefix + "test_accuracy"
         ),
-        "Test accuracy vs depth per dataset (complete cells; bars: std)",
+        f"{records.accuracy_heading} vs depth per dataset (complete cells; bars: std)",
     )
 
-    _statistics(doc, records, tests, time_tests, style, folder, prefix)
-    _cost(doc, records, style, folder, prefix, reference)
+    _statistics(doc, records, tests, folder, prefix)
+    _cost(doc, records, style, folder, prefix)
     _anytime(doc, records, style, folder, prefix)
     _gaps(doc, records, gaps, style, folder, prefix)
 
-    doc.heading("Run status")
-    doc.table(tables.status_table(frame))
+    _run_status(doc, frame)
     failed = frame[frame["status"] != "ok"]
     if not failed.empty:
         doc.heading("Failed runs")

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from odtstudy.study._solver_tree import solver_tree_column
+
 __all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError", "typed"]
 
 #: Columns copied from the run's definition (its identity and limit).
@@ -36,18 +38,20 @@ NUMERIC_COLUMNS = [
     "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
     "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "fit_mem_mb",
     "peak_rss_mb", "n_train", "n_test", "n_features", "cpu_time_s",
+    "solver_time_s",
 ]  # fmt: skip
 #: Per-repeat lists of a run fitted ``repeats`` times (missing in older
 #: records): its scalar ``fit_time_s`` / ``cpu_time_s`` are their medians.
 REPEAT_COLUMNS = ["fit_times_s", "cpu_times_s", "repeat_statuses"]
 COLUMNS = [
     *IDENTITY_COLUMNS, *TOOL_COLUMNS, "status", "learner_status", "optimal",
-    "claimed_optimal", "has_tree", *NUMERIC_COLUMNS, *REPEAT_COLUMNS, "stats",
-    "error", "protocol", "versions", "provenance", "host", "utc",
+    "claimed_optimal", "has_tree", "has_solver_tree", *NUMERIC_COLUMNS,
+    *REPEAT_COLUMNS, "stats", "error", "protocol", "versions", "provenance",
+    "host", "utc",
 ]  # fmt: skip
 _JSON_COLUMNS = ("params", "stats", "protocol", "versions", "provenance",
                  *REPEAT_COLUMNS)  # fmt: skip
-_BOOL_COLUMNS = ("optimal", "claimed_optimal", "has_tree")
+_BOOL_COLUMNS = ("optimal", "claimed_optimal", "has_tree", "has_solver_tree")
 _INT_COLUMNS = ("depth", "fold", "n_folds", "seed")
 _HEADER = {"format": "odtstudy-results", "version": 2}
 _HEADER_LINE = json.dumps(_HEADER, sort_keys=True) + "\n"
@@ -188,8 +192,12 @@ class ResultsStore:
         numeric = [*_INT_COLUMNS, "time_limit", *NUMERIC_COLUMNS]
         for column in numeric:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        written = frame["has_solver_tree"]  # missing in older records: derived
         for column in _BOOL_COLUMNS:
             frame[column] = [value is True for value in frame[column]]
+        frame["has_solver_tree"] = solver_tree_column(
+            frame.assign(has_solver_tree=written)
+        )
         for column in _JSON_COLUMNS:
             frame[column] = frame[column].map(_to_json, na_action="ignore")
         return frame
