@@ -90,10 +90,12 @@ def call_in_process(task) -> SolverCall:
     return SolverCall(True, value, 0.0, now() - start)
 
 
-def _run_task(answer, task) -> None:
+def _run_task(answer, task, fresh) -> None:
     """In the child: write the header, run ``task``, write its pickled
-    ``(status, value or exception, seconds, peak MB added)``."""
-    uss = uss_mb()
+    ``(status, value or exception, seconds, peak MB added)``. A fork's
+    unique memory is taken as 0 (its pages are its parent's until written;
+    reading it would take as long as a small solver call)."""
+    uss = uss_mb() if fresh else 0.0
     peak = SolverCallPeak()
     start = now()
     answer.write(_HEADER.pack(start, uss))
@@ -167,7 +169,7 @@ def _forked_child(write_fd, task, setup):
         if setup is not None:
             setup()
         with os.fdopen(write_fd, "wb") as answer:
-            _run_task(answer, task)
+            _run_task(answer, task, fresh=False)
     finally:
         os._exit(0)
 
@@ -236,7 +238,7 @@ def _serve() -> None:
     preload, task = pickle.load(sys.stdin.buffer)
     for module in preload:
         importlib.import_module(module)
-    _run_task(answer, task)
+    _run_task(answer, task, fresh=True)
     answer.close()
 
 

@@ -224,11 +224,9 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "objective_family": method.objective_family(run["params"]),
     }
     scorer = _TreeScorer(X_train, y_train, X_test, y_test, labels)
-    rss_before = _memory.current_rss_mb()
-    peak_before = _memory.peak_rss_mb()
-    exact_peak = _memory.reset_peak_rss()
+    memory = _memory.FitMemory()
     if fd is not None:
-        send_frame(fd, "fit_start", {"rss_mb": rss_before})
+        send_frame(fd, "fit_start", {"rss_mb": memory.rss_before_mb})
     cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
 
@@ -237,12 +235,10 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
             fields = scorer(tree, objective, lower_bound)
             send_frame(fd, "incumbent", dict(fields, time_s=time.perf_counter() - t0))
 
-    with _memory.ChildrenSampler() as children, listening(estimator, on_incumbent):
+    with memory, listening(estimator, on_incumbent):
         estimator.fit(X_train, y_train)
     fit_time = time.perf_counter() - t0
     cpu_time = _cpu_seconds() - cpu0
-    own_peak = _memory.peak_rss_mb() if exact_peak else _memory.current_rss_mb()
-    children_peak = max(children.peak_mb, _memory.reaped_children_peak_mb())
     t0 = time.perf_counter()
     train_pred = _predictions(estimator, X_train, "training")
     test_pred = _predictions(estimator, X_test, "test")
@@ -268,8 +264,9 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "cpu_time_s": cpu_time,
         "predict_time_s": predict_time,
         "wall_time_s": time.perf_counter() - started,
-        "fit_mem_mb": max(0.0, own_peak - rss_before) + children_peak,
-        "peak_rss_mb": max(peak_before, own_peak) + children_peak,
+        "solver_time_s": fitted["stats"].get("solver_time_s", fit_time),
+        "fit_mem_mb": memory.fit_mb,
+        "peak_rss_mb": memory.peak_rss_mb,
         "n_train": len(train),
         "n_test": len(test),
         "n_features": X_train.shape[1],
