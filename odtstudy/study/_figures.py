@@ -135,11 +135,11 @@ def _draw_accuracy(cells, methods, style, runs=None):
 
 
 def _accuracy_limits(cells) -> tuple:
-    """The cells' means ± std, within [0, 1], with a margin."""
+    """The cells' means ± std, within [0, 1], 5 points at least, with a margin."""
     std = cells["test_std"].fillna(0)
-    low = max(0.0, float((cells["test_acc"] - std).min()))
     high = min(1.0, float((cells["test_acc"] + std).max()))
-    pad = 0.05 * max(high - low, 0.02)
+    low = max(0.0, min(float((cells["test_acc"] - std).min()), high - 0.05))
+    pad = 0.05 * (high - low)
     return low - pad, high + pad
 
 
