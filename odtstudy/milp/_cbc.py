@@ -17,6 +17,7 @@ import signal
 import numpy as np
 
 from odtstudy._deadline import Deadline
+from odtstudy.milp._cbc_log import cbc_progress, wall_per_cpu
 from odtstudy.milp._process import SolverProcess
 from odtstudy.milp._pulp_api import cbc_command
 from odtstudy.milp._solveinfo import SolveInfo, relative_gap
@@ -168,6 +169,21 @@ def _crash_signal(outcome) -> str | None:
         return f"signal {number}"
 
 
+def _trace(text, model, started, elapsed, cpu):
+    """The progress points of CBC's log on the fit's clock (CBC started
+    ``started`` seconds into the fit and ran ``elapsed`` seconds)."""
+    ratio = wall_per_cpu(text, elapsed, cpu)
+    end = started + elapsed
+
+    def shift(value):
+        return None if value is None else value + model.offset
+
+    return [
+        (min(started + seconds * ratio, end), shift(obj), shift(bound), None)
+        for seconds, obj, bound in cbc_progress(text)
+    ]
+
+
 def solve_cbc(
     model, deadline: Deadline, *, kill_at, threads, warm_start, gap_abs, tolerance
 ) -> SolveInfo:
@@ -182,6 +198,9 @@ def solve_cbc(
     When CBC dies of a signal (a crash, e.g. SIGSEGV while stopping with a
     mipstart), it runs again without the warm start if time is left; the
     returned :class:`SolveInfo` names the signal in ``crashed`` either way.
+
+    The trace comes from CBC's log (:mod:`odtstudy.milp._cbc_log`): it gives
+    objective values only, so ``model.count`` is not used.
     """
     info = _solve_once(
         model, deadline, kill_at, threads, warm_start, gap_abs, tolerance
@@ -216,6 +235,7 @@ def _solve_once(
         if tolerance is not None:
             argv += ["-integerTolerance", tolerance, "-primalTolerance", tolerance]
         argv += ["-solve", "-solution", sol]
+        started = deadline.elapsed()
         outcome = proc.run(argv, log=log, stop_at=deadline.at, kill_at=kill_at)
         status_line, x = (
             (None, None) if outcome.killed else _read_solution(sol, model.n_cols)
@@ -233,10 +253,11 @@ def _solve_once(
     match = _CBC_CPU.search(text)
     if match:
         cpu = float(match.group(1))
+    trace = _trace(text, model, started, outcome.elapsed, cpu)
     if outcome.killed:
         return SolveInfo(
             False, False, None, None, None, "killed at the time limit", elapsed,
-            solver_cpu_time=cpu, killed=True,
+            solver_cpu_time=cpu, killed=True, trace=trace,
         )  # fmt: skip
     crashed = _crash_signal(outcome)
     result = _CBC_RESULT.search(text)
@@ -277,5 +298,5 @@ def _solve_once(
     gap = 0.0 if proven else relative_gap(objective, bound)
     return SolveInfo(
         has_solution, proven, objective, bound, gap, status_text, elapsed,
-        solver_cpu_time=cpu, crashed=crashed,
+        solver_cpu_time=cpu, crashed=crashed, trace=trace,
     )  # fmt: skip

@@ -15,6 +15,7 @@ from odtstudy._incumbent import report_incumbent
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
 from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
+from odtstudy.milp._anytime import anytime_trace, integral
 from odtstudy.milp._binoct import BinOCTModel
 from odtstudy.milp._common import fit_cart
 from odtstudy.milp._oct import OCTModel
@@ -35,9 +36,11 @@ class _MILPTreeClassifier(BaseTreeClassifier):
     """Fit flow shared by the MILP learners.
 
     Subclasses implement ``_make_model``, ``_warm_start``, ``_errors_to_obj``
-    (training errors and tree -> the MILP's objective scale), ``_bound_to_lb``
-    (solver bound -> lower bound on misclassifications), ``_gap_abs`` and
-    ``_tolerance``.
+    (training errors and tree -> the MILP's objective scale),
+    ``_obj_to_errors`` (the MILP's objective -> errors, ``None`` when it does
+    not determine them), ``_error_variables`` (the variables summing to the
+    errors), ``_bound_to_lb`` (solver bound -> lower bound on
+    misclassifications), ``_gap_abs`` and ``_tolerance``.
     """
 
     _parameter_constraints: dict = {
@@ -102,6 +105,7 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         cart_err = int(np.sum(cart_tree.predict(X) != y))
         cart_obj = self._errors_to_obj(cart_err, cart_tree, X, y)
         report_incumbent(self, cart_tree, float(cart_err))
+        cart_point = (deadline.elapsed(), float(cart_err), None)
 
         stats = {
             "solver": self.solver,
@@ -115,6 +119,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
                 solve_time=0.0,
                 build_time=deadline.elapsed(),
                 returned="cart",
+                anytime=anytime_trace(
+                    [cart_point], objective=cart_err, bound=None, end=deadline.elapsed()
+                ),
             )
             return FitResult(cart_tree, float(cart_err), None, False, "timeout", stats)
 
@@ -129,6 +136,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             err = int(n - counts.max())
             stats.update(n_variables=0, n_constraints=0, n_nonzeros=0, mip_gap=0.0)
             stats.update(solver_status="trivial", solve_time=0.0)
+            stats["anytime"] = anytime_trace(
+                [cart_point], objective=err, bound=err, end=deadline.elapsed()
+            )
             return FitResult(
                 builder.build(), float(err), float(err), True, "optimal", stats
             )
@@ -153,9 +163,11 @@ class _MILPTreeClassifier(BaseTreeClassifier):
                 warm_start=warm_obj is not None,
                 gap_abs=self._gap_abs(model),
                 tolerance=self._tolerance(model),
+                count=self._error_variables(model),
             )
         except DeadlineReached:
             return cart_on_timeout("while writing the solver's input")
+        solved_at = deadline.elapsed()
         stats.update(
             mip_gap=info.gap,
             solver_status=info.solver_status,
@@ -215,6 +227,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         else:
             stats["returned"] = "milp"
             optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
+        stats["anytime"] = self._anytime(
+            cart_point, info.trace, model, err, lower_bound, solved_at
+        )
         if optimal:
             status = "optimal"
             stats["mip_gap"] = 0.0
@@ -223,6 +238,20 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             if stats["mip_gap"] is None and info.bound is not None:
                 stats["mip_gap"] = max(0.0, (obj - info.bound) / max(abs(obj), 1e-10))
         return FitResult(tree, float(err), lower_bound, optimal, status, stats)
+
+    def _milp_errors(self, model):
+        return float(sum(var.varValue or 0.0 for var in self._error_variables(model)))
+
+    def _anytime(self, cart_point, trace, model, errors, lower_bound, end):
+        """``stats_["anytime"]``: CART's point, then the solver's progress
+        (:attr:`SolveInfo.trace`) in errors and lower bounds on them."""
+        points = [cart_point]
+        for at, value, bound, count in trace:
+            if count is None and value is not None:
+                count = self._obj_to_errors(value, model)
+            lower = None if bound is None else self._bound_to_lb(bound, model)
+            points.append((at, integral(count), lower))
+        return anytime_trace(points, objective=errors, bound=lower_bound, end=end)
 
 
 class BinOCTClassifier(_MILPTreeClassifier):
@@ -284,6 +313,14 @@ class BinOCTClassifier(_MILPTreeClassifier):
         ``milp_objective``, ``milp_bound``, ``milp_errors``,
         ``cart_objective``, ``warm_start_objective``, ``returned`` ("milp",
         or "cart" when the solver found nothing better).
+        ``anytime``: ``[seconds, errors]`` or ``[seconds, errors, lower
+        bound]`` points, seconds since ``fit`` started, one per improvement
+        of the incumbent or of the bound: CART's tree first, then the
+        solver's incumbents and bounds (HiGHS: its callbacks; CBC: its log,
+        whose CPU seconds are scaled to wall-clock seconds), and the final
+        ``objective_`` / ``lower_bound_`` when they improve on the last
+        point. Incumbents the solver reported but the fit could not read
+        back (a solver killed at the limit) are left out.
 
     Notes
     -----
@@ -343,14 +380,13 @@ class BinOCTClassifier(_MILPTreeClassifier):
     def _errors_to_obj(self, err, tree, X, y):
         return float(err)
 
-    def _milp_errors(self, model):
-        return float(
-            sum(
-                model.e[leaf][c].varValue or 0.0
-                for leaf in model.leaves
-                for c in range(model.n_classes)
-            )
-        )
+    def _error_variables(self, model):
+        return [
+            model.e[leaf][c] for leaf in model.leaves for c in range(model.n_classes)
+        ]
+
+    def _obj_to_errors(self, value, model):
+        return value
 
     def _bound_to_lb(self, bound, model):
         if bound is None or not math.isfinite(bound):
@@ -426,7 +462,13 @@ class OCTClassifier(_MILPTreeClassifier):
     fit_time_ : float
     stats_ : dict
         As :class:`BinOCTClassifier`, plus ``penalized_objective`` and
-        ``n_splits``.
+        ``n_splits``. The ``anytime`` trace is in errors, like
+        ``objective_``: the MILP's objective is converted with
+        ``errors = L_hat * objective`` when ``alpha = 0``; with ``alpha > 0``
+        it does not determine the errors, so HiGHS's incumbents are counted
+        from their ``L`` variables and CBC's (known by objective only) are
+        left out (the trace then holds CART's tree, the bounds and the final
+        tree). Bounds are as ``lower_bound_``.
 
     References
     ----------
@@ -503,8 +545,12 @@ class OCTClassifier(_MILPTreeClassifier):
         n_splits = tree.node_count - tree.n_leaves
         return err / self._baseline(y) + float(self.alpha) * n_splits
 
-    def _milp_errors(self, model):
-        return float(sum(model.L[t].varValue or 0.0 for t in model.leaves))
+    def _error_variables(self, model):
+        return [model.L[t] for t in model.leaves]
+
+    def _obj_to_errors(self, value, model):
+        # errors / L_hat + alpha * splits: the splits are unknown when alpha > 0
+        return value * model.baseline if self.alpha == 0 else None
 
     def _bound_to_lb(self, bound, model):
         if bound is None or not math.isfinite(bound):

@@ -41,6 +41,9 @@ class MatrixModel:
         Constant of the objective.
     start : ndarray of float
         The variables' initial values (``nan`` where none is set).
+    count : ndarray of float or None
+        0/1 over the columns: the sum a solver's trace records at each
+        incumbent (the learner's errors); ``None`` when not asked for.
     """
 
     variables: list
@@ -55,6 +58,7 @@ class MatrixModel:
     values: np.ndarray
     offset: float
     start: np.ndarray
+    count: np.ndarray | None = None
 
     @property
     def n_cols(self) -> int:
@@ -104,12 +108,21 @@ class MatrixModel:
             var.varValue = value
 
 
+def _indicator(column, variables, n_cols):
+    vector = np.zeros(n_cols)
+    vector[[column[variable_key(var)] for var in variables]] = 1.0
+    return vector
+
+
 def _bound(value, default):
     return default if value is None else float(value)
 
 
-def export_model(prob: pulp.LpProblem, deadline: Deadline | None = None) -> MatrixModel:
-    """The arrays of ``prob`` (a minimisation).
+def export_model(
+    prob: pulp.LpProblem, deadline: Deadline | None = None, count=None
+) -> MatrixModel:
+    """The arrays of ``prob`` (a minimisation); ``count`` (PuLP variables or
+    ``None``) gives :attr:`MatrixModel.count`.
 
     Raises
     ------
@@ -163,4 +176,5 @@ def export_model(prob: pulp.LpProblem, deadline: Deadline | None = None) -> Matr
         values=np.asarray(values, dtype=float),
         offset=float(prob.objective.constant),
         start=start,
+        count=None if count is None else _indicator(column, count, n_cols),
     )

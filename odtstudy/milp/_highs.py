@@ -6,7 +6,8 @@ seconds past it, and an in-process solve cannot be interrupted there. So
 HiGHS runs in a child process (``_highs_child.py``, through
 :class:`SolverProcess`): it gets the time left as its own limit, and is
 killed at the hard deadline. The child saves every improving solution, so
-the best one found before a kill is kept.
+the best one found before a kill is kept, and writes a line to its trace
+file at each improving solution and each rise of the dual bound.
 """
 
 from __future__ import annotations
@@ -42,10 +43,32 @@ def _finite(value):
     return value if math.isfinite(value) else None
 
 
+def _read_trace(path, deadline: Deadline, end: float) -> list:
+    """The child's trace lines on the fit's clock (bad lines skipped)."""
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    trace = []
+    for line in lines:
+        try:
+            at, objective, bound, errors = (float(v) for v in line.split())
+        except ValueError:  # a line cut by a kill
+            continue
+        at = min(max(at - deadline.start, 0.0), end)
+        trace.append((at, _finite(objective), _finite(bound), _finite(errors)))
+    return trace
+
+
 def solve_highs(
     model, deadline: Deadline, *, kill_at, threads, warm_start, gap_abs, tolerance
 ) -> SolveInfo:
-    """Solve ``model`` with HiGHS; kill it at ``kill_at`` if it is still running."""
+    """Solve ``model`` with HiGHS; kill it at ``kill_at`` if it is still running.
+
+    The trace's points carry ``model.count`` at each improving solution
+    (``None`` when the model has no ``count``).
+    """
     clock = Deadline(None)  # the solve's stopwatch, on the fit's clock
     options = {"mip_rel_gap": 0.0, "mip_abs_gap": float(gap_abs)}
     options["threads"] = int(threads)
@@ -63,6 +86,8 @@ def solve_highs(
         arrays["offset"] = np.float64(model.offset)
         if warm_start and model.has_start:
             arrays["start"] = model.start
+        if model.count is not None:
+            arrays["count"] = model.count
         np.savez(proc.file("model.npz"), **arrays)
         limit = deadline.remaining(reserve=_STARTUP_S)
         if limit is not None:
@@ -77,6 +102,7 @@ def solve_highs(
         )
         result = None if outcome.killed else _load(proc.file("result.npz"))
         incumbent = _load(proc.file("incumbent.npz")) if result is None else None
+        trace = _read_trace(proc.file("trace.txt"), deadline, deadline.elapsed())
     elapsed = clock.elapsed()
 
     accepted = None
@@ -110,5 +136,5 @@ def solve_highs(
         gap = relative_gap(objective, bound)
     return SolveInfo(
         has_solution, proven and has_solution, objective, bound, gap, status,
-        elapsed, accepted, killed=outcome.killed,
+        elapsed, accepted, killed=outcome.killed, trace=trace,
     )  # fmt: skip

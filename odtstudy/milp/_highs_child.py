@@ -6,11 +6,19 @@ NumPy and highspy, so it starts in a fraction of a second). Reads
 to ``DIR/incumbent.npz`` (so a kill at the deadline still leaves the best
 one) and the final outcome to ``DIR/result.npz``. Files appear by atomic
 rename: a reader never sees a partial one.
+
+``DIR/trace.txt`` gets a line ``time incumbent bound errors`` at each
+improving solution and each rise of the dual bound (``time`` is
+:func:`time.perf_counter`, the clock of the fit's deadline: a system-wide
+monotonic clock; ``errors`` is the incumbent's value of the ``count``
+columns, ``nan`` when not given); a kill may cut its last line.
 """
 
 import json
+import math
 import os
 import sys
+import time
 
 import highspy
 import numpy as np
@@ -56,18 +64,40 @@ def main(directory):
         solution.value_valid = True
         accepted = h.setSolution(solution) == highspy.HighsStatus.kOk
 
+    count = data["count"] if "count" in data.files else None
+    trace = open(os.path.join(directory, "trace.txt"), "w", buffering=1)
+    best_bound = [-math.inf]
+
+    def record(out, errors):
+        bound = float(out.mip_dual_bound)
+        best_bound[0] = max(best_bound[0], bound)
+        objective = float(out.objective_function_value)
+        try:  # a trace that cannot be written is left short, the solve goes on
+            trace.write(f"{time.perf_counter()!r} {objective!r} {bound!r} {errors!r}\n")
+        except (OSError, ValueError):
+            pass
+
     def on_improving(event):
         out = event.data_out
+        x = np.asarray(out.mip_solution, dtype=float)
         _save(
             directory,
             "incumbent",
-            x=np.asarray(out.mip_solution, dtype=float),
+            x=x,
             objective=float(out.objective_function_value),
             bound=float(out.mip_dual_bound),
         )
+        record(out, float(count @ x) if count is not None else math.nan)
+
+    def on_interrupt(event):
+        bound = float(event.data_out.mip_dual_bound)
+        if bound > best_bound[0] + 1e-9 * max(1.0, abs(bound)):
+            record(event.data_out, math.nan)
 
     h.cbMipImprovingSolution.subscribe(on_improving)
+    h.cbMipInterrupt.subscribe(on_interrupt)
     h.run()
+    trace.close()
     info = h.getInfo()
     status = h.getModelStatus()
     feasible = info.primal_solution_status == 2  # kSolutionStatusFeasible

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["SolveInfo", "relative_gap"]
 
@@ -40,6 +40,13 @@ class SolveInfo:
         ``"SIGSEGV"``); ``None`` when it did not crash.
     retried_without_warm_start : bool
         CBC crashed with the warm start and was run again without it.
+    trace : list of tuple
+        The solver's progress, ``(seconds since fit started, incumbent,
+        bound, errors)`` in the MILP's objective units (offset included);
+        ``None`` where a point gives no value. ``errors`` is the incumbent's
+        value of the ``count`` variables (HiGHS only). CBC's points come
+        from its log (its CPU clock, scaled to wall-clock seconds), HiGHS's
+        from its callbacks.
     """
 
     has_solution: bool
@@ -54,6 +61,7 @@ class SolveInfo:
     killed: bool = False
     crashed: str | None = None
     retried_without_warm_start: bool = False
+    trace: list = field(default_factory=list)
 
     @property
     def timed_out(self) -> bool:

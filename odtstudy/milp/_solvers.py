@@ -79,6 +79,7 @@ def solve(
     warm_start: bool = False,
     gap_abs: float = 1e-6,
     tolerance: float | None = None,
+    count=None,
 ) -> SolveInfo:
     """Solve ``prob`` (a minimisation) with ``solver`` by ``deadline``.
 
@@ -97,11 +98,15 @@ def solve(
         granularity, so stopping still proves optimality).
     tolerance : float or None
         Feasibility / integrality tolerance (``None``: solver default).
+    count : list of pulp.LpVariable or None
+        Variables whose sum at each incumbent the trace records (HiGHS only:
+        CBC's log gives objective values only).
 
     Returns
     -------
     SolveInfo
-        The variables' ``varValue`` hold the solution when ``has_solution``.
+        The variables' ``varValue`` hold the solution when ``has_solution``;
+        ``trace`` holds the solver's progress on the fit's clock.
 
     Raises
     ------
@@ -110,7 +115,7 @@ def solve(
     """
     check_solver_available(solver)
     deadline = Deadline.of(deadline)
-    model = export_model(prob, deadline)
+    model = export_model(prob, deadline, count)
     run = solve_cbc if solver == "cbc" else solve_highs
     return run(
         model,
