@@ -121,8 +121,9 @@ def _dry_run(config, runs, folder) -> int:
     todo = [run for run in runs if run["run_id"] not in done]
     print(
         f"study {config.name!r} ({config.scale} scale) -> {folder}: {len(runs)} runs "
-        f"in the grid, {len(runs) - len(todo)} already recorded, {len(todo)} to run; "
-        f"protocol {runs[0]['protocol_id'] if runs else '-'}"
+        f"in the grid, {len(runs) - len(todo)} already recorded, {len(todo)} to run"
+        + (f", each fitted {config.repeats} times" if config.repeats > 1 else "")
+        + f"; protocol {runs[0]['protocol_id'] if runs else '-'}"
     )
     for run in todo:
         print(

@@ -321,6 +321,16 @@ def test_repeats_flag_must_be_a_positive_integer(value, capsys):
     assert "argument --repeats" in err and "integer >= 1" in err
 
 
+def test_repeats_flag_sets_the_study_repeats(tmp_path, capsys):
+    argv = ["study", "quick", "--scale", "smoke", "--output", str(tmp_path)]
+    assert main([*argv, "--repeats", "3", "--dry-run"]) == 0
+    three = capsys.readouterr().out.splitlines()[0]
+    assert main([*argv, "--dry-run"]) == 0
+    one = capsys.readouterr().out.splitlines()[0]
+    assert "each fitted 3 times" in three and "each fitted" not in one
+    assert three.split("protocol ")[1] != one.split("protocol ")[1]
+
+
 def test_repeats_key_is_checked(tmp_path):
     toml = tmp_path / "bad.toml"
     toml.write_text(

@@ -492,7 +492,7 @@ def run_study(
     workers : int, default=None
         Runs executed at the same time (one process each); ``None`` takes the
         config's ``workers``. Timings are only comparable between runs made
-        at the same parallelism.
+        at the same parallelism: each record's ``provenance`` says which.
     retry_failed : bool, default=False
         Also re-run runs recorded as error/timeout/memout.
     quiet : bool, default=False
