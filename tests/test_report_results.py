@@ -38,7 +38,7 @@ def test_compare_two_studies_side_by_side(tmp_path):
     assert path.parent.name == "compare-old-vs-new"
     assert "dl85@A" in text and "dl85@B" in text and "3 datasets" in text
     row = next(line for line in text.splitlines() if line.startswith("| dl85 | 2 |"))
-    assert "+0.0500" in row and "3/0/0" in row and "0.5× (6 runs)" in row
+    assert "+0.0500" in row and "3/0/0" in row and "0.5× [0.5, 0.5] (6 runs)" in row
     assert (path.parent / "report.html").exists()
 
 

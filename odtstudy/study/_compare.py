@@ -19,6 +19,7 @@ from scipy import stats
 
 from odtstudy.study._document import Document
 from odtstudy.study._records import StudyRecords, with_defaults
+from odtstudy.study._speed import geometric_ratio
 from odtstudy.study.results import ResultsStore
 
 __all__ = ["compare_studies", "paired_table"]
@@ -68,7 +69,8 @@ def paired_table(
 
     Columns: datasets compared, mean Δ test accuracy, wins/ties/losses of B,
     Wilcoxon signed-rank p (scipy; two-sided, over datasets), geometric mean
-    of B's fit time over A's on the runs both proved optimal.
+    of B's fit time over A's on the runs both proved optimal, with its
+    bootstrap interval (:func:`odtstudy.study._speed.geometric_ratio`).
     """
     records = StudyRecords(frame, expected, {})
     cells = records.cells
@@ -99,7 +101,7 @@ def paired_table(
                     "Δ test acc (B − A)": f"{diff.mean():+.4f}" if len(wide) else "",
                     "B wins/ties/losses": f"{wins}/{ties}/{losses}",
                     "Wilcoxon p": "" if np.isnan(pvalue) else f"{pvalue:.3g}",
-                    "fit time B / A (geo-mean, both proven)": _time_ratio(
+                    "fit time B / A (geo-mean [95 % CI], both proven)": _time_ratio(
                         frame, a, b, depth
                     ),
                 }
@@ -116,8 +118,7 @@ def _time_ratio(frame, a, b, depth) -> str:
     both = both[(both["a"] > 0) & (both["b"] > 0)]
     if both.empty:
         return ""
-    ratio = float(np.exp(np.log(both["b"] / both["a"]).mean()))
-    return f"{ratio:.3g}× ({len(both)} runs)"
+    return f"{geometric_ratio(both['b'], both['a']).text()} ({len(both)} runs)"
 
 
 def compare_studies(

@@ -13,9 +13,10 @@ objective family, at one depth:
   with :data:`SEED`);
 - the two-sided Wilcoxon signed-rank test (``scipy.stats.wilcoxon``) of the
   paired log times (H0: the ratios are symmetric around 1);
-- the same ratio on CPU time (``cpu_time_s``) when the records have it, and
-  on the solver's own time (``solver_time_s``) when it differs from the fit
-  time (an interpreter start-up or a conversion counted in the fit).
+- the same ratio on CPU time (``cpu_time_s``) when the records have it.
+
+Methods whose fit time includes an interpreter start-up (stats
+``startup_s`` > 0) are named by :func:`startup_methods`, for a footnote.
 """
 
 from __future__ import annotations
@@ -165,13 +166,6 @@ def _startup_s(text) -> float:
         return 0.0
 
 
-def _differs(frame: pd.DataFrame, column: str) -> bool:
-    if column not in frame:
-        return False
-    both = frame[["fit_time_s", column]].dropna()
-    return bool(len(both)) and not np.allclose(both[column], both["fit_time_s"])
-
-
 def speed_table(
     frame: pd.DataFrame, methods: list, reference: str, depths: list
 ) -> tuple[pd.DataFrame, list]:
@@ -196,7 +190,7 @@ def speed_table(
     family = _family(frame, reference)
     compared = [m for m in methods if m != reference and _family(frame, m) == family]
     other_family = [m for m in methods if m != reference and m not in compared]
-    extra = [c for c in ("cpu_time_s", "solver_time_s") if _differs(frame, c)]
+    cpu = "cpu_time_s" in frame and bool(frame["cpu_time_s"].notna().any())
     rows = []
     for depth in depths:
         part = frame[frame["depth"] == depth]
@@ -205,11 +199,11 @@ def speed_table(
             runs = part[part["method"] == method]
             if runs.empty or ref_runs.empty:
                 continue
-            rows.append(_row(depth, method, reference, runs, ref_runs, extra))
+            rows.append(_row(depth, method, reference, runs, ref_runs, cpu))
     return pd.DataFrame(rows), other_family
 
 
-def _row(depth, method, reference, runs, ref_runs, extra) -> dict:
+def _row(depth, method, reference, runs, ref_runs, cpu) -> dict:
     mine = _proof_times(runs, "fit_time_s")
     theirs = _proof_times(ref_runs, "fit_time_s")
     both = mine.index.intersection(theirs.index)
@@ -229,10 +223,11 @@ def _row(depth, method, reference, runs, ref_runs, extra) -> dict:
         or "no common proof",
         "Wilcoxon p": "" if math.isnan(pvalue) else f"{pvalue:.3g}",
     }
-    for column in extra:
-        a = _proof_times(runs, column)
-        b = _proof_times(ref_runs, column)
+    if cpu:
+        a = _proof_times(runs, "cpu_time_s")
+        b = _proof_times(ref_runs, "cpu_time_s")
         common = a.index.intersection(b.index)
-        label = "CPU time" if column == "cpu_time_s" else "solver time"
-        row[f"{label} / {reference}'s"] = geometric_ratio(a[common], b[common]).text()
+        row[f"CPU time / {reference}'s (geo-mean [95 % CI])"] = geometric_ratio(
+            a[common], b[common]
+        ).text()
     return row

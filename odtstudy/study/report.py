@@ -329,7 +329,7 @@ def _run_status(doc: Document, frame: pd.DataFrame) -> None:
             "Runs that returned a tree not their own: "
             + "; ".join(
                 f"{method}: "
-                + ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+                + ", ".join(f"{why} ({n})" for why, n in sorted(counts.items()))
                 for method, counts in reasons.items()
             )
             + ". Their cells are incomplete: never ranked, never in a gap table."
@@ -387,7 +387,8 @@ def protocol_section(
     )
     doc.text(
         "Mean ± std over folds and seeds; the best complete cell of a row in "
-        "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree."
+        "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree "
+        "of its own."
     )
     objective_note = (
         "Training objective of the exact methods (mean over folds and seeds; "

@@ -1,0 +1,125 @@
+"""Speed of exact methods against a reference: paired proofs, geometric-mean
+ratio with a bootstrap interval, Wilcoxon p, and what is not paired."""
+
+import math
+
+import numpy as np
+import pytest
+from report_doubles import METHODS, grid, protocol, write_study
+from scipy import stats
+
+from odtstudy.study import make_report
+from odtstudy.study._records import StudyRecords
+from odtstudy.study._speed import (
+    N_RESAMPLES,
+    SEED,
+    geometric_ratio,
+    paired_wilcoxon,
+    speed_table,
+    startup_methods,
+)
+
+
+def test_constant_ratio_has_a_point_interval():
+    estimate = geometric_ratio([2.0, 4.0, 0.2, 10.0], [1.0, 2.0, 0.1, 5.0])
+    assert (estimate.ratio, estimate.low, estimate.high) == pytest.approx((2, 2, 2))
+    assert estimate.n == 4 and estimate.text() == "2× [2, 2]"
+
+
+def test_ratio_and_interval_match_a_plain_bootstrap():
+    a = np.array([0.5, 1.2, 3.0, 0.7, 2.2, 9.0, 0.05])
+    b = np.array([0.4, 2.0, 1.0, 0.7, 1.1, 3.0, 0.10])
+    logs = np.log(a / b)
+    draws = np.random.default_rng(SEED).integers(0, 7, size=(N_RESAMPLES, 7))
+    means = logs[draws].mean(axis=1)
+    low, high = np.exp(np.percentile(means, [2.5, 97.5]))
+    estimate = geometric_ratio(a, b)
+    assert estimate.ratio == pytest.approx(np.exp(logs.mean()))
+    assert (estimate.low, estimate.high) == pytest.approx((low, high))
+    assert estimate.low < estimate.ratio < estimate.high
+    assert geometric_ratio(a, b) == estimate  # seeded: the same every time
+
+
+def test_no_pair_and_bad_times():
+    empty = geometric_ratio([], [])
+    assert empty.n == 0 and math.isnan(empty.ratio) and empty.text() == ""
+    with pytest.raises(ValueError, match="positive"):
+        geometric_ratio([1.0, 0.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="paired"):
+        geometric_ratio([1.0, 2.0], [1.0])
+
+
+def test_wilcoxon_is_scipys_on_the_log_ratios():
+    a = np.array([0.5, 1.2, 3.0, 0.8, 2.2, 9.0, 0.05, 4.0])
+    b = np.array([0.4, 2.0, 1.0, 0.7, 1.1, 3.0, 0.10, 1.0])
+    expected = stats.wilcoxon(np.log(a) - np.log(b)).pvalue
+    assert paired_wilcoxon(a, b) == pytest.approx(expected)
+    assert paired_wilcoxon([1.0, 2.0], [1.0, 2.0]) == 1.0
+    assert math.isnan(paired_wilcoxon([1.0], [2.0]))
+
+
+def _study(cpu=False, startup=False, **extra_methods):
+    """dl85 proves every run in 0.1 s; cpsat proves all but fold 1 of
+    datasets a and b, each in 0.2 s (twice dl85's time)."""
+    proto = protocol(methods={**METHODS, **extra_methods})
+    records = []
+    for record in grid(datasets=("a", "b", "c", "d"), depths=(2,), proto=proto):
+        method = record["method"]
+        record["fit_time_s"] = {"dl85": 0.1, "cpsat": 0.2}.get(method, 0.3)
+        if cpu:
+            record["cpu_time_s"] = 3 * record["fit_time_s"]
+        if method == "cpsat" and record["fold"] == 1 and record["dataset"] in "ab":
+            record.update(optimal=False, claimed_optimal=False, fit_time_s=10.5)
+            record.update(learner_status="timeout", lower_bound=8.0)
+        if method == "penalised":
+            record["objective_family"] = "misclassification+leaf-penalty"
+            if startup:
+                record["stats"] = {"startup_s": 1.3}
+        records.append(record)
+    return records
+
+
+def _records(tmp_path, records):
+    return StudyRecords.from_frame(write_study(tmp_path / "s", records).load())
+
+
+def test_speed_table_pairs_proofs_and_counts_the_rest(tmp_path):
+    records = _records(tmp_path, _study())
+    table, other = speed_table(records.frame, records.exact_methods, "dl85", [2])
+    assert other == []
+    row = table.set_index("method").loc["cpsat"]
+    assert row["instances"] == 8 and row["both"] == 6
+    assert row["proven by method"] == 6 and row["proven by dl85"] == 8
+    assert row["only method"] == 0 and row["only dl85"] == 2
+    assert row["time to proof / dl85's (geo-mean [95 % CI])"] == "2× [2, 2]"
+    assert float(row["Wilcoxon p"]) < 0.05  # six pairs, all twice as slow
+    assert not any(column.startswith("CPU time") for column in table)
+
+
+def test_cpu_ratio_beside_wall_and_other_family_not_compared(tmp_path):
+    records = _records(tmp_path, _study(cpu=True, penalised="dl85"))
+    table, other = speed_table(records.frame, records.exact_methods, "dl85", [2])
+    assert other == ["penalised"] and "penalised" not in set(table["method"])
+    row = table.set_index("method").loc["cpsat"]
+    assert row["CPU time / dl85's (geo-mean [95 % CI])"] == "2× [2, 2]"
+
+
+def test_report_shows_speed_startup_footnote_and_gap_at_the_limit(tmp_path):
+    write_study(tmp_path / "synthetic", _study(startup=True, penalised="dl85"))
+    text = make_report("synthetic", output_dir=tmp_path).read_text()
+    assert "### Speed against dl85" in text
+    assert f"{N_RESAMPLES} resamples of the instances, NumPy seed {SEED}" in text
+    assert "| 2 | cpsat | 8 | 6 | 8 | 6 | 0 | 2 | 2× [2, 2] |" in text
+    assert "Not compared (another objective family than dl85's): penalised." in text
+    assert "| 2 | penalised † |" not in text  # not in the speed table
+    assert "† penalised: its fit time includes an interpreter start-up" in text
+    proofs = text.split("## Exact methods", 1)[1].split("###", 1)[0]
+    # cpsat: 2 runs not proven, objective 10 over a bound of 8: gap 20 %
+    assert "| 2 | cpsat | misclassification | 6/8 | 0.2 | 0.2 | 2 | 20 % | 20 % |" in (
+        proofs
+    )
+
+
+def test_startup_methods_reads_the_stats(tmp_path):
+    frame = _records(tmp_path, _study(startup=True, penalised="dl85")).frame
+    assert startup_methods(frame) == {"penalised": pytest.approx(1.3)}
