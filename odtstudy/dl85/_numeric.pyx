@@ -28,6 +28,16 @@ hierarchical upper bound, the time limit (anytime: the best tree so far),
 the root's anytime trace and the bounded cache work as there. Objectives:
 misclassification (weighted), a cost matrix, and squared error; a row's
 statistics are one vector (class weights, or ``w, w y, w y^2``).
+
+The squared error has a second, stable form (``values`` given): a set of
+rows is ``(W, mean, M2)``, grown one row at a time by Welford's update, and
+its loss is ``M2``, the weighted sum of squared deviations, which never
+cancels. The mean is kept in two doubles (its rounding error beside it), so
+a deviation ``y - mean`` is exact to the last bit even when the mean is
+large next to the spread. A split's two sides are then a forward pass (the left) and a
+backward pass (the right) over the same sorted rows. The sums form is exact
+up to a rounding error proportional to the sum of ``w y^2``; the caller
+checks that bound and re-runs in the stable form when it cannot certify.
 """
 
 import numpy as np
@@ -115,6 +125,10 @@ cdef class NumericSearcher:
     cdef double time_limit, deadline, t_start
     cdef double t_limit_run   # the time limit of the search (rebuild budgets)
     cdef readonly bint timed_out
+    cdef readonly bint stable     # squared error as (W, mean, M2)
+    cdef const double* yv         # each row's target (the stable form)
+    cdef double* scr              # suffix statistics of one pass
+    cdef int PS                   # doubles per split position in pos_s
     cdef readonly BoxCache cache
     cdef readonly long long n_explored, n_hits, n_d2, n_evals, n_interval_pruned
     cdef double* trace
@@ -127,7 +141,8 @@ cdef class NumericSearcher:
                   object cost=None, object worst=None, double time_limit=0.0,
                   Py_ssize_t max_cache_size=0, double wipe_factor=0.5,
                   str wipe_strategy="reuses", bint use_infeasibility_lb=True,
-                  bint use_depth2_solver=True, double purity_tol=0.0):
+                  bint use_depth2_solver=True, double purity_tol=0.0,
+                  object values=None):
         cdef int D, n, p, S
         if kind not in KINDS:
             raise ValueError(f"unknown objective {kind!r}")
@@ -154,7 +169,21 @@ cdef class NumericSearcher:
             worst_arr = np.ascontiguousarray(worst, dtype=np.float64)
             if worst_arr.shape != (n,):
                 raise ValueError("worst must have one value per row")
-        self._refs = (rank, n_thresholds, stats, cost_arr, worst_arr)
+        values_arr = None
+        self.stable = False
+        self.yv = NULL
+        if values is not None:
+            if self.kind != K_SQUARED:
+                raise ValueError("values (the stable form) is for kind='squared'")
+            values_arr = np.ascontiguousarray(values, dtype=np.float64)
+            if values_arr.shape != (n,):
+                raise ValueError("values must have one value per row")
+            self.stable = True
+            self.yv = <const double*>cnp.PyArray_DATA(values_arr)
+        if self.stable and S != 4:
+            raise ValueError("the stable form takes stats (w, w y, w y^2, 0)")
+        self.PS = 2 * S if self.stable else S
+        self._refs = (rank, n_thresholds, stats, cost_arr, worst_arr, values_arr)
         self.rank = &rank[0, 0] if p > 0 else NULL
         self.nthr = &n_thresholds[0] if p > 0 else NULL
         self.rs = &stats[0, 0]
@@ -198,7 +227,8 @@ cdef class NumericSearcher:
         self.pos_k = <int32_t*>_alloc(D * (n + 1) * sizeof(int32_t))
         self.pos_t = <int32_t*>_alloc(D * (n + 1) * sizeof(int32_t))
         self.pos_w = <double*>_alloc(D * (n + 1) * sizeof(double))
-        self.pos_s = <double*>_alloc(D * (n + 1) * S * sizeof(double))
+        self.pos_s = <double*>_alloc(D * (n + 1) * self.PS * sizeof(double))
+        self.scr = <double*>_alloc(4 * (n + 1) * sizeof(double))
         self.stk = <int32_t*>_alloc(D * 2 * (n + 2) * sizeof(int32_t))
         self.stkb = <double*>_alloc(D * 2 * (n + 2) * sizeof(double))
         self.forder = <KeyIdx*>_alloc(D * (p + 1) * sizeof(KeyIdx))
@@ -221,6 +251,7 @@ cdef class NumericSearcher:
         free(self.pos_t)
         free(self.pos_w)
         free(self.pos_s)
+        free(self.scr)
         free(self.stk)
         free(self.stkb)
         free(self.forder)
@@ -239,6 +270,8 @@ cdef class NumericSearcher:
             return _misclassified(s, S)
         if self.kind == K_COST:
             return _cheapest_cost(self.cost, s, S)
+        if self.stable:
+            return s[3] if s[3] > 0.0 else 0.0
         if s[0] <= 0.0:
             return 0.0
         v = s[2] - s[1] * s[1] / s[0]
@@ -275,6 +308,81 @@ cdef class NumericSearcher:
         v = (t[2] - a[2]) - x * x / w
         return v if v > 0.0 else 0.0
 
+    cdef inline void _add_row(self, double* a, int row) noexcept nogil:
+        """Welford's update of ``a = (W, mean, mean's error, M2)`` with one
+        row; the mean is the unevaluated sum ``a[1] + a[2]`` (Knuth's
+        two-sum keeps the error of each addition), and M2 grows by
+        ``w W_before / W * dev**2``."""
+        cdef double w = self.rs[row * 4], y = self.yv[row], W, dev, inc, hi, b, lo
+        if w <= 0.0:
+            return
+        W = a[0] + w
+        dev = (y - a[1]) - a[2]
+        inc = dev * (w / W)
+        hi = a[1] + inc
+        b = hi - a[1]
+        lo = a[2] + ((a[1] - (hi - b)) + (inc - b))
+        a[1] = hi + lo
+        a[2] = lo - (a[1] - hi)
+        # w dev (y - new mean), in the form that stays exact to a few
+        # roundings whatever the ratio of w to the weight before it
+        a[3] += dev * dev * (w * (a[0] / W))
+        a[0] = W
+
+    cdef inline void _stats_of(self, const int32_t* rows, int m, double* a) noexcept nogil:
+        """``a``: the statistics of ``rows[:m]``, in the form searched."""
+        cdef int i, c, S = self.S
+        for c in range(S):
+            a[c] = 0.0
+        if self.stable:
+            for i in range(m):
+                self._add_row(a, rows[i])
+            return
+        for i in range(m):
+            for c in range(S):
+                a[c] += self.rs[rows[i] * S + c]
+
+    cdef void _suffixes(self, const int32_t* rows, int m) noexcept nogil:
+        """``scr[4 i: 4 i + 4]``: the stable statistics of ``rows[i:m]``."""
+        cdef double* a = self.scr + 4 * m
+        cdef int i, c
+        for c in range(4):
+            a[c] = 0.0
+        for i in range(m - 1, -1, -1):
+            for c in range(4):
+                self.scr[4 * i + c] = a[c]
+            a = self.scr + 4 * i
+            self._add_row(a, rows[i])
+
+    cdef double _stable_side(self, const int32_t* rows, int m, const int32_t* rg,
+                             double best, double lb, bint* done, int* out_k) noexcept nogil:
+        """The stable form of a depth-1 sweep of ``rows[:m]`` (sorted by the
+        feature of ranks ``rg``): the best split below ``best`` (rows on its
+        left in ``out_k``), stopping at ``lb``."""
+        cdef int ms = self.min_sup, i, row, rk, last, c
+        cdef double acc[4]
+        cdef double v
+        if m < 2 * ms or m == 0:
+            return best
+        self._suffixes(rows, m)
+        for c in range(4):
+            acc[c] = 0.0
+        last = rg[rows[0]]
+        for i in range(m):
+            row = rows[i]
+            rk = rg[row]
+            if rk != last and i >= ms and m - i >= ms:
+                v = self._loss(acc) + self._loss(self.scr + 4 * i)
+                if v < best:
+                    best = v
+                    out_k[0] = i
+                    if best <= lb:
+                        done[0] = True
+                        return best
+            last = rk
+            self._add_row(acc, row)
+        return best
+
     # ------------------------------------------------------------- nodes
     cdef int _root(self) except -1:
         """The root node (depth 0): every row, sorted by every feature, its
@@ -303,6 +411,9 @@ cdef class NumericSearcher:
         for c in range(S):
             t[c] = 0.0
         for i in range(n):
+            if self.stable:
+                self._add_row(t, i)
+                continue
             for c in range(S):
                 t[c] += self.rs[i * S + c]
         self.cnt[0] = n
@@ -341,11 +452,7 @@ cdef class NumericSearcher:
                     row = src[i]
                     dst[m] = row
                     m += rf[row] > t
-        src = self.srt + (d + 1) * p * n
-        for i in range(m):
-            row = src[i]
-            for c in range(S):
-                tt[c] += self.rs[row * S + c]
+        self._stats_of(self.srt + (d + 1) * p * n, m, tt)
         self.cnt[d + 1] = m
         self.leafv[d + 1] = self._loss(tt)
         # constraints: the parent's, with f's interval narrowed
@@ -409,6 +516,11 @@ cdef class NumericSearcher:
         cdef double acc[64]
         cdef double best = INFINITY, v
         cdef const double* r
+        cdef bint done = False
+        if self.stable:
+            best = self._stable_side(lst, s, rg, INFINITY, -INFINITY, &done, &bk)
+            out_k[0] = bk
+            return best
         for c in range(S):
             acc[c] = 0.0
         for i in range(s):
@@ -435,12 +547,15 @@ cdef class NumericSearcher:
         cdef int32_t* pk = self.pos_k + d * (n + 1)
         cdef int32_t* pt = self.pos_t + d * (n + 1)
         cdef double* pw = self.pos_w + d * (n + 1)
-        cdef double* ps = self.pos_s + d * (n + 1) * S
+        cdef int PS = self.PS
+        cdef double* ps = self.pos_s + d * (n + 1) * PS
         cdef double acc[64]
         cdef double w = 0.0
         cdef const double* r
         for c in range(S):
             acc[c] = 0.0
+        if self.stable:
+            self._suffixes(lst, s)
         for i in range(s):
             row = lst[i]
             if rf[row] != last and i >= ms and s - i >= ms:
@@ -448,9 +563,15 @@ cdef class NumericSearcher:
                 pt[P] = last
                 pw[P] = w
                 for c in range(S):
-                    ps[P * S + c] = acc[c]
+                    ps[P * PS + c] = acc[c]
+                if self.stable:  # and the right side's, from the suffixes
+                    for c in range(S):
+                        ps[P * PS + S + c] = self.scr[S * i + c]
                 P += 1
             last = rf[row]
+            if self.stable:
+                self._add_row(acc, row)
+                continue
             r = self.rs + row * S
             for c in range(S):
                 acc[c] += r[c]
@@ -548,6 +669,9 @@ cdef class NumericSearcher:
         cdef const double* wk = self.worst
         cdef const double* r
         cdef bint by_class = self.cls != NULL
+        cdef int k
+        if self.stable:
+            return self._stable_side(rows, m, rg, best, lb, done, &k)
         if self.unit:
             if S == 2:
                 return self._side2(rows, m, rg, tot, best, lb, done)
@@ -602,11 +726,11 @@ cdef class NumericSearcher:
         cdef double tb[64]
         cdef double bestL, bestR
         cdef bint doneA, doneB
-        cdef const double* ps = self.pos_s + (d * (n + 1) + j) * S
+        cdef const double* ps = self.pos_s + (d * (n + 1) + j) * self.PS
         cdef const double* tt = self.tot + d * S
         for c in range(S):
             ta[c] = ps[c]
-            tb[c] = tt[c] - ps[c]
+            tb[c] = ps[S + c] if self.stable else tt[c] - ps[c]
         bestL = self._loss(ta)
         bestR = self._loss(tb)
         if bestL > ubL:

@@ -177,6 +177,7 @@ def numeric_search(
     cost=None,
     worst=None,
     purity_tol=None,
+    values=None,
     **options,
 ) -> SearchOutput:
     """Run the numeric DL8.5 search on ``X`` (float, no NaN).
@@ -197,7 +198,12 @@ def numeric_search(
         switches that bound off.
     purity_tol : float, default=None
         A leaf of loss at most this is not split; None: ``PURITY_RTOL``
-        times the root's loss as one leaf, as :func:`_engine.search` does.
+        times the root's loss as one leaf, as :func:`_engine.search` does
+        (0 in the stable form).
+    values : ndarray of shape (n_samples,), default=None
+        ``kind="squared"`` only: each row's target, for the stable form of
+        the squared error (each set of rows as its weight, mean and sum of
+        squared deviations; ``stats[:, 0]`` gives the weights).
     **options
         The search options (``SEARCH_OPTIONS`` of ``_engine``).
 
@@ -231,8 +237,9 @@ def numeric_search(
         use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
         use_depth2_solver=bool(options.get("use_depth2_solver", True)),
         purity_tol=0.0 if purity_tol is None else float(purity_tol),
+        values=values,
     )
-    if purity_tol is None:
+    if purity_tol is None and values is None:
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
     max_error = options.get("max_error")
     max_error = math.inf if max_error is None else float(max_error)

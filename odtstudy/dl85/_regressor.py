@@ -18,11 +18,13 @@ from odtstudy.dl85._numeric_fit import (
     THRESHOLDS_CONSTRAINT,
     NumericInputMixin,
     bitset_encodes,
+    candidate_thresholds,
     numeric_search,
     squared_stats,
     threshold_columns,
 )
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
+from odtstudy.dl85._rounding import sums_certify
 
 __all__ = ["DL85Regressor"]
 
@@ -149,6 +151,28 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         self.wipe_strategy = wipe_strategy
         self.thresholds = thresholds
 
+    def _scaled_options(self, factor):
+        """The search options for losses in units of ``factor``."""
+        options = self._search_options()
+        if self.max_error is not None:
+            options["max_error"] = self.max_error / factor
+        return options
+
+    def _stable_search(self, X, cuts, stats, y, factor):
+        """The squared-error search in its stable form (numeric engine; 0/1
+        columns split at 0.5), for data whose sums cannot certify. ``y`` is
+        not centred: the stable form needs no centring, and centring rounds
+        away the spread of values far from the mean."""
+        if cuts is None:
+            cuts = candidate_thresholds(np.asarray(X, dtype=np.float64), "all")
+        options = self._scaled_options(factor)
+        stable_stats = np.column_stack([stats, np.zeros(len(stats))])
+        out = numeric_search(
+            X, cuts, kind="squared", stats=stable_stats, values=y, **options
+        )
+        out.stats["stable_form"] = True
+        return out
+
     def _fit(self, X, y, sample_weight):
         objective = _CRITERIA[self.criterion]
         squared = objective == "squared"
@@ -165,9 +189,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         scale = power_of_two_scale(y_search)
         factor = scale * scale if squared else scale
         tau = float(self.quantile)
-        options = self._search_options()
-        if self.max_error is not None:
-            options["max_error"] = self.max_error / factor
+        options = self._scaled_options(factor)
         if self.thresholds is not None and not squared:
             raise ValueError(
                 f"criterion={self.criterion!r} is not available with "
@@ -176,7 +198,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 "thresholds=None"
             )
         cuts = self._thresholds_of(X, sample_weight)
-        decode = None
+        numeric_X, decode = X, None
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)
         if cuts is not None and decode is None:
@@ -196,6 +218,11 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 quantile=tau,
                 **options,
             )
+        if squared and out.found and not out.timed_out:
+            stats = squared_stats(y_search / scale, sample_weight)
+            if not sums_certify(out.loss, stats, self.max_depth):
+                X, decode = numeric_X, None
+                out = self._stable_search(X, cuts, stats, y / scale, factor)
         out.rescale(factor)
         if not out.found:
             return fit_result(

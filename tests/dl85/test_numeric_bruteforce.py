@@ -760,3 +760,78 @@ def test_squared_error_is_exact_under_a_large_offset(offset, thresholds):
     exact = sum(sum((v - sum(vs) / len(vs)) ** 2 for v in vs) for vs in leaves.values())
     assert reg.objective_ == pytest.approx(float(exact), rel=1e-9)
     assert reg.objective_ == pytest.approx(base.objective_, rel=1e-5)
+
+
+def _exact_squared_loss(groups, y, w):
+    """Sum over the groups of rows of their weighted squared deviations, in
+    rationals."""
+    from fractions import Fraction
+
+    total = Fraction(0)
+    for rows in groups:
+        ys = [Fraction(v) for v in y[rows].tolist()]
+        ws = [Fraction(v) for v in w[rows].tolist()]
+        weight = sum(ws)
+        if weight == 0:
+            continue
+        mean = sum(a * b for a, b in zip(ys, ws)) / weight
+        total += sum(b * (a - mean) ** 2 for a, b in zip(ys, ws))
+    return total
+
+
+def _exact_squared_optimum(X, y, w, depth):
+    """The optimal squared error of a tree of depth <= ``depth`` (splits at
+    every distinct value), in rationals."""
+
+    def best(rows, d):
+        leaf = _exact_squared_loss([rows], y, w)
+        if d == 0:
+            return leaf
+        for j in range(X.shape[1]):
+            for t in np.unique(X[rows, j])[:-1]:
+                left, right = rows[X[rows, j] <= t], rows[X[rows, j] > t]
+                v = best(left, d - 1)
+                if v < leaf:
+                    v += best(right, d - 1)
+                    leaf = min(leaf, v)
+        return leaf
+
+    return best(np.arange(len(y)), depth)
+
+
+@st.composite
+def ill_conditioned_regressions(draw):
+    """Targets whose sums of w y and w y**2 cancel: clusters far apart next
+    to their spread, and weights spanning many orders of magnitude."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(3, 10))
+    X = rng.integers(0, 4, size=(n, 2)).astype(float)
+    offset = 10.0 ** draw(st.integers(0, 12))
+    spread = 10.0 ** draw(st.integers(-3, 1))
+    cluster = np.where(X[:, 0] >= 2, offset, -offset * draw(st.sampled_from([0, 1])))
+    y = cluster + spread * rng.random(n)
+    w = np.ones(n)
+    if draw(st.booleans()):
+        w = 10.0 ** rng.uniform(-draw(st.integers(0, 12)), 12, size=n)
+    return X, y, w, draw(st.integers(1, 2))
+
+
+@settings(max_examples=80, deadline=None)
+@given(ill_conditioned_regressions(), st.sampled_from(["all", None]))
+def test_squared_error_is_exact_when_sums_cancel(problem, thresholds):
+    # issue 32 item 1: 1e9 + rand gave objective 0.0 'optimal', and weights
+    # spanning 1e+-12 an internal error; both forms of data, both engines
+    X, y, w, depth = problem
+    Xs = X if thresholds else (X >= 2).astype(int)
+    case = describe(Xs, y, depth, sample_weight=w, thr=thresholds)
+    reg = DL85Regressor(max_depth=depth, thresholds=thresholds)
+    reg.fit(Xs, y, sample_weight=w)
+    optimum = _exact_squared_optimum(Xs.astype(float), y, w, depth)
+    leaves = reg.tree_.apply(Xs)
+    groups = [np.flatnonzero(leaves == leaf) for leaf in np.unique(leaves)]
+    achieved = _exact_squared_loss(groups, y, w)
+    tol = 1e-9 * float(optimum) + 1e-300
+    assert reg.optimal_, case
+    assert float(achieved) <= float(optimum) + tol, case
+    assert reg.objective_ == pytest.approx(float(achieved), rel=1e-9, abs=1e-300), case
