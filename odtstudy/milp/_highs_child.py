@@ -87,7 +87,8 @@ def main(directory):
             objective=float(out.objective_function_value),
             bound=float(out.mip_dual_bound),
         )
-        record(out, float(count @ x) if count is not None else math.nan)
+        usable = count is not None and count.shape == x.shape
+        record(out, float(count @ x) if usable else math.nan)
 
     def on_interrupt(event):
         bound = float(event.data_out.mip_dual_bound)
