@@ -1,0 +1,193 @@
+"""The README's figures, computed from the committed reference reports' records.
+
+One command rewrites them::
+
+    python -m odtstudy.study.readme_figures [--check] [--readme README.md]
+        [--reports docs/reference-reports]
+
+Each figure sits in the README between ``<!-- figures:NAME -->`` and
+``<!-- /figures:NAME -->``; the text between is replaced by what the records
+give (:func:`figures`), indented as the closing marker is. ``--check``
+changes nothing and exits with 1 when a region differs, naming it, so a test
+can hold the README to its records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from odtstudy.study._records import StudyRecords
+from odtstudy.study._speed import speed_table
+from odtstudy.study.results import ResultsStore
+
+__all__ = ["figures", "main", "update"]
+
+#: The published tools compared in the README's headline, with their names.
+TOOLS = {"pydl85": "the C++ PyDL8.5", "pystreed": "STreeD", "pycontree": "ConTree"}
+REFERENCE = "dl85"
+_REGION = re.compile(
+    r"(?P<open><!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)"
+    r"(?P<indent>[ \t]*)(?P<close><!-- /figures:(?P=name) -->)",
+    re.DOTALL,
+)
+
+
+def _newest_protocol(frame: pd.DataFrame) -> pd.DataFrame:
+    newest = frame.groupby("protocol_id")["utc"].max().sort_values().index[-1]
+    return frame[frame["protocol_id"] == newest].reset_index(drop=True)
+
+
+def _records(folder: Path) -> StudyRecords:
+    frame = ResultsStore(folder).load()
+    if frame.empty:
+        raise ValueError(f"no records in {folder}/results.jsonl")
+    return StudyRecords.from_frame(_newest_protocol(frame))
+
+
+def _ratio_column(table: pd.DataFrame) -> str:
+    return next(c for c in table.columns if c.startswith("time to proof"))
+
+
+def _ratios(records: StudyRecords) -> pd.DataFrame:
+    """Per depth and published tool: its time to proof over dl85's."""
+    exact = records.exact_methods
+    table, _ = speed_table(records.frame, exact, REFERENCE, records.depths)
+    if table.empty:
+        return table
+    return table[table["method"].isin(list(TOOLS))].reset_index(drop=True)
+
+
+def _headline(records: StudyRecords) -> str:
+    """One clause per published tool: the lowest and highest over depths of
+    its geometric-mean time-to-proof ratio to dl85, with their 95 %
+    intervals (an interval holding 1 shows no difference)."""
+    table = _ratios(records)
+    parts = []
+    for tool, name in TOOLS.items():
+        rows = table[table["method"] == tool]
+        column = _ratio_column(table) if not table.empty else None
+        cells = [
+            (int(r["depth"]), r[column])
+            for _, r in rows.iterrows()
+            if not str(r[column]).startswith("no common")
+        ]
+        if not cells:
+            continue
+        numbers = [(d, float(text.split("×")[0]), text) for d, text in cells]
+        low = min(numbers, key=lambda x: x[1])
+        high = max(numbers, key=lambda x: x[1])
+        parts.append(
+            f"{name} takes {low[2]} (depth {low[0]}) to {high[2]} (depth "
+            f"{high[0]}) DL8.5's time"
+        )
+    if not parts:
+        return "no published tool proved an instance DL8.5 proved"
+    return "; ".join(parts)
+
+
+def _protocol(records: StudyRecords) -> str:
+    frame = records.frame
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    provenance = {}
+    if "provenance" in frame and frame["provenance"].notna().any():
+        text = frame["provenance"].dropna().iloc[0]
+        provenance = json.loads(text) if isinstance(text, str) else dict(text)
+    repeats = int(protocol.get("repeats", 1))
+    workers = provenance.get("workers", "?")
+    cpu = provenance.get("cpu_model", "CPU not recorded")
+    load = provenance.get("load_at_start")
+    load_text = f"load {load[0]:.1f} at start" if load else "load not recorded"
+    return (
+        f"{len(frame)} runs, {repeats} fit(s) per run (median time), "
+        f"{workers} at a time, {protocol['time_limit']:g} s per fit, {cpu}, "
+        f"{load_text}, revision {protocol.get('source_revision', 'not recorded')}"
+    )
+
+
+def _versus_table(records: StudyRecords) -> str:
+    """Per depth and method: proven / instances, median fit time, and the
+    time-to-proof ratio to dl85 with its interval."""
+    cells = records.cells
+    table = _ratios(records)
+    ratio = {}
+    if not table.empty:
+        column = _ratio_column(table)
+        ratio = {(r["depth"], r["method"]): r[column] for _, r in table.iterrows()}
+    methods = records.method_order
+    header = "| depth | " + " | ".join(f"`{m}`" for m in methods) + " |"
+    lines = [header, "|---" * (len(methods) + 1) + "|"]
+    for depth in records.depths:
+        row = [str(depth)]
+        for method in methods:
+            part = cells[(cells["depth"] == depth) & (cells["method"] == method)]
+            if part.empty:
+                row.append("–")
+                continue
+            proven = int(part["proven"].sum()) if records.is_exact(method) else None
+            times = records.frame[
+                (records.frame["depth"] == depth) & (records.frame["method"] == method)
+            ]["fit_time_s"]
+            median = float(np.nanmedian(times)) if times.notna().any() else np.nan
+            text = f"{'–' if proven is None else proven}/{len(part)}, {median:.2g} s"
+            if (depth, method) in ratio:
+                text += f", {ratio[(depth, method)]}"
+            row.append(text)
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def figures(reports: Path) -> dict:
+    """Every README figure by region name, from the records under ``reports``."""
+    versus = _records(Path(reports) / "versus")
+    return {
+        "versus-headline": _headline(versus),
+        "versus-protocol": _protocol(versus),
+        "versus-table": _versus_table(versus),
+    }
+
+
+def update(text: str, values: dict) -> tuple[str, list]:
+    """``text`` with each region replaced by its value, and the names of the
+    regions that changed."""
+    changed = []
+
+    def replace(match):
+        name = match["name"]
+        if name not in values:
+            return match[0]
+        indent = match["indent"]
+        lines = values[name].rstrip("\n").split("\n")
+        body = "".join(f"{indent}{line}\n" for line in lines)
+        if body != match["body"]:
+            changed.append(name)
+        return match["open"] + body + indent + match["close"]
+
+    return _REGION.sub(replace, text), changed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--reports", type=Path, default=Path("docs/reference-reports"))
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    text = args.readme.read_text(encoding="utf-8")
+    new, changed = update(text, figures(args.reports))
+    if args.check:
+        for name in changed:
+            print(f"{args.readme}: region {name!r} differs from its records")
+        return 1 if changed else 0
+    args.readme.write_text(new, encoding="utf-8")
+    print(f"{args.readme}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
