@@ -11,6 +11,7 @@ import pandas as pd
 
 from odtstudy import cli
 from odtstudy.reproduce import PAPER_HEADING, VERDICTS, verdict_table_problems
+from odtstudy.reproduce._claims import CHECK_VERDICTS
 from odtstudy.study._records import StudyRecords
 
 __all__ = ["checked_results", "grid", "run_row", "run_smoke", "study_records",
@@ -63,8 +64,11 @@ def checked_results(module, records, published) -> dict:
     """``module.evaluate(records, published)`` as claim id -> ClaimResult,
     checked: one row per claim in the data file's order, a complete table."""
     results = module.evaluate(records, published)
-    assert [r.claim for r in results] == [c["id"] for c in published.claims]
-    assert all(r.verdict in VERDICTS for r in results)
+    entries = [*published.claims, *published.checks]
+    assert [r.claim for r in results] == [c["id"] for c in entries]
+    for r in results:
+        assert r.verdict in (CHECK_VERDICTS if r.check else VERDICTS)
+        assert r.check or r.sensitivity  # every claim says how stable it is
     assert verdict_table_problems(results, published) == []
     return {r.claim: r for r in results}
 

@@ -167,29 +167,31 @@ def test_small_sets_are_the_thesis_small_sets():
 
 
 def test_versus_others_rule():
-    # the thesis at depth 3 on these sets: the forest behind RF and GB
+    # eight sets: a one-sided sign test at alpha / 2 needs at least 6 of 6
     ranks = {OPT: 0.85, DL8: 0.8, RF: 0.9, GB: 0.95}
-    sets = ["hepatitis", "lymph", "heart-cleveland", "vote", "tic-tac-toe"]
     paper = {m: claims._paper(PUBLISHED, "Figure 4.5", m, 3) for m in ranks}
-    signs = []
+    sets = sorted(paper[OPT])[:8]
+    alpha = PUBLISHED.thresholds["alpha"].value
+    theirs = []
     for other in (DL8, RF, GB):
         w, _, loss, _ = claims._wins(paper[OPT], paper[other], sets)
-        signs.append((w > loss) - (w < loss))
-    means = _grid(ranks, datasets=sets, depths=(3,))
-    result = _verdict(_records(means), "depth3-optimal-forest-vs-others")
-    ours = [1, -1, -1]  # ahead of DL8, behind RF and GB
-    same = sum(a == b for a, b in zip(signs, ours))
-    expected = {3: "reproduced", 0: "not reproduced"}.get(same, "partly")
-    assert result.verdict == expected, (signs, result)
-    flipped = {OPT: 0.99, DL8: 0.5, RF: 0.5, GB: 0.5}
-    result = _verdict(
-        _records(_grid(flipped, datasets=sets, depths=(3,))),
-        "depth3-optimal-forest-vs-others",
-    )
-    expected = {3: "reproduced", 0: "not reproduced"}.get(
-        sum(s == 1 for s in signs), "partly"
-    )
-    assert result.verdict == expected, (signs, result)
+        theirs.append(claims._direction(w, loss, alpha))
+    cases = [
+        (ranks, ["ahead", "behind", "behind"]),
+        ({OPT: 0.99, DL8: 0.5, RF: 0.5, GB: 0.5}, ["ahead"] * 3),
+    ]
+    for means, ours in cases:
+        result = _verdict(
+            _records(_grid(means, datasets=sets, depths=(3,))),
+            "depth3-optimal-forest-vs-others",
+        )
+        same = sum(a == b for a, b in zip(theirs, ours))
+        expected = {3: "reproduced", 0: "not reproduced"}.get(same, "partly")
+        assert result.verdict == expected, (theirs, result)
+    # four sets cannot be significant: every direction is "even"
+    assert claims._direction(4, 0, alpha) == "even"
+    assert claims._direction(6, 0, alpha) == "ahead"
+    assert claims._direction(0, 6, alpha) == "behind"
 
 
 def test_dashes_are_left_out_and_never_best():

@@ -8,7 +8,9 @@ files, and ``sys.modules`` for the claims module.
 
 import logging
 import sys
+import tokenize
 import types
+from pathlib import Path
 
 import pytest
 
@@ -17,11 +19,13 @@ from odtstudy.reproduce import (
     PAPER_HEADING,
     VERDICTS,
     ClaimResult,
+    claims_module,
     list_reproductions,
     load_published,
     verdict_table_complete,
     verdict_table_problems,
 )
+from odtstudy.reproduce._evidence import claim_result, judge_claims
 from odtstudy.study import make_report
 
 NAME = "fakerepro"
@@ -261,3 +265,157 @@ def test_check_on_results(fake):
     assert not verdict_table_complete(good + good[:1], published)
     with pytest.raises(ValueError, match="verdict"):
         ClaimResult("x", "", "", "", "", "maybe", "")
+
+
+# -- thresholds, sensitivity and checks ---------------------------------------
+
+CHECKED = """
+[sensitivity]
+margin = 0.1
+
+[thresholds]
+partly = 0.5
+least_gain = { value = 0.02, why = "a made-up rule" }
+
+[[checks]]
+id = "cart-tree-valid"
+statement = "CART's tree predicts its own training rows"
+where = "—"
+"""
+
+
+def _evaluate_checked(records, published):
+    """A claim decided by a threshold of the data file, and a failing check."""
+    cells = records.cells.set_index(["method", "depth"])
+    gain = cells.loc[("dl85", 2), "train_acc"] - cells.loc[("cart", 2), "train_acc"]
+
+    def beats(claim, rules):
+        verdict = "reproduced" if gain >= rules["least_gain"] else "partly"
+        return claim_result(claim, "—", f"{gain:.3f}", verdict, "gain")
+
+    judges = {
+        "dl85-beats-cart": beats,
+        "cart-is-fast": lambda c, r: claim_result(c, "—", "—", "not comparable", ""),
+        "cart-tree-valid": lambda c, r: claim_result(c, "—", "—", "fail", "broken"),
+    }
+    return judge_claims(published, judges)
+
+
+def test_checks_are_apart_and_verdicts_have_a_sensitivity(fake, tmp_path):
+    (tmp_path / "published" / f"{NAME}.toml").write_text(PUBLISHED + CHECKED)
+    fake.evaluate = _evaluate_checked
+    fake.RULES = "reproduced: a gain of at least {least_gain:.0%}."
+    published = load_published(NAME)
+    assert [c["id"] for c in published.checks] == ["cart-tree-valid"]
+    assert published.thresholds["least_gain"].why == "a made-up rule"
+    code, folder = _run(tmp_path)
+    assert code == 0
+    text = (folder / "report.md").read_text()
+    head = text[: text.index("## Summary")]
+    assert "reproduced: a gain of at least 2%." in head  # RULES filled in
+    assert "| `least_gain` | 0.02 | a made-up rule |" in head
+    assert "| sensitivity |" in head
+    # the failing check is shown as such and not counted among the claims
+    assert "### Checks of the implementation" in head
+    check = next(x for x in head.splitlines() if x.startswith("| **cart-tree-valid"))
+    assert check.split(" | ")[4] == "fail"
+    assert "Verdicts over 2 claims:" in head
+    assert "(not counted as claims): 1 fail." in head
+    assert verdict_table_complete(text)
+    row = next(x for x in head.splitlines() if x.startswith("| **dl85-beats-cart"))
+    verdict, sensitivity = row.split(" | ")[4], row.split(" | ")[6].rstrip(" |")
+    # the verdict with least_gain at 0.018 and 0.022 (one line when unchanged)
+    assert "least_gain" in sensitivity and verdict in sensitivity
+    assert sensitivity.endswith("± 10%") or "0.018 → " in sensitivity
+
+
+def test_a_check_row_missing_is_a_problem(fake):
+    published = load_published(NAME)
+    (Path(published_dir(fake)) / f"{NAME}.toml").write_text(PUBLISHED + CHECKED)
+    published = load_published(NAME)
+    claims = [
+        ClaimResult(c["id"], "", "", "", "", "partly", "") for c in published.claims
+    ]
+    assert verdict_table_problems(claims, published) == [
+        "no row for check(s) cart-tree-valid"
+    ]
+    check = ClaimResult("cart-tree-valid", "", "", "", "", "pass", "", check=True)
+    assert verdict_table_complete([*claims, check], published)
+    with pytest.raises(ValueError, match=r"check 'x'.*not one of pass, fail"):
+        ClaimResult("x", "", "", "", "", "reproduced", "", check=True)
+
+
+def published_dir(fake):
+    from odtstudy.reproduce import _published
+
+    return _published._data_dir()
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        'x = "high"',
+        "x = { value = 0.5, because = 'y' }",
+        "x = { value = 0.5, margin = -1 }",
+    ],
+)
+def test_bad_threshold_is_a_clear_error(fake, entry):
+    path = Path(published_dir(fake)) / f"{NAME}.toml"
+    path.write_text(PUBLISHED + f"\n[thresholds]\n{entry}\n")
+    with pytest.raises(ValueError, match=r"\[thresholds\] x"):
+        load_published(NAME)
+
+
+def test_an_unknown_threshold_names_the_file_and_the_known_ones(fake):
+    path = Path(published_dir(fake)) / f"{NAME}.toml"
+    path.write_text(PUBLISHED + CHECKED)
+    rules = load_published(NAME).rules()
+    assert rules["partly"] == 0.5 and rules.read == ["partly"]
+    with pytest.raises(KeyError, match=r"no threshold 'parly'.*least_gain, partly"):
+        rules["parly"]
+    assert rules.moved("partly", 0.6)["partly"] == 0.6
+
+
+def test_every_reproduction_shares_partly_or_says_why():
+    """One "partly" threshold across the papers unless the data file says why."""
+    values = {}
+    for name in list_reproductions():
+        published = load_published(name)
+        assert published.margin is not None, name
+        threshold = published.thresholds["partly"]
+        if not threshold.why:
+            values[name] = threshold.value
+        assert published.thresholds["alpha"].value == 0.05 or (
+            published.thresholds["alpha"].why
+        ), name
+    assert len(set(values.values())) == 1, values
+
+
+def _float_literals(path: Path) -> list:
+    """(line, text) of every float literal in the code of ``path`` (strings,
+    docstrings and comments are not code)."""
+    with path.open("rb") as handle:
+        tokens = tokenize.tokenize(handle.readline)
+        return [
+            (t.start[0], t.string)
+            for t in tokens
+            if t.type == tokenize.NUMBER
+            and any(c in t.string.lower() for c in ".e")
+            and not t.string.lower().startswith("0x")
+        ]
+
+
+def test_claims_modules_state_no_threshold():
+    """Every number a verdict rule compares with is a threshold of the data
+    file: the claims modules hold no float literal (ints such as 0, 1, 2 for
+    counting and indexing stay)."""
+    papers = Path(claims_module("tmo").__file__).parent
+    found = {p.name: _float_literals(p) for p in sorted(papers.glob("*.py"))}
+    assert len(found) >= 6
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_the_literal_check_finds_a_float(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text('TIE = 1e-9\nX = 0.35  # a threshold\nS = "0.5 in text"\nN = 3\n')
+    assert _float_literals(path) == [(1, "1e-9"), (2, "0.35")]

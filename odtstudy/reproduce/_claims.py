@@ -1,24 +1,27 @@
 """What a reproduction reports per claim of its paper: the published evidence,
-ours, and a verdict decided by a stated rule."""
+ours, and a verdict decided by a stated rule; and per check of the
+implementation (an invariant that holds by construction), pass or fail."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "ClaimResult"]
+__all__ = ["CHECK_VERDICTS", "VERDICTS", "ClaimResult"]
 
-#: The verdicts, strongest first.
+#: The verdicts of a claim, strongest first.
 VERDICTS = ("reproduced", "partly", "not reproduced", "not comparable")
+#: The outcomes of a check (``[[checks]]`` of the data file).
+CHECK_VERDICTS = ("pass", "fail", "not comparable")
 
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """One row of a report's "Paper vs odtstudy" table.
+    """One row of a report's "Paper vs odtstudy" table (claims or checks).
 
     Parameters
     ----------
     claim : str
-        The claim's ``id`` in the paper's data file.
+        The claim's (or check's) ``id`` in the paper's data file.
     statement : str
         The claim in one sentence, as the paper makes it.
     where : str
@@ -29,9 +32,15 @@ class ClaimResult:
     ours : str
         The same quantity measured by odtstudy on this run of the study.
     verdict : str
-        One of :data:`VERDICTS`.
+        One of :data:`VERDICTS` (a check: one of :data:`CHECK_VERDICTS`).
     reason : str
         Which rule decided the verdict, with the numbers it compared.
+    sensitivity : str, default=""
+        The verdict with each threshold the rule read moved by the data
+        file's margin (empty: not computed).
+    check : bool, default=False
+        True for an implementation check, which is never counted as a
+        reproduced claim.
     """
 
     claim: str
@@ -41,10 +50,14 @@ class ClaimResult:
     ours: str
     verdict: str
     reason: str
+    sensitivity: str = ""
+    check: bool = False
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
+        allowed = CHECK_VERDICTS if self.check else VERDICTS
+        if self.verdict not in allowed:
+            kind = "check" if self.check else "claim"
             raise ValueError(
-                f"claim {self.claim!r}: verdict {self.verdict!r} is not one of "
-                f"{', '.join(VERDICTS)}"
+                f"{kind} {self.claim!r}: verdict {self.verdict!r} is not one of "
+                f"{', '.join(allowed)}"
             )

@@ -1,24 +1,31 @@
 """Mechanics shared by the claims modules (``_papers/<name>.py``).
 
-A claims module keeps its own rules: which cells it compares, which
-thresholds it states in ``RULES`` and the text of its reasons. What several
-of them do the same way lives here: the verdict row of a claim, the ways a
-count or a share becomes a verdict, the (dataset, depth) × method table of
-cell values, counting the signs of differences, the geometric mean, and the
-claim-by-claim dispatch of ``evaluate``.
+A claims module keeps its own rules: which cells it compares and the text
+of its reasons; every number its rules compare with is a threshold of its
+data file, read through :class:`~odtstudy.reproduce._rules.Rules`. What
+several of them do the same way lives here: the verdict row of a claim, the
+ways a count or a share becomes a verdict (with a sign test where the share
+counts noisy comparisons), the (dataset, depth) × method table of cell
+values, counting the signs of differences, the geometric mean, and the
+claim-by-claim dispatch of ``evaluate`` with each verdict's sensitivity.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 from odtstudy.reproduce._claims import ClaimResult
+from odtstudy.reproduce._rules import sensitivity
 
 __all__ = [
     "NO_RULE",
     "all_some_verdict",
     "both_verdict",
+    "check_verdict",
     "claim_result",
     "geomean",
     "graded_verdict",
@@ -26,6 +33,8 @@ __all__ = [
     "method_table",
     "share_verdict",
     "sign_counts",
+    "sign_test",
+    "tested_share",
 ]
 
 #: The reason of a claim of the data file that the claims module has no rule
@@ -53,7 +62,8 @@ def claim_result(claim: dict, published: str, ours: str, verdict: str, reason: s
     Returns
     -------
     ClaimResult
-        With the claim's statement on one line (white space folded).
+        With the claim's statement on one line (white space folded); a
+        ``[[checks]]`` entry gives a check's row.
     """
     return ClaimResult(
         claim=claim["id"],
@@ -63,7 +73,74 @@ def claim_result(claim: dict, published: str, ours: str, verdict: str, reason: s
         ours=ours,
         verdict=verdict,
         reason=reason,
+        check=bool(claim.get("check", False)),
     )
+
+
+def check_verdict(holds: bool) -> str:
+    """A check's outcome: "pass" when the invariant holds, else "fail"."""
+    return "pass" if holds else "fail"
+
+
+def sign_test(hits: int, total: int, chance: float = 0.5) -> float:
+    """One-sided sign test: P(at least ``hits`` of ``total``) by chance.
+
+    Parameters
+    ----------
+    hits : int
+        Paired comparisons (cells, groups) where the claimed relation holds.
+    total : int
+        Paired comparisons made.
+    chance : float, default=0.5
+        The probability of a hit when nothing is claimed: 1/2 for "A above
+        B", 1/k for "A the highest of k".
+
+    Returns
+    -------
+    float
+        The p-value (NaN for no comparison).
+    """
+    if total <= 0:
+        return float("nan")
+    return float(binomtest(int(hits), int(total), chance, alternative="greater").pvalue)
+
+
+def tested_share(
+    hits: int, total: int, rules, *, minimum: int, chance: float = 0.5
+) -> tuple:
+    """The share rule on noisy paired comparisons, with a sign test.
+
+    **reproduced** when ``hits / total`` ≥ ``rules["reproduced"]`` and the
+    sign test (:func:`sign_test`) gives p < ``rules["alpha"]``; **partly**
+    when the share is ≥ ``rules["partly"]``; **not reproduced** below; **not
+    comparable** with fewer than ``minimum`` comparisons.
+
+    Parameters
+    ----------
+    hits, total : int
+    rules : Rules
+        Reads ``reproduced``, ``partly`` and ``alpha``.
+    minimum : int
+    chance : float, default=0.5
+        See :func:`sign_test`.
+
+    Returns
+    -------
+    tuple of str
+        ``(verdict, evidence)``, the evidence as "9/21 = 43 %, sign test p =
+        0.74".
+    """
+    if total < minimum:
+        return "not comparable", f"{total} comparison(s), {minimum} needed"
+    share, p = hits / total, sign_test(hits, total, chance)
+    evidence = f"{hits}/{total} = {share:.0%}, sign test p = {p:.2g}"
+    if chance != 0.5:
+        evidence += f" (chance {chance:.2g})"
+    if share >= rules["reproduced"] and p < rules["alpha"]:
+        return "reproduced", evidence
+    if share >= rules["partly"]:
+        return "partly", evidence
+    return "not reproduced", evidence
 
 
 def graded_verdict(value: float, reproduced: float, partly: float) -> str:
@@ -232,28 +309,39 @@ def method_table(
 
 
 def judge_claims(published, judges: dict, *args) -> list:
-    """One :class:`ClaimResult` per claim of ``published``, in file order.
+    """One :class:`ClaimResult` per claim, then per check, of ``published``.
 
     Parameters
     ----------
     published : Published
         The paper's data file.
     judges : dict
-        Claim id -> ``judge(claim, *args)`` returning the claim's
-        :class:`ClaimResult`.
+        Claim (or check) id -> ``judge(claim, rules, *args)`` returning its
+        :class:`ClaimResult`; ``rules`` is a fresh
+        :class:`~odtstudy.reproduce._rules.Rules` on the file's thresholds.
     *args
-        Passed to every judge after the claim.
+        Passed to every judge after the rules.
 
     Returns
     -------
     list of ClaimResult
-        A claim without a judge is "not comparable" (:data:`NO_RULE`).
+        In file order, claims first. A claim without a judge is "not
+        comparable" (:data:`NO_RULE`). Each claim's ``sensitivity`` is its
+        verdict with every threshold its rule read moved by the file's
+        margin (the judge is called again); checks have none.
     """
     results = []
-    for claim in published.claims:
+    for claim in [*published.claims, *published.checks]:
         judge = judges.get(claim["id"])
         if judge is None:
             results.append(claim_result(claim, "—", "—", "not comparable", NO_RULE))
-        else:
-            results.append(judge(claim, *args))
+            continue
+        rules = published.rules()
+        result = judge(claim, rules, *args)
+        if not result.check:
+            again = lambda moved, j=judge, c=claim: j(c, moved, *args)  # noqa: E731
+            result = replace(
+                result, sensitivity=sensitivity(again, rules, published.margin)
+            )
+        results.append(result)
     return results

@@ -27,6 +27,18 @@ which is also the name of its study configuration)::
     where = "Table 2"
     figure_only = false      # true: the paper gives no number for it
 
+    [[checks]]               # an implementation invariant: pass / fail,
+    id = "optimum-kept"      # never counted as a reproduced claim
+    statement = "every bounded run keeps the unbounded optimum"
+    where = "Algorithm 2"
+
+    [sensitivity]
+    margin = 0.1             # each threshold moved by ± 10 % of its value
+
+    [thresholds]             # every number of every rule (see _rules.py)
+    partly = 0.5
+    alpha = 0.05
+
 Every key of ``[[values]]`` but ``where``, ``metric`` and ``value`` /
 ``timeout`` is optional (a value may be a mean over data sets).
 """
@@ -38,6 +50,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 import pandas as pd
+
+from odtstudy.reproduce._rules import Rules, parse_thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,19 +82,33 @@ class Published:
         One row per transcribed number, columns as in the module docstring.
     claims : list of dict
         ``id``, ``statement``, ``where`` and ``figure_only`` per claim.
+    checks : list of dict
+        The same per implementation check (``check`` True).
+    thresholds : dict
+        Name -> :class:`~odtstudy.reproduce._rules.Threshold`.
+    margin : float or None
+        The relative margin of the sensitivity lines.
     """
 
     name: str
     paper: dict
     values: pd.DataFrame
     claims: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    thresholds: dict = field(default_factory=dict)
+    margin: float | None = None
+
+    def rules(self) -> Rules:
+        """A fresh :class:`~odtstudy.reproduce._rules.Rules` on the thresholds."""
+        return Rules(self.thresholds, f"published/{self.name}.toml")
 
     def claim(self, claim_id: str) -> dict:
-        """The claim with this id (KeyError naming the known ids otherwise)."""
-        for claim in self.claims:
+        """The claim (or check) with this id (KeyError naming the known ids
+        otherwise)."""
+        for claim in [*self.claims, *self.checks]:
             if claim["id"] == claim_id:
                 return claim
-        known = ", ".join(c["id"] for c in self.claims)
+        known = ", ".join(c["id"] for c in [*self.claims, *self.checks])
         raise KeyError(f"{self.name}: no claim {claim_id!r} (claims: {known})")
 
 
@@ -136,18 +164,31 @@ def load_published(name: str) -> Published:
         rows.append(entry)
     values = pd.DataFrame(rows, columns=_VALUE_COLUMNS)
     values["timeout"] = [v is True for v in values["timeout"]]
-    claims = []
-    for i, claim in enumerate(data.get("claims", [])):
-        missing = {"id", "statement", "where"} - set(claim)
-        unknown = set(claim) - _CLAIM_KEYS
+    claims = _entries(name, data, "claims")
+    checks = [{**c, "check": True} for c in _entries(name, data, "checks")]
+    ids = [c["id"] for c in [*claims, *checks]]
+    if len(set(ids)) != len(ids) or not claims:
+        raise _problem(
+            name, "[[claims]]", "claim and check ids must be present and distinct"
+        )
+    thresholds = parse_thresholds(data.get("thresholds", {}), f"published/{name}.toml")
+    margin = data.get("sensitivity", {}).get("margin")
+    if margin is not None and not (isinstance(margin, (int, float)) and margin > 0):
+        raise _problem(name, "[sensitivity]", "margin must be a number > 0")
+    return Published(name, paper, values, claims, checks, thresholds, margin)
+
+
+def _entries(name, data, table) -> list:
+    """The ``[[claims]]`` or ``[[checks]]`` of a data file, checked."""
+    entries = []
+    for i, entry in enumerate(data.get(table, [])):
+        missing = {"id", "statement", "where"} - set(entry)
+        unknown = set(entry) - _CLAIM_KEYS
         if missing or unknown:
             raise _problem(
                 name,
-                f"[[claims]] #{i + 1}",
+                f"[[{table}]] #{i + 1}",
                 f"missing {sorted(missing)}, unknown {sorted(unknown)}",
             )
-        claims.append({"figure_only": False, **claim})
-    ids = [c["id"] for c in claims]
-    if len(set(ids)) != len(ids) or not ids:
-        raise _problem(name, "[[claims]]", "claim ids must be present and distinct")
-    return Published(name, paper, values, claims)
+        entries.append({"figure_only": False, **entry})
+    return entries

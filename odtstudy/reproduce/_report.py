@@ -3,13 +3,17 @@
 :func:`paper_section` is called by :func:`odtstudy.study.make_report` first,
 before the protocol sections, whenever ``published/<study>.toml`` exists. It
 writes the paper's citation, the paper's protocol beside ours (hardware, time
-limit, scale), the claims module's ``RULES``, the verdict table (one row per
-claim of the data file, checked complete), a count of the verdicts, and every
+limit, scale), the claims module's ``RULES`` and the data file's thresholds,
+the verdict table (one row per claim of the data file, checked complete, each
+with its sensitivity to the thresholds), a count of the verdicts, the checks
+of the implementation (pass / fail, never counted as claims), and every
 published value beside our matching value.
 
 A claims module is ``odtstudy.reproduce._papers.<name with - as _>`` and
-exposes ``RULES`` (Markdown) and ``evaluate(records, published)`` returning one
-:class:`~odtstudy.reproduce.ClaimResult` per claim id, in file order. It may
+exposes ``RULES`` (Markdown; ``{name}`` fields are filled with the data file's
+thresholds, as :meth:`str.format`) and ``evaluate(records, published)``
+returning one :class:`~odtstudy.reproduce.ClaimResult` per claim id, then per
+check id, in file order. It may
 also expose ``our_value(records, row) -> str | None``: our value beside one
 published ``[[values]]`` row (``row`` a dict), for a metric that is not a
 results column; ``None`` falls back to the default (the mean of the column over
@@ -33,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import VERDICTS, ClaimResult
+from odtstudy.reproduce._claims import CHECK_VERDICTS, VERDICTS, ClaimResult
 from odtstudy.reproduce._published import Published, load_published
 
 if sys.version_info >= (3, 11):
@@ -54,7 +58,11 @@ __all__ = [
 log = logging.getLogger("odtstudy.reproduce")
 
 PAPER_HEADING = "Paper vs odtstudy"
-VERDICT_COLUMNS = ["claim", "where", "published", "odtstudy", "verdict", "reason"]
+VERDICT_COLUMNS = [
+    "claim", "where", "published", "odtstudy", "verdict", "reason", "sensitivity",
+]  # fmt: skip
+CHECK_COLUMNS = ["check", "where", "published", "odtstudy", "result", "reason"]
+CHECKS_HEADING = "Checks of the implementation"
 _INCOMPLETE = "VERDICT TABLE INCOMPLETE"
 _NAME_LINE = re.compile(r"Reproduction `([^`]+)`")
 _CLAIM_CELL = re.compile(r"^\*\*(.+?)\*\*")
@@ -101,9 +109,15 @@ def _not_comparable(published: Published, why: str) -> list:
             ours="—",
             verdict="not comparable",
             reason=why,
+            check=bool(c.get("check", False)),
         )
-        for c in published.claims
+        for c in [*published.claims, *published.checks]
     ]
+
+
+def threshold_values(published: Published) -> dict:
+    """Name -> value of the data file's thresholds (to fill ``RULES``)."""
+    return {name: t.value for name, t in published.thresholds.items()}
 
 
 def evaluate_claims(name: str, records, published: Published) -> tuple:
@@ -115,7 +129,7 @@ def evaluate_claims(name: str, records, published: Published) -> tuple:
     """
     try:
         module = claims_module(name)
-        rules = str(module.RULES)
+        rules = str(module.RULES).format_map(threshold_values(published))
         results = list(module.evaluate(records, published))
         bad = [r for r in results if not isinstance(r, ClaimResult)]
         if bad:
@@ -140,14 +154,14 @@ def verdict_table_problems(results_or_text, published: Published | None = None) 
     ----------
     results_or_text : list of ClaimResult, str or Path
         The claims module's results, or a report (its Markdown text or file):
-        the table under "Paper vs odtstudy" is parsed, and the reproduction's
-        name is read from the section.
+        the tables under "Paper vs odtstudy" are parsed, and the
+        reproduction's name is read from the section.
     published : Published, default=None
         The paper's data file (default: read by the name in the report).
 
     Complete means: exactly one row per claim id of the data file, in file
-    order, every verdict one of :data:`VERDICTS`, and (for a report) no
-    incompleteness alert.
+    order, every verdict one of :data:`VERDICTS`; the same for the checks
+    (:data:`CHECK_VERDICTS`); and (for a report) no incompleteness alert.
     """
     problems = []
     if isinstance(results_or_text, (str, Path)):
@@ -156,7 +170,7 @@ def verdict_table_problems(results_or_text, published: Published | None = None) 
             "\n" not in str(text) and str(text).endswith(".md") and Path(text).exists()
         ):
             text = Path(text).read_text()
-        rows, name, alert = _parse_section(text)
+        rows, checks, name, alert = _parse_section(text)
         if name is None:
             return [f"no '{PAPER_HEADING}' section naming its reproduction"]
         if alert:
@@ -166,23 +180,32 @@ def verdict_table_problems(results_or_text, published: Published | None = None) 
     else:
         if published is None:
             raise ValueError("give published= with a list of ClaimResult")
-        rows = [(r.claim, r.verdict) for r in results_or_text]
+        rows = [(r.claim, r.verdict) for r in results_or_text if not r.check]
+        checks = [(r.claim, r.verdict) for r in results_or_text if r.check]
+    problems += _rows_problems(rows, published.claims, VERDICTS, "claim")
+    problems += _rows_problems(checks, published.checks, CHECK_VERDICTS, "check")
+    return problems
+
+
+def _rows_problems(rows, entries, allowed, kind) -> list:
+    """Rows (id, verdict) against the data file's entries of one kind."""
+    problems = []
     ids = [claim for claim, _ in rows]
-    expected = [c["id"] for c in published.claims]
+    expected = [c["id"] for c in entries]
     missing = [i for i in expected if i not in ids]
     extra = [i for i in ids if i not in expected]
     doubled = sorted({i for i in ids if ids.count(i) > 1})
     if missing:
-        problems.append(f"no row for claim(s) {', '.join(missing)}")
+        problems.append(f"no row for {kind}(s) {', '.join(missing)}")
     if extra:
-        problems.append(f"row(s) for unknown claim(s) {', '.join(extra)}")
+        problems.append(f"row(s) for unknown {kind}(s) {', '.join(extra)}")
     if doubled:
-        problems.append(f"several rows for claim(s) {', '.join(doubled)}")
+        problems.append(f"several rows for {kind}(s) {', '.join(doubled)}")
     if not (missing or extra or doubled) and ids != expected:
-        problems.append("rows are not in the data file's order")
+        problems.append(f"{kind} rows are not in the data file's order")
     for claim, verdict in rows:
-        if verdict not in VERDICTS:
-            problems.append(f"claim {claim}: verdict {verdict!r} not in {VERDICTS}")
+        if verdict not in allowed:
+            problems.append(f"{kind} {claim}: verdict {verdict!r} not in {allowed}")
     return problems
 
 
@@ -196,11 +219,33 @@ def _cells(line: str) -> list:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
 
 
+def _table_rows(lines: list, columns: list) -> list:
+    """(id, verdict) of the table whose header is ``columns``."""
+    rows, header = [], None
+    verdict_at = 4
+    for line in lines:
+        if not line.startswith("|"):
+            if header is not None:
+                break
+            continue
+        cells = _cells(line)
+        if header is None:
+            if cells == columns:
+                header = cells
+            continue
+        if set(line.replace("|", "").strip()) <= {"-"}:
+            continue
+        claim = _CLAIM_CELL.match(cells[0])
+        rows.append((claim.group(1) if claim else cells[0], cells[verdict_at]))
+    return rows
+
+
 def _parse_section(text: str) -> tuple:
-    """(rows as (claim, verdict), reproduction name, alert text) of a report."""
+    """(claim rows and check rows as (id, verdict), reproduction name, alert
+    text) of a report."""
     start = text.find(f"## {PAPER_HEADING}")
     if start < 0:
-        return [], None, None
+        return [], [], None, None
     end = text.find("\n## ", start + 3)
     section = text[start : end if end >= 0 else len(text)]
     found = _NAME_LINE.search(section)
@@ -209,22 +254,13 @@ def _parse_section(text: str) -> tuple:
     for line in section.splitlines():
         if _INCOMPLETE in line:
             alert = re.sub(r"<[^>]+>|\*\*", "", line).strip()
-    rows, header = [], None
-    for line in section.splitlines():
-        if not line.startswith("|"):
-            if header is not None:
-                break
-            continue
-        cells = _cells(line)
-        if header is None:
-            if cells == VERDICT_COLUMNS:
-                header = cells
-            continue
-        if set(line.replace("|", "").strip()) <= {"-"}:
-            continue
-        claim = _CLAIM_CELL.match(cells[0])
-        rows.append((claim.group(1) if claim else cells[0], cells[4]))
-    return rows, name, alert
+    lines = section.splitlines()
+    return (
+        _table_rows(lines, VERDICT_COLUMNS),
+        _table_rows(lines, CHECK_COLUMNS),
+        name,
+        alert,
+    )
 
 
 def _study_description(name: str) -> str:
@@ -438,31 +474,66 @@ def our_values(records, published: Published, module=None) -> pd.DataFrame:
     )  # fmt: skip
 
 
+def _row(r: ClaimResult) -> list:
+    return [f"**{r.claim}**: {r.statement}", r.where, r.published, r.ours, r.verdict,
+            r.reason]  # fmt: skip
+
+
 def _verdict_frame(results: list) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            (
-                f"**{r.claim}**: {r.statement}",
-                r.where,
-                r.published,
-                r.ours,
-                r.verdict,
-                r.reason,
-            )
-            for r in results
-        ],
-        columns=VERDICT_COLUMNS,
-    )
+    rows = [[*_row(r), r.sensitivity or "—"] for r in results if not r.check]
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def _check_frame(results: list) -> pd.DataFrame:
+    return pd.DataFrame([_row(r) for r in results if r.check], columns=CHECK_COLUMNS)
 
 
 def verdict_counts(results: list) -> str:
-    """One line: how many claims got each verdict."""
-    counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
-    return (
-        f"Verdicts over {len(results)} claims: "
+    """One line: how many claims got each verdict (checks apart)."""
+    claims = [r for r in results if not r.check]
+    counts = {v: sum(r.verdict == v for r in claims) for v in VERDICTS}
+    text = (
+        f"Verdicts over {len(claims)} claims: "
         + ", ".join(f"{n} {v}" for v, n in counts.items())
         + "."
     )
+    checks = [r for r in results if r.check]
+    if checks:
+        outcomes = {v: sum(r.verdict == v for r in checks) for v in CHECK_VERDICTS}
+        text += (
+            " Checks of the implementation (not counted as claims): "
+            + ", ".join(f"{n} {v}" for v, n in outcomes.items() if n)
+            + "."
+        )
+    return text
+
+
+def _thresholds_frame(published: Published) -> pd.DataFrame:
+    rows = [
+        (f"`{t.name}`", _fmt(t.value) if t.moves else str(t.value), t.why or "")
+        for t in published.thresholds.values()
+    ]
+    return pd.DataFrame(rows, columns=["threshold", "value", "why it departs"])
+
+
+def _thresholds_section(doc, published: Published) -> None:
+    if not published.thresholds:
+        doc.text("The data file states no threshold.")
+        return
+    doc.text(
+        f"The thresholds of these rules, from `[thresholds]` of "
+        f"`odtstudy/reproduce/published/{published.name}.toml` (fixed before "
+        "the runs; a value that departs from the one the other reproductions "
+        "use says why):"
+    )
+    doc.table(_thresholds_frame(published))
+    if published.margin is not None:
+        doc.text(
+            f"Sensitivity (last column of the verdicts): the verdict again with "
+            f"each threshold the rule read moved by ± {published.margin:.0%} of "
+            "its value, one at a time (counts and settings with margin 0 are "
+            "not moved; a threshold may state its own margin)."
+        )
 
 
 def paper_section(doc, name: str, records, scale: str = "default") -> list:
@@ -507,6 +578,7 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
         )
     doc.heading("How each verdict is decided", 3)
     doc.text(rules or "(no rules: the claims module failed)")
+    _thresholds_section(doc, published)
     doc.heading("Verdicts", 3)
     problems = verdict_table_problems(results, published)
     if problems:
@@ -514,6 +586,14 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
         log.error("reproduction %s: %s", name, "; ".join(problems))
     doc.table(_verdict_frame(results))
     doc.text(verdict_counts(results))
+    if published.checks:
+        doc.heading(CHECKS_HEADING, 3)
+        doc.text(
+            "Invariants that hold by construction when the implementation is "
+            "right: a failure is a bug of odtstudy, not a finding about the "
+            "paper. They are not counted among the claims."
+        )
+        doc.table(_check_frame(results))
     doc.heading("Published values beside ours", 3)
     if published.values.empty:
         doc.text("The data file transcribes no value (figures only).")

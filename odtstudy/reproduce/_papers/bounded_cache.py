@@ -9,52 +9,45 @@ reconstitution time against the paper's 5 ms threshold). A bounded run is
 recognised by its ``max_cache_size`` parameter, its wipe strategy and factor
 are read from its parameters (never from its label), and its bound is
 expressed as a fraction of the unbounded run's peak entries, so the same
-rules apply at every scale.
+rules apply at every scale. Every threshold is in ``[thresholds]`` of
+``published/bounded-cache.toml``; the invariants (the optimum is kept, the
+cache stays within its bound) are checks, not claims.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import math
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
+from odtstudy.dl85 import DL85Classifier
 from odtstudy.reproduce._evidence import (
     all_some_verdict,
     both_verdict,
+    check_verdict,
     claim_result,
     geomean,
     judge_claims,
     share_verdict,
+    tested_share,
 )
+from odtstudy.reproduce._published import load_published
 
 __all__ = ["RULES", "evaluate", "our_value"]
 
 STRATEGIES = ("reuses", "descendants", "all_non_useful")
 INSTANCE = ["dataset", "depth", "fold", "seed"]
-#: Share of groups / pairs where a claimed relation must hold.
-REPRODUCED, PARTLY = 0.75, 0.5
-#: Fewest groups, pairs or runs a verdict needs.
-MIN_GROUPS, MIN_RUNS = 2, 4
-#: Two objectives closer than this are equal.
-TIE = 1e-9
-#: Table 2's setting: reuses, wipe factor 0.4, a bound of at most 33 % of
-#: the unbounded entries (the paper's 30M are 4.6-32.6 % of DL8.5's).
-TABLE2_STRATEGY, TABLE2_WIPE, TABLE2_MAX_FRACTION = "reuses", 0.4, 0.33
-#: Table 2's extremes: time factors, memory ratios, rTime.
-PAPER_FACTORS = (1.44, 2.99)
-PAPER_MEMORY_RATIO = 0.46
-RTIME_MS = 5.0
-#: time-proportional-to-entries: Spearman rank correlation and the band of
-#: the median (time factor / entries factor).
-RHO, BAND = 0.7, (2 / 3, 3 / 2)
-#: Time claims use instances whose unbounded fit takes at least this long
-#: (shorter fits are dominated by timer and scheduling noise).
-MIN_REF_SECONDS = 1.0
+#: Table 2's wipe strategy.
+TABLE2_STRATEGY = "reuses"
+#: The learner's wipe factor when a run does not set one.
+DEFAULT_WIPE = inspect.signature(DL85Classifier).parameters["wipe_factor"].default
 
-RULES = f"""\
+RULES = """\
 An *instance* is a (data set, depth, fold, seed); its reference is the
 unbounded DL8.5 run (`dl85` without `max_cache_size`), used only when it
 proved optimality. A *bounded run* is a DL8.5 run with `max_cache_size`; it
@@ -67,50 +60,47 @@ ratio* on `fit_mem_mb` (the fit's own peak RSS, the paper's `top`). The
 paper sets its bounds relative to each instance (75 % and 50 %); the study
 uses absolute bounds, so the report gives each run's actual fraction. The
 claims on time use only instances whose unbounded fit takes at least
-{MIN_REF_SECONDS:g} s (shorter fits are dominated by timer and scheduling
-noise).
+{min_reference_s:g} s (shorter fits are dominated by timer and scheduling
+noise), and the shares of time comparisons are sign-tested: one run per
+strategy and bound, on a shared machine, so a share is only a finding when
+chance is unlikely to give it (one-sided binomial test, p < {alpha}).
 
-- **`optimum-kept`**: every bounded run that proved optimality (wiped or
-  not) has the reference's objective (within {TIE:g}). **reproduced**: all,
-  with at least one run that wiped; **not reproduced**: any differs; **not
-  comparable**: no bounded run wiped.
 - **`all-non-useful-slowest`**, **`reuses-fastest`**: a *group* is an
   (instance, bound, wipe factor) where the three wipe strategies all count.
   The share of groups where `all_non_useful` has the largest time factor
-  (resp. `reuses` the smallest). **reproduced**: at least {REPRODUCED:.0%};
-  **partly**: at least {PARTLY:.0%}; **not reproduced**: below; **not
-  comparable**: fewer than {MIN_GROUPS} groups. The same share on entries
-  created and the geometric-mean factors per strategy are shown beside.
+  (resp. `reuses` the smallest), against the chance of one in three.
+  **reproduced**: at least {reproduced:.0%} with p < {alpha}; **partly**: at
+  least {partly:.0%}; **not reproduced**: below; **not comparable**: fewer
+  than {min_groups} groups. The same share on entries created and the
+  geometric-mean factors per strategy are shown beside.
 - **`entries-rise-as-bound-tightens`**, **`time-rises-as-bound-tightens`**:
   for each (instance, strategy, wipe factor), the reference then the bounded
   runs from the loosest bound to the tightest; each consecutive pair counts
   when the tighter one created strictly more entries (resp. took strictly
-  longer). Same thresholds on the share of pairs; **not comparable**: fewer
-  than {MIN_GROUPS} pairs.
+  longer). Same thresholds on the share of pairs (entries are deterministic:
+  no test; times: against the chance of one half); **not comparable**: fewer
+  than {min_groups} pairs.
 - **`time-proportional-to-entries`**: over the bounded runs, the Spearman
-  rank correlation ρ of time factor and entries factor, and the median of
-  time factor / entries factor. **reproduced**: ρ ≥ {RHO} and the median in
-  [{BAND[0]:.2f}, {BAND[1]:.2f}]; **partly**: one of the two; **not
-  reproduced**: neither; **not comparable**: fewer than {MIN_RUNS} runs.
-- **`entries-within-bound`**: every bounded run with a tree keeps
-  `cache_peak_entries` ≤ `max_cache_size`, and every one that wiped stays
-  below the reference's peak. **reproduced**: all; **not reproduced**: any
-  exception; **not comparable**: no bounded run wiped.
-- **Table 2 claims** use the paper's Table 2 setting: strategy
-  `{TABLE2_STRATEGY}`, wipe factor {TABLE2_WIPE}, bound fraction at most
-  {TABLE2_MAX_FRACTION:.0%} (the paper's 30M entries are 4.6-32.6 % of
-  DL8.5's; its instances take hours and up to 78.5 GB, ours seconds and
-  megabytes). **`memory-reduced`**: **reproduced**: every memory ratio ≤
-  {PAPER_MEMORY_RATIO} (the paper's largest); **partly**: every ratio < 1;
-  **not reproduced**: otherwise. **`time-factor-moderate`**: **reproduced**:
-  every time factor ≤ 3 (the paper's worst is 2.99; its range
-  {PAPER_FACTORS[0]}-{PAPER_FACTORS[1]} is shown beside ours); **partly**:
-  the median ≤ 3; **not reproduced**: otherwise. **not comparable**: no run
-  in that setting.
+  rank correlation ρ of time factor and entries factor (with its p-value),
+  and the median of time factor / entries factor. **reproduced**: ρ ≥
+  {rho} with p < {alpha}, and the median within a factor {ratio_band} of 1;
+  **partly**: one of the two; **not reproduced**: neither; **not
+  comparable**: fewer than {min_runs} runs.
+- **Table 2 claims** use the paper's Table 2 setting: strategy `reuses`,
+  wipe factor {table2_wipe}, bound fraction at most {table2_max_fraction:.0%}
+  (the paper's 30M entries are 4.6-32.6 % of DL8.5's; its instances take
+  hours and up to 78.5 GB, ours seconds and megabytes). **`memory-reduced`**:
+  **reproduced**: every memory ratio ≤ {memory_ratio_max} (the paper's
+  largest); **partly**: every ratio < 1; **not reproduced**: otherwise.
+  **`time-factor-moderate`**: **reproduced**: every time factor ≤
+  {time_factor_max} (the paper's worst, rounded; its range is shown beside
+  ours); **partly**: the median ≤ {time_factor_max}; **not reproduced**:
+  otherwise. **not comparable**: no run in that setting.
 - **`reconstitution-fast`**: `reconstitution_ms` of every bounded run.
-  **reproduced**: all below {RTIME_MS:g} ms; **partly**: the median below;
-  **not reproduced**: otherwise; **not comparable**: no bounded run wiped.
-  An absolute time: our machine differs from the paper's (stated above).
+  **reproduced**: all below {reconstitution_ms_max:g} ms; **partly**: the
+  median below; **not reproduced**: otherwise; **not comparable**: no
+  bounded run wiped. An absolute time: our machine differs from the paper's
+  (stated above).
 - **`binoct-times-out`**: per instance with a BinOCT run and a Table-2
   setting run: BinOCT did not prove optimality and its `fit_mem_mb` exceeds
   the bounded run's. **reproduced**: on every such instance; **partly**: on
@@ -118,9 +108,17 @@ noise).
   (the study compares the wipe strategies; BinOCT against DL8.5 is the
   `dl85-aaai20` reproduction; a depth-5 BinOCT model of yeast has ~10⁷
   non-zeros).
-- Time factors are wall-clock fit times measured on a shared machine, one or
-  two runs at a time: small differences between strategies are within its
-  noise, the entries factors are deterministic.
+
+Checks (invariants of the implementation, not claims):
+
+- **`optimum-kept`**: every bounded run that proved optimality (wiped or
+  not) has the reference's objective (an error count: equal, no tolerance).
+  **pass**: all, with at least one run that wiped; **fail**: any differs;
+  **not comparable**: no bounded run wiped.
+- **`entries-within-bound`**: every bounded run with a tree keeps
+  `cache_peak_entries` ≤ `max_cache_size`, and every one that wiped stays
+  below the reference's peak. **pass**: all; **fail**: any exception; **not
+  comparable**: no bounded run wiped.
 """
 
 
@@ -165,7 +163,9 @@ def _runs(records) -> pd.DataFrame:
                 "mem": float(run["fit_mem_mb"]),
                 "bound": float(bound) if bound else np.nan,
                 "strategy": params.get("wipe_strategy", "reuses") if bound else None,
-                "wipe": float(params.get("wipe_factor", 0.5)) if bound else np.nan,
+                "wipe": float(params.get("wipe_factor", DEFAULT_WIPE))
+                if bound
+                else np.nan,
                 "created": float(stats.get("cache_entries_created", np.nan)),
                 "peak": float(stats.get("cache_peak_entries", np.nan)),
                 "wipes": float(stats.get("cache_wipes", 0) or 0),
@@ -211,31 +211,26 @@ def _bounded(runs: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     return bounded
 
 
-def _counting(bounded: pd.DataFrame, timed: bool = False) -> pd.DataFrame:
-    """Bounded runs that proved optimality and wiped their cache (``timed``:
-    of instances whose unbounded fit took at least ``MIN_REF_SECONDS``)."""
+def _counting(bounded: pd.DataFrame, rules=None) -> pd.DataFrame:
+    """Bounded runs that proved optimality and wiped their cache (given
+    ``rules``: of instances whose unbounded fit took at least
+    ``min_reference_s``)."""
     keep = bounded["proven"] & (bounded["wipes"] > 0)
-    if timed:
-        keep &= bounded["ref_time"] >= MIN_REF_SECONDS
+    if rules is not None:
+        keep &= bounded["ref_time"] >= rules["min_reference_s"]
     return bounded[keep]
 
 
-def _table2(bounded: pd.DataFrame, timed: bool = False) -> pd.DataFrame:
-    counting = _counting(bounded, timed)
+def _table2(bounded: pd.DataFrame, rules, timed: bool = False) -> pd.DataFrame:
+    counting = _counting(bounded, rules if timed else None)
     return counting[
         (counting["strategy"] == TABLE2_STRATEGY)
-        & np.isclose(counting["wipe"], TABLE2_WIPE)
-        & (counting["fraction"] <= TABLE2_MAX_FRACTION)
+        & np.isclose(counting["wipe"], rules["table2_wipe"])
+        & (counting["fraction"] <= rules["table2_max_fraction"])
     ]
 
 
 # -- helpers ----------------------------------------------------------------
-
-
-def _share_verdict(hits: int, total: int) -> str:
-    return share_verdict(
-        hits, total, reproduced=REPRODUCED, partly=PARTLY, minimum=MIN_GROUPS
-    )
 
 
 def _short(name) -> str:
@@ -277,13 +272,13 @@ def _nothing_wiped(bounded: pd.DataFrame) -> str:
 # -- the claims -------------------------------------------------------------
 
 
-def _optimum_kept(claim, bounded):
+def _optimum_kept(claim, rules, bounded):
     published = "every bounded run returns the optimal tree (Algorithm 2; Table 2)"
     proven = bounded[bounded["proven"]]
     unproven = len(bounded) - len(proven)
     if proven.empty or not (proven["wipes"] > 0).any():
         return _result(claim, "—", "not comparable", _nothing_wiped(bounded), published)
-    equal = (proven["objective"] - proven["ref_objective"]).abs() <= TIE
+    equal = proven["objective"] == proven["ref_objective"]
     wiped = int((proven["wipes"] > 0).sum())
     ours = (
         f"{int(equal.sum())}/{len(proven)} proven bounded runs at the unbounded "
@@ -294,7 +289,7 @@ def _optimum_kept(claim, bounded):
         ours += f"; {unproven} bounded runs did not prove optimality"
     if equal.all():
         return _result(
-            claim, ours, "reproduced",
+            claim, ours, check_verdict(True),
             "every proven bounded run has the reference objective",
             published,
         )  # fmt: skip
@@ -302,7 +297,7 @@ def _optimum_kept(claim, bounded):
     return _result(
         claim,
         ours,
-        "not reproduced",
+        check_verdict(False),
         f"{int((~equal).sum())} run(s) differ, e.g. {bad['method']} on "
         f"{bad['dataset']} depth {bad['depth']}: {bad['objective']:g} vs "
         f"{bad['ref_objective']:g}",
@@ -322,16 +317,17 @@ def _groups(counting: pd.DataFrame) -> tuple:
     return groups, runs
 
 
-def _strategy_claim(claim, bounded, strategy, pick):
+def _strategy_claim(claim, rules, bounded, strategy, pick):
     """``pick``: "max" (the slowest) or "min" (the fastest)."""
-    groups, counting = _groups(_counting(bounded, timed=True))
+    groups, counting = _groups(_counting(bounded, rules))
+    minimum = rules["min_groups"]
     word = "slowest" if pick == "max" else "fastest"
     published = f"figure only: {_short(strategy)} is the {word} strategy (Figure 4)"
-    if len(groups) < MIN_GROUPS:
+    if len(groups) < minimum:
         reason = (
             f"{len(groups)} (instance, bound, wipe factor) group(s) where the "
             f"three strategies all proved optimality with a wipe (unbounded fit "
-            f"≥ {MIN_REF_SECONDS:g} s); {MIN_GROUPS} needed"
+            f"≥ {rules['min_reference_s']:g} s); {minimum} needed"
         )
         return _result(claim, "—", "not comparable", reason, published)
 
@@ -359,18 +355,19 @@ def _strategy_claim(claim, bounded, strategy, pick):
             for g in groups
         )
         ours += f"; reuses faster than descendants in {better}/{n}"
-    verdict = _share_verdict(time_hits, n)
+    verdict, evidence = tested_share(
+        time_hits, n, rules, minimum=minimum, chance=1 / len(STRATEGIES)
+    )
     reason = (
-        f"{time_hits}/{n} = {time_hits / n:.0%} of the groups (bounds "
-        f"{_fractions(counting)} of the unbounded entries); thresholds "
-        f"{REPRODUCED:.0%} / {PARTLY:.0%}"
+        f"{word} by time in the groups: {evidence} (bounds "
+        f"{_fractions(counting)} of the unbounded entries)"
     )
     return _result(claim, ours, verdict, reason, published)
 
 
-def _chains(bounded, ref, column):
+def _chains(bounded, ref, column, rules):
     """(looser, tighter) value pairs along each (instance, strategy, wipe)."""
-    counting = _counting(bounded, timed=column == "time")
+    counting = _counting(bounded, rules if column == "time" else None)
     value = {"created": "created", "time": "time"}[column]
     pairs = []
     for key, group in counting.groupby([*INSTANCE, "strategy", "wipe"]):
@@ -381,16 +378,18 @@ def _chains(bounded, ref, column):
     return counting, pairs
 
 
-def _rise_claim(claim, bounded, ref, column):
+def _rise_claim(claim, rules, bounded, ref, column):
     what = "entries created" if column == "created" else "run time"
     published = f"figure only: the {what} grows as the bound tightens (Figure 4)"
-    counting, pairs = _chains(bounded, ref, column)
-    if len(pairs) < MIN_GROUPS:
+    counting, pairs = _chains(bounded, ref, column, rules)
+    minimum = rules["min_groups"]
+    if len(pairs) < minimum:
+        slow = f" (unbounded fit ≥ {rules['min_reference_s']:g} s)"
         reason = (
             f"{len(pairs)} (looser, tighter) pair(s) of runs that proved "
             "optimality with a wipe"
-            + (f" (unbounded fit ≥ {MIN_REF_SECONDS:g} s)" if column == "time" else "")
-            + f"; {MIN_GROUPS} needed"
+            + (slow if column == "time" else "")
+            + f"; {minimum} needed"
         )
         return _result(claim, "—", "not comparable", reason, published)
     hits = sum(tight > loose for loose, tight in pairs)
@@ -405,41 +404,49 @@ def _rise_claim(claim, bounded, ref, column):
         f"{hits}/{n} pairs rise; geometric-mean {factor.replace('_', ' ')} per "
         f"bound: {'; '.join(reversed(by_bound))}"
     )
-    reason = (
-        f"{hits}/{n} = {hits / n:.0%} of the (looser, tighter) pairs, the "
-        f"unbounded run first; thresholds {REPRODUCED:.0%} / {PARTLY:.0%}"
-    )
-    return _result(claim, ours, _share_verdict(hits, n), reason, published)
+    if column == "time":
+        verdict, evidence = tested_share(hits, n, rules, minimum=minimum)
+    else:
+        good, partly = rules["reproduced"], rules["partly"]
+        verdict = share_verdict(
+            hits, n, reproduced=good, partly=partly, minimum=minimum
+        )
+        evidence = f"{hits}/{n} = {hits / n:.0%} (thresholds {good:.0%} / {partly:.0%})"
+    reason = f"(looser, tighter) pairs, the unbounded run first: {evidence}"
+    return _result(claim, ours, verdict, reason, published)
 
 
-def _proportional(claim, bounded):
+def _proportional(claim, rules, bounded):
     published = "figure only: run time proportional to entries created (Figure 4)"
-    counting = _counting(bounded, timed=True).dropna(
+    counting = _counting(bounded, rules).dropna(
         subset=["time_factor", "entries_factor"]
     )
-    if len(counting) < MIN_RUNS:
+    if len(counting) < rules["min_runs"]:
         reason = (
             f"{len(counting)} bounded run(s) with a wipe (unbounded fit ≥ "
-            f"{MIN_REF_SECONDS:g} s); {MIN_RUNS} needed"
+            f"{rules['min_reference_s']:g} s); {rules['min_runs']} needed"
         )
         return _result(claim, "—", "not comparable", reason, published)
-    rho = counting["time_factor"].rank().corr(counting["entries_factor"].rank())
+    rho, p = spearmanr(counting["time_factor"], counting["entries_factor"])
     ratio = float((counting["time_factor"] / counting["entries_factor"]).median())
-    rho_ok = bool(np.isfinite(rho) and rho >= RHO)
-    band_ok = BAND[0] <= ratio <= BAND[1]
+    least, alpha = rules["rho"], rules["alpha"]
+    rho_ok = bool(np.isfinite(rho) and rho >= least and p < alpha)
+    band = rules["ratio_band"]
+    band_ok = 1 / band <= ratio <= band
     verdict = both_verdict(rho_ok, band_ok)
     ours = (
-        f"Spearman ρ = {rho:.2f} over {len(counting)} bounded runs; median time "
-        f"factor / entries factor = {ratio:.2f}"
+        f"Spearman ρ = {rho:.2f} (p = {p:.2g}) over {len(counting)} bounded runs; "
+        f"median time factor / entries factor = {ratio:.2f}"
     )
     reason = (
-        f"ρ {'≥' if rho_ok else '<'} {RHO}; median ratio "
-        f"{'inside' if band_ok else 'outside'} [{BAND[0]:.2f}, {BAND[1]:.2f}]"
+        f"ρ {'≥' if rho >= least else '<'} {least}, p {'<' if p < alpha else '≥'} "
+        f"{alpha}; median ratio {'inside' if band_ok else 'outside'} "
+        f"[{1 / band:.2f}, {band:.2f}]"
     )
     return _result(claim, ours, verdict, reason, published)
 
 
-def _within_bound(claim, bounded):
+def _within_bound(claim, rules, bounded):
     published = "30M entries at most where DL8.5 creates 92M-648M (Table 2)"
     with_tree = bounded[bounded["has_tree"]]
     wiped = with_tree[with_tree["wipes"] > 0]
@@ -455,7 +462,7 @@ def _within_bound(claim, bounded):
     )
     if over.empty and not_below.empty:
         return _result(
-            claim, ours, "reproduced",
+            claim, ours, check_verdict(True),
             "no run above its bound, every wiping run below the unbounded peak",
             published,
         )  # fmt: skip
@@ -463,56 +470,82 @@ def _within_bound(claim, bounded):
         f"{len(over)} run(s) above their bound, {len(not_below)} wiping run(s) "
         "not below the unbounded peak"
     )
-    return _result(claim, ours, "not reproduced", reason, published)
+    return _result(claim, ours, check_verdict(False), reason, published)
 
 
-def _table2_missing(bounded, timed: bool = False) -> str:
-    counting = _counting(bounded, timed)
-    slow = f" of an instance whose unbounded fit takes ≥ {MIN_REF_SECONDS:g} s"
+def _table2_missing(bounded, rules, timed: bool = False) -> str:
+    counting = _counting(bounded, rules if timed else None)
+    slow = f" of an instance whose unbounded fit takes ≥ {rules['min_reference_s']:g} s"
     return (
-        f"no {TABLE2_STRATEGY} run with wipe factor {TABLE2_WIPE} at a bound of "
-        f"at most {TABLE2_MAX_FRACTION:.0%} of the unbounded entries that proved "
+        f"no {TABLE2_STRATEGY} run with wipe factor {rules['table2_wipe']} at a "
+        f"bound of at most {rules['table2_max_fraction']:.0%} of the unbounded "
+        "entries that proved "
         f"optimality with a wipe{slow if timed else ''} at this scale "
         f"({len(counting)} bounded runs count, at {_fractions(counting)} of the "
         "unbounded entries)"
     )
 
 
-def _memory_reduced(claim, bounded):
-    published = (
-        f"memory ratio 0.11-{PAPER_MEMORY_RATIO} (bounded / DL8.5; 5.1-9 GB vs "
-        "11-78.5 GB) at 5-33 % of the entries (Table 2)"
+def _table2_values(published, metric) -> pd.Series:
+    """Table 2's ``metric`` of the bounded runs (Bounded-DL8.5), by data set."""
+    values = published.values
+    rows = values[
+        (values["where"] == "Table 2")
+        & (values["metric"] == metric)
+        & values["method"].astype(str).str.startswith("dl85-reuses")
+    ]
+    return rows.set_index("dataset")["value"].astype(float)
+
+
+def _paper_memory_ratios(published) -> pd.Series:
+    values = published.values
+    unbounded = values[
+        (values["metric"] == "peak_mem_gb") & (values["method"] == "dl85-unbounded")
+    ].set_index("dataset")["value"]
+    return (_table2_values(published, "peak_mem_gb") / unbounded).dropna()
+
+
+def _memory_reduced(claim, rules, bounded, published):
+    paper = _paper_memory_ratios(published)
+    largest = rules["memory_ratio_max"]
+    published_text = (
+        f"memory ratio {paper.min():.2f}-{paper.max():.2f} (bounded / DL8.5) at "
+        "5-33 % of the entries (Table 2)"
     )
-    runs = _table2(bounded)
+    runs = _table2(bounded, rules)
     if runs.empty:
         return _result(
-            claim, "—", "not comparable", _table2_missing(bounded), published
-        )
+            claim, "—", "not comparable", _table2_missing(bounded, rules),
+            published_text,
+        )  # fmt: skip
     ratio = runs["mem_ratio"]
     details = ", ".join(
         f"{r.dataset} d{r.depth}: {r.mem_ratio:.2f} at {r.fraction:.0%}"
         for r in runs.itertuples()
     )
     ours = f"memory ratio {ratio.min():.2f}-{ratio.max():.2f} ({details})"
-    if (ratio <= PAPER_MEMORY_RATIO).all():
-        verdict, why = "reproduced", f"every ratio ≤ {PAPER_MEMORY_RATIO}"
+    if (ratio <= largest).all():
+        verdict, why = "reproduced", f"every ratio ≤ {largest}"
     elif (ratio < 1).all():
         verdict = "partly"
-        why = f"every ratio < 1, some above the paper's largest {PAPER_MEMORY_RATIO}"
+        why = f"every ratio < 1, some above the paper's largest {largest}"
     else:
         verdict, why = "not reproduced", "some bounded run used at least as much"
-    return _result(claim, ours, verdict, why, published)
+    return _result(claim, ours, verdict, why, published_text)
 
 
-def _time_factor(claim, bounded):
-    published = f"time factor {PAPER_FACTORS[0]}-{PAPER_FACTORS[1]} (Table 2)"
-    runs = _table2(bounded, timed=True)
+def _time_factor(claim, rules, bounded, published):
+    paper = _table2_values(published, "time_factor")
+    most = rules["time_factor_max"]
+    published_text = f"time factor {paper.min():g}-{paper.max():g} (Table 2)"
+    runs = _table2(bounded, rules, timed=True)
     if runs.empty:
         return _result(
-            claim, "—", "not comparable", _table2_missing(bounded, True), published
-        )
+            claim, "—", "not comparable", _table2_missing(bounded, rules, True),
+            published_text,
+        )  # fmt: skip
     factors = runs["time_factor"]
-    inside = int(factors.between(*PAPER_FACTORS).sum())
+    inside = int(factors.between(paper.min(), paper.max()).sum())
     details = ", ".join(
         f"{r.dataset} d{r.depth}: {r.time_factor:.2f} at {r.fraction:.0%}"
         for r in runs.itertuples()
@@ -522,43 +555,50 @@ def _time_factor(claim, bounded):
         f"{inside}/{len(runs)} inside the paper's range; entries factor "
         f"{runs['entries_factor'].min():.2f}-{runs['entries_factor'].max():.2f}"
     )
-    if (factors <= 3).all():
-        verdict, why = "reproduced", "every time factor ≤ 3"
-    elif factors.median() <= 3:
-        verdict, why = "partly", "median time factor ≤ 3, some above"
+    if (factors <= most).all():
+        verdict, why = "reproduced", f"every time factor ≤ {most:g}"
+    elif factors.median() <= most:
+        verdict, why = "partly", f"median time factor ≤ {most:g}, some above"
     else:
-        verdict, why = "not reproduced", "median time factor above 3"
-    return _result(claim, ours, verdict, why, published)
+        verdict, why = "not reproduced", f"median time factor above {most:g}"
+    return _result(claim, ours, verdict, why, published_text)
 
 
-def _reconstitution(claim, bounded):
-    published = f"rTime 0.10-4.70 ms (< {RTIME_MS:g} ms on every instance; Table 2)"
+def _reconstitution(claim, rules, bounded, published):
+    paper = _table2_values(published, "reconstitution_ms")
+    limit = rules["reconstitution_ms_max"]
+    published_text = (
+        f"rTime {paper.min():.2f}-{paper.max():.2f} ms (< {limit:g} ms on every "
+        "instance; Table 2)"
+    )
     runs = _counting(bounded).dropna(subset=["rtime"])
     if runs.empty:
-        return _result(claim, "—", "not comparable", _nothing_wiped(bounded), published)
+        return _result(
+            claim, "—", "not comparable", _nothing_wiped(bounded), published_text
+        )
     rtime = runs["rtime"]
     ours = (
         f"reconstitution {rtime.min():.2f}-{rtime.max():.2f} ms (median "
         f"{rtime.median():.2f}) over {len(runs)} bounded runs"
     )
-    slow = runs[rtime >= RTIME_MS]
+    slow = runs[rtime >= limit]
     if len(slow):
-        ours += f"; at least {RTIME_MS:g} ms: " + ", ".join(
+        ours += f"; at least {limit:g} ms: " + ", ".join(
             f"{r.method} on {r.dataset} ({r.rtime:.2f} ms)" for r in slow.itertuples()
         )
-    if (rtime < RTIME_MS).all():
-        verdict, why = "reproduced", f"every run below {RTIME_MS:g} ms"
-    elif rtime.median() < RTIME_MS:
-        verdict, why = "partly", f"median below {RTIME_MS:g} ms, some above"
+    if (rtime < limit).all():
+        verdict, why = "reproduced", f"every run below {limit:g} ms"
+    elif rtime.median() < limit:
+        verdict, why = "partly", f"median below {limit:g} ms, some above"
     else:
-        verdict, why = "not reproduced", f"median at least {RTIME_MS:g} ms"
-    return _result(claim, ours, verdict, why, published)
+        verdict, why = "not reproduced", f"median at least {limit:g} ms"
+    return _result(claim, ours, verdict, why, published_text)
 
 
-def _binoct(claim, runs, bounded):
-    published = "BinOCT: TO at 70000 s on 5/5, 9.8-35.8 GB vs 5.1-9 GB (Table 2)"
+def _binoct(claim, rules, runs, bounded):
+    published = "BinOCT: no proof within 70000 s on 5/5, more memory on 5/5 (Table 2)"
     binoct = runs[runs["base"] == "binoct"].set_index(INSTANCE)
-    table2 = _table2(bounded).set_index(INSTANCE)
+    table2 = _table2(bounded, rules).set_index(INSTANCE)
     if binoct.empty:
         return _result(
             claim, "—", "not comparable",
@@ -569,7 +609,7 @@ def _binoct(claim, runs, bounded):
     common = binoct.index.intersection(table2.index)
     if common.empty:
         return _result(
-            claim, "—", "not comparable", _table2_missing(bounded), published
+            claim, "—", "not comparable", _table2_missing(bounded, rules), published
         )
     holds = 0
     for key in common:
@@ -582,34 +622,37 @@ def _binoct(claim, runs, bounded):
 
 
 def evaluate(records, published) -> list:
-    """One :class:`ClaimResult` per claim of ``published``, in file order."""
+    """One :class:`ClaimResult` per claim, then per check, of ``published``."""
     runs = _runs(records)
     ref = _references(runs)
     bounded = _bounded(runs, ref)
     judges = {
-        "optimum-kept": lambda c: _optimum_kept(c, bounded),
-        "all-non-useful-slowest": lambda c: _strategy_claim(
-            c, bounded, "all_non_useful", "max"
+        "all-non-useful-slowest": lambda c, r: _strategy_claim(
+            c, r, bounded, "all_non_useful", "max"
         ),
-        "reuses-fastest": lambda c: _strategy_claim(c, bounded, "reuses", "min"),
-        "entries-rise-as-bound-tightens": lambda c: _rise_claim(
-            c, bounded, ref, "created"
+        "reuses-fastest": lambda c, r: _strategy_claim(c, r, bounded, "reuses", "min"),
+        "entries-rise-as-bound-tightens": lambda c, r: _rise_claim(
+            c, r, bounded, ref, "created"
         ),
-        "time-rises-as-bound-tightens": lambda c: _rise_claim(c, bounded, ref, "time"),
-        "time-proportional-to-entries": lambda c: _proportional(c, bounded),
-        "entries-within-bound": lambda c: _within_bound(c, bounded),
-        "memory-reduced": lambda c: _memory_reduced(c, bounded),
-        "time-factor-moderate": lambda c: _time_factor(c, bounded),
-        "reconstitution-fast": lambda c: _reconstitution(c, bounded),
-        "binoct-times-out": lambda c: _binoct(c, runs, bounded),
+        "time-rises-as-bound-tightens": lambda c, r: _rise_claim(
+            c, r, bounded, ref, "time"
+        ),
+        "time-proportional-to-entries": lambda c, r: _proportional(c, r, bounded),
+        "memory-reduced": lambda c, r: _memory_reduced(c, r, bounded, published),
+        "time-factor-moderate": lambda c, r: _time_factor(c, r, bounded, published),
+        "reconstitution-fast": lambda c, r: _reconstitution(c, r, bounded, published),
+        "binoct-times-out": lambda c, r: _binoct(c, r, runs, bounded),
+        "optimum-kept": lambda c, r: _optimum_kept(c, r, bounded),
+        "entries-within-bound": lambda c, r: _within_bound(c, r, bounded),
     }
     return judge_claims(published, judges)
 
 
 def our_value(records, row) -> str | None:
     """Our analogue of a Table 2 value: the same data set at the study's
-    depth, the unbounded run or the Table-2 setting run (reuses, wipe factor
-    0.4, the smallest bound fraction ≤ 33 %)."""
+    depth, the unbounded run or the Table-2 setting run (reuses, the paper's
+    wipe factor, the smallest bound fraction within the file's
+    ``table2_max_fraction``)."""
     runs = _runs(records)
     mine = runs[runs["dataset"] == row.get("dataset")]
     if mine.empty:
@@ -638,7 +681,7 @@ def our_value(records, row) -> str | None:
         }
         text = values.get(metric)
         return None if text is None else f"{text} (depth {depth})"
-    table2 = _table2(bounded)
+    table2 = _table2(bounded, load_published("bounded-cache").rules())
     table2 = table2[table2["dataset"] == row["dataset"]].sort_values("fraction")
     if table2.empty:
         return "— (no Table-2 setting run at this scale)"

@@ -4,7 +4,9 @@ Every rule is applied twice with the same code: to the paper's Table 2 (depth
 4, its 600 s limit; an instance that timed out counts its limit as its time)
 and to our records (every depth run, our limit). Both sides are turned into
 the same *cells* (dataset × depth × method: proven, time, objective), so the
-published column of the verdict table is computed, not paraphrased.
+published column of the verdict table is computed, not paraphrased. Every
+threshold is in ``[thresholds]`` of ``published/dl85-aaai20.toml``; that the
+data and the optima are the paper's are checks, not claims.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from odtstudy.reproduce._claims import ClaimResult
 from odtstudy.reproduce._evidence import (
     both_verdict,
+    check_verdict,
     claim_result,
     geomean,
+    judge_claims,
     method_table,
-    share_verdict,
+    tested_share,
 )
 
 #: The paper's methods, as labelled in the study.
@@ -26,73 +31,72 @@ OTHERS = {"binoct": "BinOCT", "dl8": "DL8", "cpsat": "the CP model"}
 ORDERS = {"dl85": "d.o.", "dl85-asc": "asc", "dl85-desc": "desc"}
 NO_LB = "dl85-no-lb"
 VARIANTS = [DL85, "dl85-asc", "dl85-desc", NO_LB]
-PAPER_LIMIT = 600.0
-#: Times below this are one tick (the paper prints 0.01 s at least).
-TICK = 0.01
-#: A time within this factor of another ties with it.
-TIE = 1.1
-#: Times below this are process noise on a shared machine: too short to rank.
-NOISE = 0.5
 
-RULES = f"""\
+RULES = """\
 Each rule is applied with the same code to the paper's Table 2 (depth 4, the \
-23 vendored CP4IM sets, 600 s limit) and to our records (every dataset and \
+23 vendored CP4IM sets, its time limit) and to our records (every dataset and \
 depth run, our limit). A *cell* is (dataset, depth, method); it is *proven* \
 when every run proved optimality; its time is the mean fit time, at least \
-{TICK} s, and the time limit for a cell not proven (a lower bound of the \
+{tick_s} s, and the time limit for a cell not proven (a lower bound of the \
 time to a proof). `dl85` is the paper's DL8.5 (data order).
 
-- **same-data**: reproduced when every dataset run has Table 2's rows \
-(nTrans) and 0/1 features (nItems / 2); partly when only the row counts \
-differ; otherwise not reproduced.
-- **same-optimum**: at depth 4, every proven optimum of ours equals the \
-paper's proven optimum of the set; no tree of ours beats the paper's proven \
-optimum, and no proven optimum of ours is worse than a tree the paper found. \
-Reproduced: at least one equality checked and no violation; not reproduced: \
-any violation; not comparable: nothing to check (no depth 4 at this scale).
 - **faster-than-binoct / -dl8 / -cp**: a cell is decided when DL8.5 or the \
-other method proves optimality and the longer time is ≥ {NOISE} s. DL8.5 is \
-faster when it proves and the other does not, or takes at least {TIE}× less \
-time; slower in the symmetric case; else a tie. Reproduced: DL8.5 faster \
-on ≥ 80 % of the decided cells; partly: ≥ 50 %; not reproduced: below; not \
-comparable: fewer than 3 decided cells.
+other method proves optimality and the longer time is ≥ {noise_s} s. DL8.5 \
+is faster when it proves and the other does not, or takes at least \
+{tie:.0%} less time; slower in the symmetric case; else a tie. One fit per \
+cell on a shared machine: the share is sign-tested against one half (ties \
+count against the claim). Reproduced: DL8.5 faster on ≥ {reproduced:.0%} of \
+the decided cells with p < {alpha}; partly: on ≥ {partly:.0%}; not \
+reproduced: below; not comparable: fewer than {min_cells} decided cells.
 - **orders-of-magnitude**: over the cells DL8.5 proves, the geometric mean \
 of (other method's time / DL8.5's time) — a lower bound where the other \
-times out. Reproduced: ≥ 10 for each of BinOCT, DL8 and the CP model; \
-partly: for one or two; not reproduced: none; not comparable: fewer than 3 \
-cells.
+times out. Reproduced: ≥ {orders_factor:g} for each of BinOCT, DL8 and the \
+CP model; partly: for one or two; not reproduced: none; not comparable: \
+fewer than {min_cells} cells.
 - **solves-most**: instances proven per depth. Reproduced: DL8.5 proves at \
 least as many as each of BinOCT, DL8 and the CP model at every depth and \
 strictly more than each at the deepest; partly: at least as many everywhere; \
 not reproduced: another method proves more somewhere.
 - **cactus-dominates** (Figure 4 has no numbers): per depth, the number of \
-instances a method proves within a time t (times below {NOISE} s count as \
-{NOISE} s). Reproduced: every DL8.5 variant (d.o., asc, desc, no LB) is at \
+instances a method proves within a time t (times below {noise_s} s count as \
+{noise_s} s). Reproduced: every DL8.5 variant (d.o., asc, desc, no LB) is at \
 or above each of DL8, BinOCT and the CP model at every t and depth; partly: \
 DL8.5 d.o. is; not reproduced: otherwise; not comparable: no proof at all.
 - **branching-small**: (a) at every depth the numbers of instances proven by \
-d.o., asc and desc differ by at most max(1, 10 % of the datasets); (b) on the \
-cells all three prove, each order's geometric-mean time is within 2× of the \
-others'. Reproduced: (a) and (b); partly: one of them; not reproduced: \
-neither; with fewer than 3 cells proven by all three, (b) cannot be \
-judged: not reproduced when (a) fails, else not comparable.
+d.o., asc and desc differ by at most max(1, {branching_count_share:.0%} of \
+the datasets); (b) on the cells all three prove, each order's geometric-mean \
+time is within {branching_time_factor:g}× of the others'. Reproduced: (a) \
+and (b); partly: one of them; not reproduced: neither; with fewer than \
+{min_cells} cells proven by all three, (b) cannot be judged: not reproduced \
+when (a) fails, else not comparable.
 - **desc-best-deep**: at the deepest depth, desc (a) proves at least as many \
 instances as d.o. and as asc and (b) has the lowest total time (PAR-1: the \
 limit for an instance not proven). Reproduced: (a) and (b); partly: one; not \
 reproduced: neither.
 - **no-lb-slower**: a cell is decided when `dl85` or `dl85-no-lb` proves and \
-the longer time is ≥ {NOISE} s. Without the bound it is slower when it does \
-not prove while `dl85` does, or takes at least {TIE}× more time. \
-Reproduced: slower on ≥ 80 % of the decided cells; partly: ≥ 50 %; not \
-reproduced: below; not comparable: fewer than 3 decided cells.
+the longer time is ≥ {noise_s} s. Without the bound it is slower when it \
+does not prove while `dl85` does, or takes at least {tie:.0%} more time \
+than `dl85`. The same thresholds and sign test as the faster-than claims.
+
+Checks (the setup, not claims of the paper):
+
+- **same-data**: pass when every dataset run has Table 2's rows (nTrans) \
+and 0/1 features (nItems / 2); fail otherwise.
+- **same-optimum**: at depth 4, every proven optimum of ours equals the \
+paper's proven optimum of the set; no tree of ours beats the paper's proven \
+optimum, and no proven optimum of ours is worse than a tree the paper found. \
+Pass: at least one equality checked and no violation; fail: any violation; \
+not comparable: nothing to check (no depth 4 at this scale).
 """
 
 CELL_COLUMNS = ["dataset", "depth", "method", "proven", "time", "objective"]
 
 
 # ------------------------------------------------------------ the two sides
-def paper_cells(published) -> pd.DataFrame:
-    """Table 2 as cells (depth 4; a time-out counts 600 s)."""
+def paper_cells(published, tick: float) -> pd.DataFrame:
+    """Table 2 as cells (depth 4; a time-out counts the paper's limit; times
+    at least ``tick``)."""
+    limit = float(published.paper["time_limit"])
     values = published.values
     table = values[(values["where"] == "Table 2") & values["method"].notna()]
     rows = []
@@ -105,9 +109,7 @@ def paper_cells(published) -> pd.DataFrame:
                 "depth": int(time["depth"]),
                 "method": method,
                 "proven": not bool(time["timeout"]),
-                "time": PAPER_LIMIT
-                if time["timeout"]
-                else max(float(time["value"]), TICK),
+                "time": limit if time["timeout"] else max(float(time["value"]), tick),
                 "objective": np.nan
                 if objective["timeout"]
                 else float(objective["value"]),
@@ -116,14 +118,15 @@ def paper_cells(published) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
 
 
-def our_cells(records) -> pd.DataFrame:
-    """Our cells with a tree or not (time: the limit when not proven)."""
+def our_cells(records, tick: float) -> pd.DataFrame:
+    """Our cells with a tree or not (time: the limit when not proven; at
+    least ``tick``)."""
     cells = records.cells.copy()
     limit = cells["method"].map(records.time_limit)
     fit = cells["fit_time"].astype(float)
     time = np.where(
         cells["all_proven"],
-        np.maximum(fit.fillna(0), TICK),
+        np.maximum(fit.fillna(0), tick),
         np.maximum(limit, fit.fillna(0)),
     )
     return pd.DataFrame(
@@ -142,27 +145,24 @@ def _pct(k, n) -> str:
     return f"{k}/{n} ({100 * k / n:.0f} %)" if n else "0/0"
 
 
-def _share_verdict(k, n) -> str:
-    return share_verdict(k, n, reproduced=0.8, partly=0.5, minimum=3)
-
-
 # ----------------------------------------------------------------- measures
-def compare(cells, first, second) -> dict:
+def compare(cells, first, second, rules) -> dict:
     """Decided cells, and those where ``first`` / ``second`` is the faster.
 
     Decided: either proves optimality and the longer time is at least
-    :data:`NOISE`. Faster: proves while the other does not, or takes
-    :data:`TIE` times less.
+    ``noise_s``. Faster: proves while the other does not, or takes ``tie``
+    (a fraction) less time.
     """
+    noise, tie = rules["noise_s"], 1 + rules["tie"]
     proven, time = method_table(cells, "proven"), method_table(cells, "time")
     if first not in proven or second not in proven:
         return {"decided": 0, "first": 0, "second": 0}
     both = proven[[first, second]].dropna().astype(bool)
     t = time.loc[both.index, [first, second]]
     a, b = both[first], both[second]
-    decided = (a | b) & (t.max(axis=1) >= NOISE)
-    one = decided & ((a & ~b) | (a & b & (t[second] >= TIE * t[first])))
-    two = decided & ((b & ~a) | (a & b & (t[first] >= TIE * t[second])))
+    decided = (a | b) & (t.max(axis=1) >= noise)
+    one = decided & ((a & ~b) | (a & b & (t[second] >= tie * t[first])))
+    two = decided & ((b & ~a) | (a & b & (t[first] >= tie * t[second])))
     return {
         "decided": int(decided.sum()),
         "first": int(one.sum()),
@@ -170,9 +170,9 @@ def compare(cells, first, second) -> dict:
     }
 
 
-def faster(cells, other) -> dict:
+def faster(cells, other, rules) -> dict:
     """Decided cells where DL8.5 is faster / slower than ``other``."""
-    r = compare(cells, DL85, other)
+    r = compare(cells, DL85, other, rules)
     return {"decided": r["decided"], "faster": r["first"], "slower": r["second"]}
 
 
@@ -195,17 +195,17 @@ def solved(cells) -> pd.DataFrame:
     ).astype(int)
 
 
-def _cactus_ok(cells, method, other) -> bool:
-    """``method``'s cactus curve is at or above ``other``'s at every depth."""
+def _cactus_ok(cells, method, other, noise) -> bool:
+    """``method``'s cactus curve is at or above ``other``'s at every depth
+    (times below ``noise`` count as ``noise``)."""
+
+    def curve(part, label):
+        return np.sort(
+            np.maximum(part.loc[part["method"] == label].query("proven")["time"], noise)
+        )
+
     for _, part in cells.groupby("depth"):
-        mine = np.sort(
-            np.maximum(
-                part.loc[part["method"] == method].query("proven")["time"], NOISE
-            )
-        )
-        theirs = np.sort(
-            np.maximum(part.loc[part["method"] == other].query("proven")["time"], NOISE)
-        )
+        mine, theirs = curve(part, method), curve(part, other)
         for t in theirs:
             if np.searchsorted(mine, t, side="right") < np.searchsorted(
                 theirs, t, side="right"
@@ -214,12 +214,12 @@ def _cactus_ok(cells, method, other) -> bool:
     return True
 
 
-def slower_without_lb(cells) -> dict:
-    r = compare(cells, DL85, NO_LB)
+def slower_without_lb(cells, rules) -> dict:
+    r = compare(cells, DL85, NO_LB, rules)
     return {"decided": r["decided"], "slower": r["first"], "faster": r["second"]}
 
 
-def branching(cells) -> dict:
+def branching(cells, count_share: float) -> dict:
     """Solve counts per depth and geometric-mean times of the three orders."""
     orders = [m for m in ORDERS if m in set(cells["method"])]
     counts = solved(cells[cells["method"].isin(orders)])
@@ -239,7 +239,7 @@ def branching(cells) -> dict:
     return {
         "counts": counts,
         "spread": spread,
-        "allowed": max(1, int(0.1 * n_sets)),
+        "allowed": max(1, int(count_share * n_sets)),
         "means": means,
         "n_common": n_common,
     }
@@ -296,14 +296,17 @@ def _same_data(records, published) -> tuple:
     ours = (
         f"{checked} sets checked; {checked - len(set(rows_bad) | set(feats_bad))} match"
     )
-    if feats_bad:
-        return published_text, ours, "not reproduced", "; ".join(feats_bad + rows_bad)
-    if rows_bad:
-        return published_text, ours, "partly", "rows differ: " + "; ".join(rows_bad)
+    if feats_bad or rows_bad:
+        return (
+            published_text,
+            ours,
+            check_verdict(False),
+            "; ".join(feats_bad + rows_bad),
+        )
     return (
         published_text,
         ours,
-        "reproduced",
+        check_verdict(True),
         (f"all {checked} sets have Table 2's rows and nItems / 2 features"),
     )
 
@@ -365,7 +368,7 @@ def _same_optimum(records, published) -> tuple:
         f"{len(violations)} violations"
     )
     if violations:
-        return published_text, ours, "not reproduced", "; ".join(violations[:8])
+        return published_text, ours, check_verdict(False), "; ".join(violations[:8])
     if not equal:
         return (
             published_text,
@@ -376,30 +379,33 @@ def _same_optimum(records, published) -> tuple:
     return (
         published_text,
         ours,
-        "reproduced",
+        check_verdict(True),
         (f"{equal} optima equal across {deep['dataset'].nunique()} sets, no violation"),
     )
 
 
-# Each rule maps (cells, limit_of) to (shown evidence, verdict, reason); it
-# is applied to Table 2 and to our records alike.
+# Each rule maps (cells, limit_of, rules) to (shown evidence, verdict,
+# reason); it is applied to Table 2 and to our records alike.
 def _faster(other):
-    def rule(cells, limit_of):
-        r = faster(cells, other)
+    def rule(cells, limit_of, rules):
+        r = faster(cells, other, rules)
         depths = sorted(int(d) for d in cells["depth"].unique())
+        verdict, evidence = tested_share(
+            r["faster"], r["decided"], rules, minimum=rules["min_cells"]
+        )
         return (
             f"faster on {_pct(r['faster'], r['decided'])} decided cells (slower "
             f"on {r['slower']}; depths {depths})",
-            _share_verdict(r["faster"], r["decided"]),
-            f"DL8.5 faster than {OTHERS[other]} on {r['faster']} of "
-            f"{r['decided']} decided cells; thresholds 80 % / 50 %, at least 3 cells",
+            verdict,
+            f"DL8.5 faster than {OTHERS[other]} on the decided cells: {evidence}",
         )
 
     return rule
 
 
-def _orders(cells, limit_of):
+def _orders(cells, limit_of, rules):
     parts, big, n_min = [], [], np.inf
+    factor = rules["orders_factor"]
     for other, name in OTHERS.items():
         ratio, n, bounded = speedup(cells, other)
         n_min = min(n_min, n)
@@ -408,23 +414,23 @@ def _orders(cells, limit_of):
             if n
             else f"{name} —"
         )
-        if n and ratio >= 10:
+        if n and ratio >= factor:
             big.append(name)
-    if n_min < 3:
+    if n_min < rules["min_cells"]:
         verdict = "not comparable"
     else:
         verdict = ["not reproduced", "partly", "partly", "reproduced"][len(big)]
     return (
         "geometric-mean slowdown vs DL8.5: " + "; ".join(parts),
         verdict,
-        "geometric mean ≥ 10× against: "
+        f"geometric mean ≥ {factor:g}× against: "
         + (", ".join(big) or "none")
-        + "; below 10× against: "
+        + f"; below {factor:g}× against: "
         + (", ".join(n for n in OTHERS.values() if n not in big) or "none"),
     )
 
 
-def _solves_most(cells, limit_of):
+def _solves_most(cells, limit_of, rules):
     counts = solved(cells)
     n = cells["dataset"].nunique()
     shown = "; ".join(
@@ -470,7 +476,7 @@ def _solves_most(cells, limit_of):
     return shown, "not reproduced", "more proofs by " + ", ".join(beaten)
 
 
-def _cactus(cells, limit_of):
+def _cactus(cells, limit_of, rules):
     variants = [m for m in VARIANTS if m in set(cells["method"])]
     others = [m for m in OTHERS if m in set(cells["method"])]
     depths = sorted(int(d) for d in cells["depth"].unique())
@@ -480,21 +486,22 @@ def _cactus(cells, limit_of):
     )
     if not cells["proven"].any() or DL85 not in variants or not others:
         return shown, "not comparable", "no proof recorded"
+    noise = rules["noise_s"]
     failing = [
         f"{_names(v)} below {OTHERS[o]}"
         for v in variants
         for o in others
-        if not _cactus_ok(cells, v, o)
+        if not _cactus_ok(cells, v, o, noise)
     ]
     if not failing:
         return shown, "reproduced", "every DL8.5 variant at or above every other curve"
-    if all(_cactus_ok(cells, DL85, o) for o in others):
+    if all(_cactus_ok(cells, DL85, o, noise) for o in others):
         return shown, "partly", "DL8.5 d.o. dominates; " + ", ".join(failing)
     return shown, "not reproduced", ", ".join(failing)
 
 
-def _branching_small(cells, limit_of):
-    o = branching(cells)
+def _branching_small(cells, limit_of, rules):
+    o = branching(cells, rules["branching_count_share"])
     if o["spread"] is None:
         return "—", "not comparable", "not all three orders run"
     means = ", ".join(f"{ORDERS[m]} {v:.3g} s" for m, v in o["means"].items())
@@ -503,33 +510,35 @@ def _branching_small(cells, limit_of):
         f"geometric-mean time on {o['n_common']} common proofs: {means}"
     )
     a = o["spread"] <= o["allowed"]
-    if o["n_common"] < 3:
+    if o["n_common"] < rules["min_cells"]:
         return (
             shown,
             "not comparable" if a else "not reproduced",
             f"(a) solve counts differ by {o['spread']} (allowed {o['allowed']}); "
-            "(b) fewer than 3 cells proven by d.o., asc and desc",
+            f"(b) fewer than {rules['min_cells']} cells proven by d.o., asc and "
+            "desc",
         )
     values = list(o["means"].values())
-    b = max(values) <= 2 * min(values)
+    within = rules["branching_time_factor"]
+    b = max(values) <= within * min(values)
     return (
         shown,
         both_verdict(a, b),
         (
             f"(a) counts {'within' if a else 'beyond'} {o['allowed']}; (b) times "
-            f"{'within' if b else 'beyond'} 2× of each other"
+            f"{'within' if b else 'beyond'} {within:g}× of each other"
         ),
     )
 
 
-def _desc_best(cells, limit_of):
+def _desc_best(cells, limit_of, rules):
     o = desc_deep(cells, limit_of)
     shown = f"depth {o['depth']}: " + ", ".join(
         f"{ORDERS[m]} {o['counts'].get(m, 0)} proven, PAR-1 {o['par1'][m]:.4g} s"
         for m in ORDERS
         if m in o["par1"]
     )
-    if len(o["par1"]) < 3:
+    if len(o["par1"]) < len(ORDERS):
         return shown, "not comparable", "not all three orders run"
     counts = o["counts"]
     a = all(counts["dl85-desc"] >= counts[m] for m in ("dl85", "dl85-asc"))
@@ -544,8 +553,8 @@ def _desc_best(cells, limit_of):
     )
 
 
-def _no_lb(cells, limit_of):
-    r = slower_without_lb(cells)
+def _no_lb(cells, limit_of, rules):
+    r = slower_without_lb(cells, rules)
     counts = solved(cells)
     deepest = counts.index.max()
     count = (
@@ -557,10 +566,15 @@ def _no_lb(cells, limit_of):
     return (
         f"slower on {_pct(r['slower'], r['decided'])} decided cells (faster on "
         f"{r['faster']}){count}",
-        _share_verdict(r["slower"], r["decided"]),
-        f"no LB slower on {r['slower']} of {r['decided']} decided cells; "
-        "thresholds 80 % / 50 %, at least 3 cells",
+        *_slower_verdict(r, rules),
     )
+
+
+def _slower_verdict(r, rules) -> tuple:
+    verdict, evidence = tested_share(
+        r["slower"], r["decided"], rules, minimum=rules["min_cells"]
+    )
+    return verdict, f"no LB slower on the decided cells: {evidence}"
 
 
 RULE_OF = {
@@ -576,32 +590,30 @@ RULE_OF = {
 }
 
 
-def _judge(cid, claim, paper, ours, records) -> tuple:
-    rule = RULE_OF[cid]
-    ours_shown, verdict, why = rule(ours, records.time_limit)
+def _judge(claim, rules, records, published) -> ClaimResult:
+    rule = RULE_OF[claim["id"]]
+    tick = rules["tick_s"]
+    ours_shown, verdict, why = rule(our_cells(records, tick), records.time_limit, rules)
     if claim.get("figure_only"):
-        published = "figure only (Figure 4: cactus plots at depths 2, 3, 4)"
+        shown = "figure only (Figure 4: cactus plots at depths 2, 3, 4)"
         paper_verdict = ""
     else:
-        published, paper_verdict, _ = rule(paper, lambda m: PAPER_LIMIT)
+        limit = float(published.paper["time_limit"])
+        paper = paper_cells(published, tick)
+        shown, paper_verdict, _ = rule(paper, lambda m: limit, rules)
         paper_verdict = f"; Table 2 itself, by the same rule: {paper_verdict}"
-    return published, ours_shown, verdict, why + paper_verdict
+    return claim_result(claim, shown, ours_shown, verdict, why + paper_verdict)
 
 
 def evaluate(records, published) -> list:
-    """One :class:`ClaimResult` per claim of ``published/dl85-aaai20.toml``."""
-    paper, ours = paper_cells(published), our_cells(records)
-    results = []
-    for claim in published.claims:
-        cid = claim["id"]
-        if cid == "same-data":
-            shown = _same_data(records, published)
-        elif cid == "same-optimum":
-            shown = _same_optimum(records, published)
-        else:
-            shown = _judge(cid, claim, paper, ours, records)
-        results.append(claim_result(claim, *shown))
-    return results
+    """One :class:`ClaimResult` per claim, then per check, of
+    ``published/dl85-aaai20.toml``."""
+    judges = {cid: lambda c, r: _judge(c, r, records, published) for cid in RULE_OF}
+    judges["same-data"] = lambda c, r: claim_result(c, *_same_data(records, published))
+    judges["same-optimum"] = lambda c, r: claim_result(
+        c, *_same_optimum(records, published)
+    )
+    return judge_claims(published, judges)
 
 
 def our_value(records, row) -> str | None:

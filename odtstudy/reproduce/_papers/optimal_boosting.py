@@ -5,7 +5,9 @@ weighted DL8.5) is paired with the same master priced by CART (LPBoost /
 MDBoost) at the same regularisation ``D`` on the same training fold. The
 study runs fixed values of ``D`` (labels ``<method>-d<D>``), where the thesis
 tuned ``D`` per fold by an inner grid search and did not print it, so every
-claim is judged over the (data set, ``D``) cells of this run.
+claim is judged over the (data set, ``D``) cells of this run. Every threshold
+is in ``[thresholds]`` of ``published/optimal-boosting.toml``; that optimal
+pricing never ends below CART pricing is a check, not a claim.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import pandas as pd
 
 from odtstudy.reproduce._claims import ClaimResult
 from odtstudy.reproduce._evidence import (
-    all_some_verdict,
+    check_verdict,
     claim_result,
     graded_verdict,
     judge_claims,
     sign_counts,
+    tested_share,
 )
 
 __all__ = ["RULES", "evaluate", "our_value"]
@@ -48,18 +51,7 @@ TABLE_62_PAIRS = {
 #: the thesis's eq. 6.12, the quantity of Table 6.2; for LPBoost it is the
 #: master objective itself).
 NORMALIZED_KEY = "normalized_objective"
-#: A difference of objectives below this (relative to max(1, |value|)) is a tie:
-#: the master LP / QP is solved to HiGHS's default tolerances.
-OBJECTIVE_TOL = 1e-6
-#: Claims 3-4: our median improvement factor must lie within this factor of
-#: the published one.
-FACTOR_TOLERANCE = 1.5
-#: Claim 11: the share of cells where OptiMDBoost is strictly best of three may
-#: fall this far below the published share.
-SHARE_TOLERANCE = 0.1
-MIN_CELLS = 3
-
-RULES = f"""\
+RULES = """\
 A *pair* is an optimal forest and its CART-priced counterpart fitted with the
 same master (LPBoost or MDBoost), the same `D` and the same training fold; a
 *cell* is a (data set, `D`) of such pairs, averaged over its folds (a method
@@ -67,62 +59,75 @@ without `D`, AdaBoost, has the same value at every `D`). The thesis tuned `D`
 per fold (inner 4-fold grid search) and does not print it; we run fixed `D`
 values from its grids, so a published per-data-set count is compared with our
 count over (data set, `D`) cells. Accuracies and forest sizes are means over
-the folds; two means are tied when equal (no tolerance). A claim with fewer
-than {MIN_CELLS} usable pairs or cells at this scale is **not comparable**.
+the folds; two means are tied when equal. Counts of cells where one method is
+higher are sign-tested (ties left out): a count is a finding only when chance
+is unlikely to give it (one-sided binomial test, p < {alpha}). A claim with
+fewer than {min_cells} usable pairs or cells at this scale is **not
+comparable**.
 
 - `objective-lp-optimal-at-least-cart`, `objective-md-optimal-at-least-cart`
   (the master objective each method maximises, the `objective` column): over
-  the pairs whose optimal forest was proven optimal, **reproduced** when the
-  optimal objective is never below the CART-priced one (tolerance
-  {OBJECTIVE_TOL:g} × max(1, |objective|)) and is above it on at least half of
-  the cells; **partly** when it is never below but above on fewer than half
-  of the cells, or below on at most 10 % of the pairs and above on at least
-  half of the cells; else **not reproduced**.
+  the cells of pairs whose optimal forest was proven optimal, the share where
+  the optimal objective is above the CART-priced one (by more than
+  {objective_tol:g} × max(1, |objective|): the solver's tolerance).
+  **reproduced**: at least {reproduced:.0%} of the cells with p < {alpha};
+  **partly**: at least {partly:.0%}; else **not reproduced**. That it is
+  never *below* is a check (below).
 - `objective-factor-lp`, `objective-factor-md`: the median over cells of
   (optimal objective / CART-priced objective), over cells whose CART-priced
   objective is > 0; published: the same median over Table 6.2's data sets
   and both column pairs. **reproduced** when ours is within a factor
-  {FACTOR_TOLERANCE:g} of the published median, **partly** when it is outside
+  {factor_tolerance:g} of the published median, **partly** when it is outside
   but above 1, else **not reproduced**. Table 6.2's MDBoost values are on
   the scale of eq. 6.12, the master objective divided by `D` (see the data
-  file): the MDBoost claim uses the runs' `stats`
-  `{NORMALIZED_KEY}` and is **not comparable** while the learner does not
-  record it (the unnormalised master objective grows with `D`, so its ratio
-  is another quantity).
+  file): the MDBoost claim uses the runs' `stats` `normalized_objective` and
+  is **not comparable** while the learner does not record it (the
+  unnormalised master objective grows with `D`, so its ratio is another
+  quantity).
 - `objective-optilp-values`: per data set, the published OptiLPBoost
-  objectives (both columns of Table 6.2, printed to 2 decimals: ± 0.005) are
-  compared with the range (min–max) of our proven per-fold OptiLPBoost
-  objectives over the `D` values run (the LPBoost optimum does not depend on
-  `D` once every row can reach the margin; the thesis's `D` is not printed,
-  and its folds are other splits of the same data). **reproduced** when every
-  published value lies in our range on every data set run, **partly** on at
-  least half of the data sets, else **not reproduced**.
+  objectives (both columns of Table 6.2, printed to 2 decimals: ±
+  {print_precision:g}) are compared with the range (min–max) of our proven
+  per-fold OptiLPBoost objectives over the `D` values run (the LPBoost
+  optimum does not depend on `D` once every row can reach the margin; the
+  thesis's `D` is not printed, and its folds are other splits of the same
+  data). **reproduced** when every published value lies in our range on
+  every data set run, **partly** on at least {partly:.0%} of the data sets,
+  else **not reproduced**.
 - `iterations-optimal-more` (figure only): over the pairs where one of the
   two ran more than one iteration, **reproduced** when the optimal one ran
-  more iterations in every pair, **partly** in at least 75 % of them, else
-  **not reproduced**.
+  more iterations in every pair, **partly** in at least {partly:.0%} of them,
+  else **not reproduced**.
 - `trees-optimal-more` (trees of non-zero weight): per master, the share of
   cells (ties left out) where the optimal forest has more trees;
-  **reproduced** when it is ≥ 0.7 for both masters, **partly** when both
-  are > 0.5 or one is ≥ 0.7, else **not reproduced**.
+  **reproduced** when it is ≥ {trees_reproduced:.0%} for both masters,
+  **partly** when both are > {partly:.0%} or one is ≥
+  {trees_reproduced:.0%}, else **not reproduced**.
 - `test-acc-lp-optimal-vs-cart`, `test-acc-md-optimal-vs-cart`: over the
-  cells, **reproduced** when the optimal forest's test accuracy is higher in
-  more cells than it is lower, and lower in at least one ("most, not all");
-  **partly** when higher in more cells but never lower, or as many higher as
-  lower; else **not reproduced**.
+  untied cells, **reproduced** when the optimal forest's test accuracy is
+  higher on at least {reproduced:.0%} of them with p < {alpha}, and lower in
+  at least one ("most, not all"); **partly** when higher on at least
+  {partly:.0%} otherwise; else **not reproduced**.
 - `test-acc-md-above-lp`: per data set and pricing, the test accuracy
   averaged over the `D` values run (the two grids differ, so `D` cannot be
-  paired); **reproduced** when MDBoost is higher on more (data set, pricing)
-  pairs than LPBoost, **partly** when on as many, else **not reproduced**.
-- `adaboost-above-lp`: over the LPBoost cells, **reproduced** when
-  AdaBoost's test accuracy is higher in more cells than it is lower both
-  against OptiLPBoost and against LPBoost, **partly** against one of them,
-  else **not reproduced**.
+  paired); the same share rule and sign test over the untied (data set,
+  pricing) pairs.
+- `adaboost-above-lp`: over the LPBoost cells, AdaBoost against OptiLPBoost
+  and against LPBoost, each by the same share rule and sign test;
+  **reproduced** when both are reproduced, **partly** when one is at least
+  partly, else **not reproduced**.
 - `optimd-best-of-three`: the share of MDBoost cells where OptiMDBoost's test
   accuracy is strictly the highest of OptiMDBoost, MDBoost and AdaBoost;
   **reproduced** when it is at least the published share minus
-  {SHARE_TOLERANCE:g}, **partly** when at least half of that, else **not
-  reproduced**.
+  {share_tolerance:g}, **partly** when at least {partly:.0%} of that, else
+  **not reproduced**.
+
+Checks (invariants of the implementation, not claims):
+
+- `objective-lp-never-below-cart`, `objective-md-never-below-cart`: over
+  the pairs whose optimal forest was proven optimal, the optimal master
+  objective is never below the CART-priced one (tolerance as above): the
+  optimal pricing optimises over every tree CART can find. **pass** / **fail**;
+  **not comparable** with fewer than {min_cells} proven pairs.
 """
 
 
@@ -222,8 +227,8 @@ def _adaboost(records) -> pd.DataFrame:
     return runs.groupby(["dataset", "depth"], as_index=False)["test_acc"].mean()
 
 
-def _tol(a, b):
-    return OBJECTIVE_TOL * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+def _tol(a, b, tol):
+    return tol * np.maximum(1, np.maximum(np.abs(a), np.abs(b)))
 
 
 def _count(diff) -> tuple:
@@ -281,67 +286,74 @@ def _hlt(counts, what="") -> str:
 
 
 # ------------------------------------------------------------------ claims
-def _too_few(claim, published, ours, what) -> ClaimResult:
-    """A "not comparable" row: fewer than :data:`MIN_CELLS` ``what``."""
+def _too_few(claim, rules, published, ours, what) -> ClaimResult:
+    """A "not comparable" row: fewer than ``min_cells`` ``what``."""
     return claim_result(
-        claim, published, ours, "not comparable", f"fewer than {MIN_CELLS} {what}"
+        claim,
+        published,
+        ours,
+        "not comparable",
+        f"fewer than {rules['min_cells']} {what}",
     )
 
 
-def _objective_claim(claim, family, runs, published) -> ClaimResult:
+def _proven_pairs(family, runs) -> tuple:
+    pairs = _pairs(runs, family)
+    return pairs, pairs[pairs["optimal_opt"]]
+
+
+def _objective_claim(claim, rules, family, runs, published) -> ClaimResult:
     pub_pairs = _pub_objective_pairs(published, family)
     diffs = np.array([o - c for c, o in pub_pairs])
     pub_text = f"Table 6.2 (10 sets × 2 column pairs): optimal {_hlt(_count(diffs))}"
-    pairs = _pairs(runs, family)
-    proven = pairs[pairs["optimal_opt"]]
-    if len(proven) < MIN_CELLS:
+    pairs, proven = _proven_pairs(family, runs)
+    if proven.empty:
         return _too_few(
-            claim,
-            pub_text,
-            f"{len(proven)} proven pairs",
-            "pairs whose optimal forest was proven "
-            f"optimal ({len(pairs)} pairs in all)",
-        )
-    a, b = proven["objective_opt"].to_numpy(), proven["objective_cart"].to_numpy()
-    tol = _tol(a, b)
-    below = int(np.sum(a < b - tol))
+            claim, rules, pub_text, f"no proven pair ({len(pairs)} pairs in all)",
+            "cells with a proven optimal forest",
+        )  # fmt: skip
     cells = _cells(proven, ["objective_opt", "objective_cart"])
     ca, cb = cells["objective_opt"].to_numpy(), cells["objective_cart"].to_numpy()
-    ctol = _tol(ca, cb)
-    above_cells = int(np.sum(ca > cb + ctol))
-    below_cells = int(np.sum(ca < cb - ctol))
-    n_cells = len(cells)
-    ours = (
-        f"{n_cells} cells: optimal higher {above_cells}, lower {below_cells}, "
-        f"tied {n_cells - above_cells - below_cells}; {len(proven)} proven pairs, "
-        f"optimal below CART in {below}"
+    ctol = _tol(ca, cb, rules["objective_tol"])
+    above = int(np.sum(ca > cb + ctol))
+    below = int(np.sum(ca < cb - ctol))
+    n = len(cells)
+    ours = f"{n} cells: optimal higher {above}, lower {below}, tied {n - above - below}"
+    if n < rules["min_cells"]:
+        return _too_few(
+            claim, rules, pub_text, ours,
+            f"cells with a proven optimal forest ({len(pairs)} pairs in all)",
+        )  # fmt: skip
+    verdict, evidence = tested_share(above, n, rules, minimum=rules["min_cells"])
+    published_verdict, published_evidence = tested_share(
+        int(np.sum(diffs > 0)), len(diffs), rules, minimum=rules["min_cells"]
     )
-    half = above_cells >= n_cells / 2
-    if below == 0 and half:
-        verdict = "reproduced"
-        reason = (
-            f"never below in {len(proven)} pairs and higher on {above_cells}/"
-            f"{n_cells} cells (≥ half)"
-        )
-    elif below == 0:
-        verdict = "partly"
-        reason = f"never below, but higher on only {above_cells}/{n_cells} cells"
-    elif below <= 0.1 * len(proven) and half:
-        verdict = "partly"
-        reason = (
-            f"below CART in {below}/{len(proven)} pairs (≤ 10 %), higher on "
-            f"{above_cells}/{n_cells} cells"
-        )
-    else:
-        verdict = "not reproduced"
-        reason = (
-            f"below CART in {below}/{len(proven)} pairs; higher on "
-            f"{above_cells}/{n_cells} cells"
-        )
+    reason = (
+        f"optimal higher on the cells: {evidence}; Table 6.2 by the same rule: "
+        f"{published_verdict} ({published_evidence})"
+    )
     unproven = len(pairs) - len(proven)
     if unproven:
         reason += f"; {unproven} pairs left out (optimal forest not proven)"
     return claim_result(claim, pub_text, ours, verdict, reason)
+
+
+def _never_below_check(claim, rules, family, runs) -> ClaimResult:
+    pairs, proven = _proven_pairs(family, runs)
+    published = "optimal pricing optimises over every tree (Section 6.3)"
+    ours = f"{len(proven)} proven pairs ({len(pairs)} in all)"
+    if len(proven) < rules["min_cells"]:
+        return _too_few(claim, rules, published, ours, "proven pairs")
+    a, b = proven["objective_opt"].to_numpy(), proven["objective_cart"].to_numpy()
+    below = int(np.sum(a < b - _tol(a, b, rules["objective_tol"])))
+    ours += f"; optimal below CART in {below}"
+    return claim_result(
+        claim,
+        published,
+        ours,
+        check_verdict(below == 0),
+        f"optimal below CART pricing in {below}/{len(proven)} proven pairs",
+    )
 
 
 def _median_ratio(pairs) -> float:
@@ -349,7 +361,7 @@ def _median_ratio(pairs) -> float:
     return float(np.median(ratios)) if ratios else np.nan
 
 
-def _factor_claim(claim, family, runs, published) -> ClaimResult:
+def _factor_claim(claim, rules, family, runs, published) -> ClaimResult:
     pub = _median_ratio(_pub_objective_pairs(published, family))
     pub_text = f"median optimal / CART objective {pub:.2f} (Table 6.2)"
     pairs = _pairs(runs, family)
@@ -366,9 +378,10 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
         )
     cells = _cells(pairs, ["normalized_opt", "normalized_cart"])
     cells = cells[cells["normalized_cart"] > 0]
-    if len(cells) < MIN_CELLS:
+    if len(cells) < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             f"{len(cells)} cells",
             "cells with a positive CART-priced objective",
@@ -379,7 +392,7 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
         f"median {ours:.2f} over {len(cells)} cells (range {ratios.min():.2f}–"
         f"{ratios.max():.2f})"
     )
-    low, high = pub / FACTOR_TOLERANCE, pub * FACTOR_TOLERANCE
+    low, high = pub / rules["factor_tolerance"], pub * rules["factor_tolerance"]
     if low <= ours <= high:
         verdict = "reproduced"
         reason = f"{ours:.2f} within [{low:.2f}, {high:.2f}]"
@@ -392,7 +405,7 @@ def _factor_claim(claim, family, runs, published) -> ClaimResult:
     return claim_result(claim, pub_text, ours_text, verdict, reason)
 
 
-def _values_claim(claim, runs, published) -> ClaimResult:
+def _values_claim(claim, rules, runs, published) -> ClaimResult:
     table = _pub(published, "Table 6.2", "objective")
     table = table[table["method"] == FAMILIES["LPBoost"][0]]
     ours = runs[
@@ -403,21 +416,24 @@ def _values_claim(claim, runs, published) -> ClaimResult:
     ]
     pub_text = f"Table 6.2: OptiLPBoost objective on {table['dataset'].nunique()} sets"
     datasets = sorted(ours["dataset"].unique())
-    if len(datasets) < MIN_CELLS:
+    if len(datasets) < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             f"{len(datasets)} sets",
             "of the thesis's sets with a proven OptiLPBoost forest at this scale",
         )
     inside, parts = [], []
+    precision = rules["print_precision"]
     for dataset in datasets:
         values = ours.loc[ours["dataset"] == dataset, "objective"]
         low, high = float(values.min()), float(values.max())
         published_values = table.loc[table["dataset"] == dataset, "value"]
         ok = bool(
             (
-                (published_values >= low - 0.005) & (published_values <= high + 0.005)
+                (published_values >= low - precision)
+                & (published_values <= high + precision)
             ).all()
         )
         inside.append(ok)
@@ -432,7 +448,7 @@ def _values_claim(claim, runs, published) -> ClaimResult:
         "reproduced"
         if n_in == len(datasets)
         else "partly"
-        if n_in >= len(datasets) / 2
+        if n_in >= rules["partly"] * len(datasets)
         else "not reproduced"
     )
     return claim_result(
@@ -444,7 +460,7 @@ def _values_claim(claim, runs, published) -> ClaimResult:
     )
 
 
-def _iterations_claim(claim, runs) -> ClaimResult:
+def _iterations_claim(claim, rules, runs) -> ClaimResult:
     pub_text = (
         "figure only (Figures 6.2 and 6.3, tic-tac-toe, 3 folds): the optimal "
         "runs always take more iterations"
@@ -453,9 +469,10 @@ def _iterations_claim(claim, runs) -> ClaimResult:
     pairs = pd.concat(frames, ignore_index=True)
     pairs = pairs.dropna(subset=["iterations_opt", "iterations_cart"])
     pairs = pairs[(pairs["iterations_opt"] > 1) | (pairs["iterations_cart"] > 1)]
-    if len(pairs) < MIN_CELLS:
+    if len(pairs) < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             f"{len(pairs)} pairs",
             "pairs with more than one iteration",
@@ -471,7 +488,7 @@ def _iterations_claim(claim, runs) -> ClaimResult:
         "reproduced"
         if more == len(pairs)
         else "partly"
-        if share >= 0.75
+        if share >= rules["partly"]
         else "not reproduced"
     )
     return claim_result(
@@ -479,7 +496,7 @@ def _iterations_claim(claim, runs) -> ClaimResult:
     )
 
 
-def _trees_claim(claim, runs, published) -> ClaimResult:
+def _trees_claim(claim, rules, runs, published) -> ClaimResult:
     pub_parts, our_parts, shares, lacking = [], [], {}, []
     for family, (optimal, cart) in FAMILIES.items():
         counts = _pub_compare(
@@ -491,7 +508,7 @@ def _trees_claim(claim, runs, published) -> ClaimResult:
         cells = _cells(_pairs(runs, family), ["n_trees_opt", "n_trees_cart"])
         more, fewer, tied = _count(cells["n_trees_opt"] - cells["n_trees_cart"])
         our_parts.append(f"{family}: more {more}, fewer {fewer}, tied {tied}")
-        if more + fewer < MIN_CELLS:
+        if more + fewer < rules["min_cells"]:
             lacking.append(family)
         else:
             shares[family] = more / (more + fewer)
@@ -499,14 +516,15 @@ def _trees_claim(claim, runs, published) -> ClaimResult:
     if lacking:
         return _too_few(
             claim,
+            rules,
             pub_text,
             ours,
             f"untied cells for {', '.join(lacking)}",
         )
-    strong = [f for f, s in shares.items() if s >= 0.7]
-    if len(strong) == 2:
+    strong = [f for f, s in shares.items() if s >= rules["trees_reproduced"]]
+    if len(strong) == len(FAMILIES):
         verdict = "reproduced"
-    elif strong or all(s > 0.5 for s in shares.values()):
+    elif strong or all(s > rules["partly"] for s in shares.values()):
         verdict = "partly"
     else:
         verdict = "not reproduced"
@@ -516,7 +534,7 @@ def _trees_claim(claim, runs, published) -> ClaimResult:
     return claim_result(claim, pub_text, ours, verdict, reason)
 
 
-def _accuracy_claim(claim, family, runs, published) -> ClaimResult:
+def _accuracy_claim(claim, rules, family, runs, published) -> ClaimResult:
     optimal, cart = FAMILIES[family]
     counts = _pub_compare(_pub_test(published, optimal), _pub_test(published, cart))
     pub_diff = (_pub_test(published, optimal) - _pub_test(published, cart)).mean()
@@ -534,28 +552,23 @@ def _accuracy_claim(claim, family, runs, published) -> ClaimResult:
         f"difference {100 * diff.mean():+.1f} points (median fold std "
         f"{100 * spread:.1f})"
     )
-    if higher + lower < MIN_CELLS:
+    if higher + lower < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             ours,
             "untied cells",
         )
-    if higher > lower and lower >= 1:
-        verdict, reason = "reproduced", "higher in more cells, lower in some"
-    elif higher > lower:
-        verdict, reason = (
-            "partly",
-            "higher in more cells but never lower ('not all' fails)",
-        )
-    elif higher == lower:
-        verdict, reason = "partly", "as many cells higher as lower"
-    else:
-        verdict, reason = "not reproduced", "lower in more cells than higher"
+    verdict, evidence = tested_share(higher, higher + lower, rules, minimum=1)
+    reason = f"optimal higher on the untied cells: {evidence}"
+    if verdict == "reproduced" and lower == 0:
+        verdict = "partly"
+        reason += "; never lower ('not all' fails)"
     return claim_result(claim, pub_text, ours, verdict, reason)
 
 
-def _md_vs_lp_claim(claim, runs, published) -> ClaimResult:
+def _md_vs_lp_claim(claim, rules, runs, published) -> ClaimResult:
     pub_counts = np.zeros(3, dtype=int)
     for pricing in (0, 1):
         lp, md = FAMILIES["LPBoost"][pricing], FAMILIES["MDBoost"][pricing]
@@ -571,21 +584,16 @@ def _md_vs_lp_claim(claim, runs, published) -> ClaimResult:
         h, l_, t = _count((md - lp).dropna())
         higher, lower, tied = higher + h, lower + l_, tied + t
     ours = "MDBoost " + _hlt((higher, lower, tied), " (data set, pricing) pairs")
-    if higher + lower < MIN_CELLS:
+    if higher + lower < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             ours,
             "untied (data set, pricing) pairs",
         )
-    verdict = (
-        "reproduced"
-        if higher > lower
-        else "partly"
-        if higher == lower
-        else "not reproduced"
-    )
-    reason = f"MDBoost higher on {higher}, lower on {lower} pairs"
+    verdict, evidence = tested_share(higher, higher + lower, rules, minimum=1)
+    reason = f"MDBoost higher on the untied pairs: {evidence}"
     return claim_result(claim, pub_text, ours, verdict, reason)
 
 
@@ -596,7 +604,7 @@ def _ada_cells(runs, records, family) -> pd.DataFrame:
     return cells.merge(ada, on=["dataset", "depth"], how="inner")
 
 
-def _ada_vs_lp_claim(claim, runs, records, published) -> ClaimResult:
+def _ada_vs_lp_claim(claim, rules, runs, records, published) -> ClaimResult:
     optimal, cart = FAMILIES["LPBoost"]
     ada_pub = _pub_test(published, ADABOOST)
     against = {
@@ -614,22 +622,32 @@ def _ada_vs_lp_claim(claim, runs, records, published) -> ClaimResult:
     ours = f"{len(cells)} cells: AdaBoost vs " + "; ".join(
         f"{m} {_hlt(c)}" for m, c in ours_counts.items()
     )
-    if any(c[0] + c[1] < MIN_CELLS for c in ours_counts.values()):
+    if any(c[0] + c[1] < rules["min_cells"] for c in ours_counts.values()):
         return _too_few(
             claim,
+            rules,
             pub_text,
             ours,
             "untied cells against AdaBoost",
         )
-    beats = [m for m, c in ours_counts.items() if c[0] > c[1]]
-    verdict = all_some_verdict(len(beats), 2)
-    reason = "AdaBoost higher in more cells than lower against: " + (
-        ", ".join(beats) or "neither"
+    judged = {
+        m: tested_share(c[0], c[0] + c[1], rules, minimum=1)
+        for m, c in ours_counts.items()
+    }
+    verdicts = [v for v, _ in judged.values()]
+    if all(v == "reproduced" for v in verdicts):
+        verdict = "reproduced"
+    elif any(v in ("reproduced", "partly") for v in verdicts):
+        verdict = "partly"
+    else:
+        verdict = "not reproduced"
+    reason = "AdaBoost higher: " + "; ".join(
+        f"against {m} on the untied cells: {e} ({v})" for m, (v, e) in judged.items()
     )
     return claim_result(claim, pub_text, ours, verdict, reason)
 
 
-def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
+def _best_of_three_claim(claim, rules, runs, records, published) -> ClaimResult:
     optimal, cart = FAMILIES["MDBoost"]
     opt, md, ada = (
         _pub_test(published, optimal),
@@ -641,9 +659,10 @@ def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
     pub_share = best / len(common) if len(common) else np.nan
     pub_text = f"Table 6.3: OptiMDBoost strictly best on {best}/{len(common)} sets"
     cells = _ada_cells(runs, records, "MDBoost")
-    if len(cells) < MIN_CELLS:
+    if len(cells) < rules["min_cells"]:
         return _too_few(
             claim,
+            rules,
             pub_text,
             f"{len(cells)} cells",
             "MDBoost cells with AdaBoost",
@@ -656,35 +675,42 @@ def _best_of_three_claim(claim, runs, records, published) -> ClaimResult:
     )
     share = ours_best / len(cells)
     ours = f"OptiMDBoost strictly best on {ours_best}/{len(cells)} cells ({share:.2f})"
-    need = pub_share - SHARE_TOLERANCE
-    verdict = graded_verdict(share, need, need / 2)
-    reason = (
-        f"share {share:.2f} against the published {pub_share:.2f} − {SHARE_TOLERANCE:g}"
-    )
+    tolerance = rules["share_tolerance"]
+    need = pub_share - tolerance
+    verdict = graded_verdict(share, need, rules["partly"] * need)
+    reason = f"share {share:.2f} against the published {pub_share:.2f} − {tolerance:g}"
     return claim_result(claim, pub_text, ours, verdict, reason)
 
 
 _CLAIMS = {
-    "objective-lp-optimal-at-least-cart": lambda c, r, rec, p: _objective_claim(
-        c, "LPBoost", r, p
+    "objective-lp-optimal-at-least-cart": lambda c, q, r, rec, p: _objective_claim(
+        c, q, "LPBoost", r, p
     ),
-    "objective-md-optimal-at-least-cart": lambda c, r, rec, p: _objective_claim(
-        c, "MDBoost", r, p
+    "objective-md-optimal-at-least-cart": lambda c, q, r, rec, p: _objective_claim(
+        c, q, "MDBoost", r, p
     ),
-    "objective-factor-lp": lambda c, r, rec, p: _factor_claim(c, "LPBoost", r, p),
-    "objective-factor-md": lambda c, r, rec, p: _factor_claim(c, "MDBoost", r, p),
-    "objective-optilp-values": lambda c, r, rec, p: _values_claim(c, r, p),
-    "iterations-optimal-more": lambda c, r, rec, p: _iterations_claim(c, r),
-    "trees-optimal-more": lambda c, r, rec, p: _trees_claim(c, r, p),
-    "test-acc-lp-optimal-vs-cart": lambda c, r, rec, p: _accuracy_claim(
-        c, "LPBoost", r, p
+    "objective-factor-lp": lambda c, q, r, rec, p: _factor_claim(c, q, "LPBoost", r, p),
+    "objective-factor-md": lambda c, q, r, rec, p: _factor_claim(c, q, "MDBoost", r, p),
+    "objective-optilp-values": lambda c, q, r, rec, p: _values_claim(c, q, r, p),
+    "iterations-optimal-more": lambda c, q, r, rec, p: _iterations_claim(c, q, r),
+    "trees-optimal-more": lambda c, q, r, rec, p: _trees_claim(c, q, r, p),
+    "test-acc-lp-optimal-vs-cart": lambda c, q, r, rec, p: _accuracy_claim(
+        c, q, "LPBoost", r, p
     ),
-    "test-acc-md-optimal-vs-cart": lambda c, r, rec, p: _accuracy_claim(
-        c, "MDBoost", r, p
+    "test-acc-md-optimal-vs-cart": lambda c, q, r, rec, p: _accuracy_claim(
+        c, q, "MDBoost", r, p
     ),
-    "test-acc-md-above-lp": lambda c, r, rec, p: _md_vs_lp_claim(c, r, p),
-    "adaboost-above-lp": lambda c, r, rec, p: _ada_vs_lp_claim(c, r, rec, p),
-    "optimd-best-of-three": lambda c, r, rec, p: _best_of_three_claim(c, r, rec, p),
+    "test-acc-md-above-lp": lambda c, q, r, rec, p: _md_vs_lp_claim(c, q, r, p),
+    "adaboost-above-lp": lambda c, q, r, rec, p: _ada_vs_lp_claim(c, q, r, rec, p),
+    "optimd-best-of-three": lambda c, q, r, rec, p: _best_of_three_claim(
+        c, q, r, rec, p
+    ),
+    "objective-lp-never-below-cart": lambda c, q, r, rec, p: _never_below_check(
+        c, q, "LPBoost", r
+    ),
+    "objective-md-never-below-cart": lambda c, q, r, rec, p: _never_below_check(
+        c, q, "MDBoost", r
+    ),
 }
 
 
