@@ -35,10 +35,10 @@ from _old_engine import old_engine_path
 
 from odtstudy.datasets import load_dataset
 
+#: Numeric UCI sets whose depth-3 squared-error fit both engines prove in
+#: well under the limit (breast-wpbc and ionosphere do not in 60 s).
 DATASETS = [
-    "uci/wine", "uci/heart", "uci/breast-wpbc", "uci/parkinsons",
-    "uci/banknote", "uci/diabetes", "uci/ionosphere", "uci/sonar",
-    "uci/messidor", "uci/biodeg", "uci/seismic-bumps",
+    "uci/heart", "uci/wine", "uci/parkinsons", "uci/banknote", "uci/diabetes",
 ]  # fmt: skip
 TARGET = 1.02
 
