@@ -28,6 +28,7 @@ from odtstudy.study._checks import consistency_violations, heuristic_gaps, with_
 from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
 from odtstudy.study._proofs import PROOF_RULE, proof_table
+from odtstudy.study._provenance_text import provenance_text
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
 from odtstudy.study._speed import SPEED_RULE, speed_table, startup_methods
 from odtstudy.study._stats import rank_test, rank_verdict, score_matrix, win_tie_loss
@@ -71,7 +72,6 @@ def _protocol_text(frame: pd.DataFrame) -> str:
     )
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
-    versions = protocol["versions"]
     thresholds = protocol["max_thresholds"]
     binarised = (
         "at every midpoint"
@@ -84,10 +84,10 @@ def _protocol_text(frame: pd.DataFrame) -> str:
         f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
         f"{protocol['grace_s']:g} s before the hard kill), memory limit "
         f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised "
-        f"{binarised} for 0/1 learners; odtstudy {versions.get('odtstudy')}, Python "
-        f"{versions.get('python')}. {len(frame)} runs recorded; "
+        f"{binarised} for 0/1 learners. {len(frame)} runs recorded; "
         f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
-        f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}."
+        f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}. "
+        + provenance_text(frame, protocol)
     )
 
 
