@@ -419,3 +419,17 @@ def test_the_literal_check_finds_a_float(tmp_path):
     path = tmp_path / "m.py"
     path.write_text('TIE = 1e-9\nX = 0.35  # a threshold\nS = "0.5 in text"\nN = 3\n')
     assert _float_literals(path) == [(1, "1e-9"), (2, "0.35")]
+
+
+def test_hardware_comes_from_the_records_not_the_reporting_machine():
+    import json as _json
+
+    import pandas as pd
+
+    from odtstudy.reproduce._report import _our_hardware
+
+    frame = pd.DataFrame({"host": ["vm", "vm"]})
+    assert _our_hardware(frame) == "host vm (CPU not in the records)"
+    record = _json.dumps({"cpu_model": "Intel Xeon", "logical_cores": 2})
+    frame["provenance"] = [record, record]
+    assert _our_hardware(frame) == "host vm (Intel Xeon, 2 logical CPUs)"

@@ -28,9 +28,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import os
 import re
-import socket
 import sys
 from pathlib import Path
 
@@ -289,25 +287,36 @@ def _seconds(limits: dict) -> str:
     return "; ".join(f"{t:g} s ({', '.join(m)})" for t, m in limits.items())
 
 
-def _this_machine() -> str:
-    model = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cpus = os.cpu_count()
-    return ", ".join(x for x in (model, f"{cpus} logical CPUs" if cpus else "") if x)
+def _recorded_machines(frame: pd.DataFrame) -> list:
+    """CPU model and logical cores of each machine the records name (their
+    ``provenance``), distinct, in order."""
+    if "provenance" not in frame:
+        return []
+    machines = []
+    for text in frame["provenance"].dropna().unique():
+        try:
+            record = json.loads(text) if isinstance(text, str) else dict(text)
+        except (TypeError, ValueError):
+            continue
+        model = record.get("cpu_model")
+        if not model:
+            continue
+        cores = record.get("logical_cores")
+        machine = f"{model}, {cores} logical CPUs" if cores else str(model)
+        if machine not in machines:
+            machines.append(machine)
+    return machines
 
 
 def _our_hardware(frame: pd.DataFrame) -> str:
     hosts = sorted(frame["host"].dropna().unique()) if "host" in frame else []
     text = f"host {', '.join(hosts)}" if hosts else "host not recorded"
-    if socket.gethostname() in hosts:
-        text += f" ({_this_machine()}; the report's machine)"
-    return text
+    machines = _recorded_machines(frame)
+    # the machine that renders the report may not be the one that ran the
+    # fits (a host name is reused by other VMs): only the records say which
+    return text + (
+        f" ({'; '.join(machines)})" if machines else " (CPU not in the records)"
+    )
 
 
 def _our_protocol(records, protocol: dict) -> str:
