@@ -88,8 +88,12 @@ def verdict_rows(text: str, published) -> list:
     assert verdict_table_problems(text, published) == []
     section = text.split(f"## {PAPER_HEADING}")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| **")]
-    assert len(rows) == len(published.claims)
-    for claim, row in zip(published.claims, rows):
+    claims, checks = rows[: len(published.claims)], rows[len(published.claims) :]
+    assert len(checks) == len(published.checks)
+    for claim, row in zip(published.claims, claims):
         assert row.startswith(f"| **{claim['id']}**")
         assert row.split(" | ")[4] in VERDICTS
-    return rows
+    for check, row in zip(published.checks, checks):
+        assert row.startswith(f"| **{check['id']}**")
+        assert row.split(" | ")[4] in CHECK_VERDICTS
+    return claims
