@@ -2,7 +2,8 @@
 
 One command rewrites them::
 
-    python -m odtstudy.study.readme_figures [--check] [--readme README.md]
+    python -m odtstudy.study.readme_figures [--check]
+        [--readme README.md docs/reference-reports/README.md]
         [--reports docs/reference-reports]
 
 Each figure sits in the README between ``<!-- figures:NAME -->`` and
@@ -143,6 +144,87 @@ def _versus_table(records: StudyRecords) -> str:
     return "\n".join(lines)
 
 
+def _verdicts(name: str, records: StudyRecords) -> str:
+    """One cell: a reproduction's verdict counts, the claims it does not
+    reproduce, and its implementation checks."""
+    from odtstudy.reproduce import VERDICTS, evaluate_claims, load_published
+
+    _, results, error = evaluate_claims(name, records, load_published(name))
+    if error:
+        return f"the claims module failed: {error}"
+    claims = [r for r in results if not r.check]
+    counts = [
+        f"{n} {verdict}"
+        for verdict in VERDICTS
+        if (n := sum(r.verdict == verdict for r in claims))
+    ]
+    text = f"{len(claims)} claims: {', '.join(counts)}"
+    for verdict in VERDICTS[2:]:  # not reproduced, not comparable
+        ids = [r.claim for r in claims if r.verdict == verdict]
+        if ids:
+            text += f"; {verdict}: {', '.join(f'`{i}`' for i in ids)}"
+    checks = [r for r in results if r.check]
+    if checks:
+        passed = sum(r.verdict == "pass" for r in checks)
+        text += f"; checks: {passed} of {len(checks)} pass"
+    return text
+
+
+def _reproductions(reports: Path) -> str:
+    """The README's reproductions table: one row per committed report."""
+    from odtstudy.reproduce import list_reproductions, load_published
+
+    lines = [
+        "| reproduction | paper | verdicts at default scale |",
+        "|---|---|---|",
+    ]
+    for name in list_reproductions():
+        folder = Path(reports) / name
+        if not (folder / "results.jsonl").exists():
+            continue
+        citation = load_published(name).paper["citation"].replace("|", "/")
+        verdicts = _verdicts(name, _records(folder))
+        lines.append(f"| `odtstudy reproduce {name}` | {citation} | {verdicts} |")
+    return "\n".join(lines)
+
+
+def _workers(frame: pd.DataFrame) -> str:
+    if "provenance" not in frame or not frame["provenance"].notna().any():
+        return "not recorded"
+    values = set()
+    for text in frame["provenance"].dropna():
+        provenance = json.loads(text) if isinstance(text, str) else dict(text)
+        values.add(str(provenance.get("workers", "?")))
+    return ", ".join(sorted(values))
+
+
+def _reference_reports(reports: Path) -> str:
+    """One row per committed reference report: its runs, their summed wall
+    time, how many ran at once, and a reproduction's verdicts."""
+    from odtstudy.reproduce import list_reproductions
+
+    lines = [
+        "| report | runs | wall time of the runs | runs at a time | verdicts |",
+        "|---|---|---|---|---|",
+    ]
+    for folder in sorted(p for p in Path(reports).iterdir() if p.is_dir()):
+        if not (folder / "results.jsonl").exists():
+            continue
+        records = _records(folder)
+        frame = records.frame
+        minutes = float(frame["wall_time_s"].fillna(0).sum()) / 60
+        verdicts = (
+            _verdicts(folder.name, records)
+            if folder.name in list_reproductions()
+            else "–"
+        )
+        lines.append(
+            f"| [`{folder.name}`]({folder.name}/report.md) | {len(frame)} | "
+            f"{minutes:.1f} min | {_workers(frame)} | {verdicts} |"
+        )
+    return "\n".join(lines)
+
+
 def figures(reports: Path) -> dict:
     """Every README figure by region name, from the records under ``reports``."""
     versus = _records(Path(reports) / "versus")
@@ -150,6 +232,8 @@ def figures(reports: Path) -> dict:
         "versus-headline": _headline(versus),
         "versus-protocol": _protocol(versus),
         "versus-table": _versus_table(versus),
+        "reproductions": _reproductions(Path(reports)),
+        "reference-reports": _reference_reports(Path(reports)),
     }
 
 
@@ -174,19 +258,28 @@ def update(text: str, values: dict) -> tuple[str, list]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        nargs="+",
+        default=[Path("README.md"), Path("docs/reference-reports/README.md")],
+    )
     parser.add_argument("--reports", type=Path, default=Path("docs/reference-reports"))
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    text = args.readme.read_text(encoding="utf-8")
-    new, changed = update(text, figures(args.reports))
-    if args.check:
-        for name in changed:
-            print(f"{args.readme}: region {name!r} differs from its records")
-        return 1 if changed else 0
-    args.readme.write_text(new, encoding="utf-8")
-    print(f"{args.readme}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
-    return 0
+    values = figures(args.reports)
+    differs = False
+    for readme in args.readme:
+        text = readme.read_text(encoding="utf-8")
+        new, changed = update(text, values)
+        if args.check:
+            for name in changed:
+                print(f"{readme}: region {name!r} differs from its records")
+            differs = differs or bool(changed)
+            continue
+        readme.write_text(new, encoding="utf-8")
+        print(f"{readme}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
+    return 1 if differs else 0
 
 
 if __name__ == "__main__":
