@@ -225,6 +225,24 @@ def _reference_reports(reports: Path) -> str:
     return "\n".join(lines)
 
 
+def _heuristics(records: StudyRecords) -> str:
+    """How often each heuristic reached the optimum an exact method proved."""
+    from odtstudy.study._checks import heuristic_gaps
+
+    gaps = heuristic_gaps(records.frame)
+    parts = []
+    for method in records.heuristic_methods:
+        runs = gaps[gaps["method"] == method]
+        if runs.empty:
+            continue
+        matched = int((runs["gap"].abs() <= 1e-9).sum())
+        parts.append(
+            f"`{method}` reached the proven optimum on {matched} of the "
+            f"{len(runs)} instances where one was proven"
+        )
+    return "; ".join(parts) + "." if parts else "No heuristic ran."
+
+
 def figures(reports: Path) -> dict:
     """Every README figure by region name, from the records under ``reports``."""
     versus = _records(Path(reports) / "versus")
@@ -232,6 +250,7 @@ def figures(reports: Path) -> dict:
         "versus-headline": _headline(versus),
         "versus-protocol": _protocol(versus),
         "versus-table": _versus_table(versus),
+        "versus-heuristics": _heuristics(versus),
         "reproductions": _reproductions(Path(reports)),
         "reference-reports": _reference_reports(Path(reports)),
     }
