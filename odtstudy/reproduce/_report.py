@@ -595,14 +595,19 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
         log.error("reproduction %s: %s", name, "; ".join(problems))
     doc.table(_verdict_frame(results))
     doc.text(verdict_counts(results))
+    doc.heading(CHECKS_HEADING, 3)
     if published.checks:
-        doc.heading(CHECKS_HEADING, 3)
         doc.text(
             "Invariants that hold by construction when the implementation is "
             "right: a failure is a bug of odtstudy, not a finding about the "
             "paper. They are not counted among the claims."
         )
         doc.table(_check_frame(results))
+    else:
+        doc.text(
+            "None: no statement of this paper holds by construction in "
+            "odtstudy, so every claim above is a finding that can fail."
+        )
     doc.heading("Published values beside ours", 3)
     if published.values.empty:
         doc.text("The data file transcribes no value (figures only).")
