@@ -9,19 +9,34 @@ rename: a reader never sees a partial one.
 
 ``DIR/trace.txt`` gets a line ``time incumbent bound errors`` at each
 improving solution and each rise of the dual bound (``time`` is
-:func:`time.perf_counter`, the clock of the fit's deadline: a system-wide
-monotonic clock; ``errors`` is the incumbent's value of the ``count``
+:func:`odtstudy._deadline.now`, the clock of the fit's deadline: a
+system-wide monotonic clock, read here from that module's file so that the
+child does not import the package; ``errors`` is the incumbent's value of the ``count``
 columns, ``nan`` when not given); a kill may cut its last line.
 """
 
+import importlib.util
 import json
 import math
 import os
 import sys
-import time
 
 import highspy
 import numpy as np
+
+
+def _deadline_module():
+    """``odtstudy._deadline`` loaded from its file (stdlib only), without
+    importing the odtstudy package and its dependencies."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, os.pardir, "_deadline.py")
+    spec = importlib.util.spec_from_file_location("_odtstudy_deadline", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+now = _deadline_module().now
 
 
 def _save(directory, name, **arrays):
@@ -73,7 +88,7 @@ def main(directory):
         best_bound[0] = max(best_bound[0], bound)
         objective = float(out.objective_function_value)
         try:  # a trace that cannot be written is left short, the solve goes on
-            trace.write(f"{time.perf_counter()!r} {objective!r} {bound!r} {errors!r}\n")
+            trace.write(f"{now()!r} {objective!r} {bound!r} {errors!r}\n")
         except (OSError, ValueError):
             pass
 
