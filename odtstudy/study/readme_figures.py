@@ -16,6 +16,7 @@ can hold the README to its records.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -144,6 +145,11 @@ def _versus_table(records: StudyRecords) -> str:
     return "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=None)
+def _folder_verdicts(folder: Path) -> str:
+    return _verdicts(folder.name, _records(folder))
+
+
 def _verdicts(name: str, records: StudyRecords) -> str:
     """One cell: a reproduction's verdict counts, the claims it does not
     reproduce, and its implementation checks."""
@@ -183,7 +189,7 @@ def _reproductions(reports: Path) -> str:
         if not (folder / "results.jsonl").exists():
             continue
         citation = load_published(name).paper["citation"].replace("|", "/")
-        verdicts = _verdicts(name, _records(folder))
+        verdicts = _folder_verdicts(folder)
         lines.append(f"| `odtstudy reproduce {name}` | {citation} | {verdicts} |")
     return "\n".join(lines)
 
@@ -214,9 +220,7 @@ def _reference_reports(reports: Path) -> str:
         frame = records.frame
         minutes = float(frame["wall_time_s"].fillna(0).sum()) / 60
         verdicts = (
-            _verdicts(folder.name, records)
-            if folder.name in list_reproductions()
-            else "–"
+            _folder_verdicts(folder) if folder.name in list_reproductions() else "–"
         )
         lines.append(
             f"| [`{folder.name}`]({folder.name}/report.md) | {len(frame)} | "

@@ -590,16 +590,16 @@ RULE_OF = {
 }
 
 
-def _judge(claim, rules, records, published) -> ClaimResult:
+def _judge(claim, rules, records, published, cells) -> ClaimResult:
     rule = RULE_OF[claim["id"]]
     tick = rules["tick_s"]
-    ours_shown, verdict, why = rule(our_cells(records, tick), records.time_limit, rules)
+    ours_shown, verdict, why = rule(cells("ours", tick), records.time_limit, rules)
     if claim.get("figure_only"):
         shown = "figure only (Figure 4: cactus plots at depths 2, 3, 4)"
         paper_verdict = ""
     else:
         limit = float(published.paper["time_limit"])
-        paper = paper_cells(published, tick)
+        paper = cells("paper", tick)
         shown, paper_verdict, _ = rule(paper, lambda m: limit, rules)
         paper_verdict = f"; Table 2 itself, by the same rule: {paper_verdict}"
     return claim_result(claim, shown, ours_shown, verdict, why + paper_verdict)
@@ -608,7 +608,19 @@ def _judge(claim, rules, records, published) -> ClaimResult:
 def evaluate(records, published) -> list:
     """One :class:`ClaimResult` per claim, then per check, of
     ``published/dl85-aaai20.toml``."""
-    judges = {cid: lambda c, r: _judge(c, r, records, published) for cid in RULE_OF}
+    tables = {}
+
+    def cells(side, tick):
+        # each claim is judged again at every moved threshold: the cells of
+        # one tick are built once (a copy each time, so no rule shares one)
+        if (side, tick) not in tables:
+            build = our_cells if side == "ours" else paper_cells
+            tables[side, tick] = build(records if side == "ours" else published, tick)
+        return tables[side, tick].copy()
+
+    judges = {
+        cid: lambda c, r: _judge(c, r, records, published, cells) for cid in RULE_OF
+    }
     judges["same-data"] = lambda c, r: claim_result(c, *_same_data(records, published))
     judges["same-optimum"] = lambda c, r: claim_result(
         c, *_same_optimum(records, published)
