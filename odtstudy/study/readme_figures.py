@@ -32,7 +32,12 @@ from odtstudy.study.results import ResultsStore
 __all__ = ["figures", "main", "update"]
 
 #: The published tools compared in the README's headline, with their names.
-TOOLS = {"pydl85": "the C++ PyDL8.5", "pystreed": "STreeD", "pycontree": "ConTree"}
+TOOLS = {
+    "pydl85": "the C++ PyDL8.5",
+    "pystreed": "STreeD",
+    "pycontree": "ConTree",
+    "gosdt": "GOSDT",
+}
 REFERENCE = "dl85"
 _REGION = re.compile(
     r"(?P<open><!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)"
