@@ -215,8 +215,9 @@ def _reference_reports(reports: Path) -> str:
     from odtstudy.reproduce import list_reproductions
 
     lines = [
-        "| report | runs | wall time of the runs | runs at a time | verdicts |",
-        "|---|---|---|---|---|",
+        "| report | methods | runs | wall time of the runs | runs at a time "
+        "| verdicts |",
+        "|---|---|---|---|---|---|",
     ]
     for folder in sorted(p for p in Path(reports).iterdir() if p.is_dir()):
         if not (folder / "results.jsonl").exists():
@@ -228,7 +229,8 @@ def _reference_reports(reports: Path) -> str:
             _folder_verdicts(folder) if folder.name in list_reproductions() else "–"
         )
         lines.append(
-            f"| [`{folder.name}`]({folder.name}/report.md) | {len(frame)} | "
+            f"| [`{folder.name}`]({folder.name}/report.md) | "
+            f"{frame['method'].nunique()} | {len(frame)} | "
             f"{minutes:.1f} min | {_workers(frame)} | {verdicts} |"
         )
     return "\n".join(lines)
