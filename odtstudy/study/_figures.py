@@ -13,8 +13,6 @@ then saves it and returns the PNG's file name.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
@@ -29,6 +27,7 @@ from odtstudy.study._plotstyle import (
     save,
     symlog_axis,
 )
+from odtstudy.study._solver_tree import solver_tree_column
 
 __all__ = [
     "MethodStyle",
@@ -45,33 +44,12 @@ __all__ = [
 _CELL = ["dataset", "depth", "method"]
 
 
-def _no_solver_tree(stats) -> bool:
-    if isinstance(stats, str):
-        try:
-            stats = json.loads(stats)
-        except ValueError:
-            return False
-    return isinstance(stats, dict) and bool(stats.get("no_solver_tree"))
-
-
 def own_tree_runs(frame: pd.DataFrame) -> pd.Series:
-    """Which runs returned a tree of their own (a boolean mask of ``frame``).
-
-    A run counts when it has a tree (``has_tree``) and, from the record's
-    ``has_solver_tree`` column, that tree is the solver's own. Records
-    without that column (or with it empty) fall back on the ``stats`` key
-    ``no_solver_tree`` that adapters set on a fallback leaf.
-    """
+    """Which runs returned a tree of their own (a boolean mask of ``frame``):
+    ``has_tree`` and ``has_solver_tree`` as written, or derived for older
+    records (:func:`odtstudy.study._solver_tree.solver_tree_column`)."""
     has_tree = frame["has_tree"].fillna(False).astype(bool)
-    if "stats" in frame:
-        derived = has_tree & ~frame["stats"].map(_no_solver_tree).astype(bool)
-    else:
-        derived = has_tree
-    if "has_solver_tree" not in frame:
-        return derived
-    column = frame["has_solver_tree"]
-    own = column.astype(object).where(column.notna(), derived)
-    return has_tree & own.astype(bool)
+    return has_tree & solver_tree_column(frame).astype(bool)
 
 
 def _not_own_cells(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.Series:
