@@ -306,7 +306,8 @@ def test_cpu_time_beside_wall_time(tmp_path):
     spin, sleep, child = (by.get_group(m) for m in methods)
     assert (spin["cpu_time_s"] >= 0.4).all()
     assert (sleep["fit_time_s"] >= 0.4).all()
-    assert (sleep["cpu_time_s"] < sleep["fit_time_s"] - 0.3).all()
+    # a sleeping fit: its CPU time (validation, sampling) is well below its wall
+    assert (sleep["cpu_time_s"] < 0.5 * sleep["fit_time_s"]).all()
     assert (child["cpu_time_s"] >= 0.4).all()  # the reaped child's CPU counts
     assert frame["fit_times_s"].map(json.loads).map(len).eq(1).all()
 
