@@ -201,14 +201,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         numeric_X, decode = X, None
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)
+        stats = squared_stats(y_search / scale, sample_weight) if squared else None
         if cuts is not None and decode is None:
-            out = numeric_search(
-                X,
-                cuts,
-                kind="squared",
-                stats=squared_stats(y_search / scale, sample_weight),
-                **options,
-            )
+            out = numeric_search(X, cuts, kind="squared", stats=stats, **options)
         else:
             out = search(
                 X,
@@ -219,7 +214,6 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 **options,
             )
         if squared and out.found and not out.timed_out:
-            stats = squared_stats(y_search / scale, sample_weight)
             if not sums_certify(out.loss, stats, self.max_depth):
                 X, decode = numeric_X, None
                 out = self._stable_search(X, cuts, stats, y / scale, factor)

@@ -25,8 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from odtstudy.study._provenance_text import _parsed
 from odtstudy.study._records import StudyRecords
 from odtstudy.study._speed import speed_table
+from odtstudy.study.report import _protocols_newest_first
 from odtstudy.study.results import ResultsStore
 
 __all__ = ["figures", "main", "update"]
@@ -47,7 +49,7 @@ _REGION = re.compile(
 
 
 def _newest_protocol(frame: pd.DataFrame) -> pd.DataFrame:
-    newest = frame.groupby("protocol_id")["utc"].max().sort_values().index[-1]
+    newest = _protocols_newest_first(frame)[0]
     return frame[frame["protocol_id"] == newest].reset_index(drop=True)
 
 
@@ -104,8 +106,7 @@ def _protocol(records: StudyRecords) -> str:
     protocol = json.loads(frame["protocol"].dropna().iloc[0])
     provenance = {}
     if "provenance" in frame and frame["provenance"].notna().any():
-        text = frame["provenance"].dropna().iloc[0]
-        provenance = json.loads(text) if isinstance(text, str) else dict(text)
+        provenance = _parsed(frame["provenance"].dropna().iloc[0]) or {}
     repeats = int(protocol.get("repeats", 1))
     workers = provenance.get("workers", "?")
     cpu = provenance.get("cpu_model", "CPU not recorded")
@@ -202,10 +203,10 @@ def _reproductions(reports: Path) -> str:
 def _workers(frame: pd.DataFrame) -> str:
     if "provenance" not in frame or not frame["provenance"].notna().any():
         return "not recorded"
-    values = set()
-    for text in frame["provenance"].dropna():
-        provenance = json.loads(text) if isinstance(text, str) else dict(text)
-        values.add(str(provenance.get("workers", "?")))
+    values = {
+        str((_parsed(text) or {}).get("workers", "?"))
+        for text in frame["provenance"].dropna()
+    }
     return ", ".join(sorted(values))
 
 
