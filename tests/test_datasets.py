@@ -1,4 +1,6 @@
+import hashlib
 import json
+import lzma
 from importlib import resources
 
 import numpy as np
@@ -50,6 +52,31 @@ def test_name_resolution_and_sklearn_sets():
     assert "cp4im/anneal" in list_datasets(collection="cp4im")
     assert len(list_datasets()) == len(CATALOG) + 4
     assert "pydl8.5" in dataset_info("anneal")["source"]
+
+
+CONTREE_SUITE = (
+    "avila bank bidding eeg fault htru magic occupancy page raisin rice room "
+    "segment wilt"
+).split()
+
+
+def test_contree_suite_is_the_papers_fourteen_numeric_sets_unchanged():
+    assert list_datasets(collection="contree") == [
+        f"contree/{n}" for n in CONTREE_SUITE
+    ]
+    assert load_dataset("segment").name == "cp4im/segment"
+    for name in CONTREE_SUITE:
+        entry = dataset_info(f"contree/{name}")
+        assert entry["kind"] == "numeric"
+        assert "ConSol-Lab/contree@61ebd49" in entry["source"]
+        text = (
+            resources.files("odtstudy.datasets").joinpath("data", entry["file"])
+        ).read_bytes()
+        digest = hashlib.sha256(lzma.decompress(text)).hexdigest()[:16]
+        assert f"sha256 of the text {digest}" in entry["source"]
+    bank = load_dataset("contree/bank")
+    assert bank.X.dtype == np.float64
+    assert np.bincount(bank.y).tolist() == [762, 610]
 
 
 def test_unknown_dataset_is_a_clear_key_error():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -22,7 +23,7 @@ from odtstudy.datasets._user import (
 __all__ = ["Dataset", "dataset_info", "list_datasets", "load_dataset"]
 
 # Unqualified names shared by several collections resolve in this order.
-_PREFERENCE = ("cp4im", "sklearn", "uci", "other")
+_PREFERENCE = ("cp4im", "sklearn", "uci", "contree", "other")
 _SKLEARN = {
     "iris": "load_iris",
     "wine": "load_wine",
@@ -93,7 +94,7 @@ def list_datasets(collection: str | None = None, kind: str | None = None) -> lis
 
     Parameters
     ----------
-    collection : {"cp4im", "uci", "sklearn", "other", "user"}, default=None
+    collection : {"cp4im", "uci", "contree", "sklearn", "other", "user"}, default=None
         ``"user"``: the tables registered by a study file in this process.
     kind : {"binary", "numeric", "categorical"}, default=None
     """
@@ -140,12 +141,18 @@ def dataset_info(name: str) -> dict:
     return dict(_catalog()[key])
 
 
+#: Collections stored as space-separated text, the label first, no header.
+_LABEL_FIRST = {"cp4im": np.uint8, "contree": np.float64}
+
+
 def _read_vendored(entry):
     path = resources.files("odtstudy.datasets").joinpath("data", entry["file"])
-    with path.open("rb") as raw, gzip.open(raw, "rt") as fh:
-        if entry["collection"] == "cp4im":
-            table = np.loadtxt(fh, dtype=np.int64, ndmin=2)
-            y, X = table[:, 0], table[:, 1:].astype(np.uint8)
+    unpack = lzma.open if entry["file"].endswith(".xz") else gzip.open
+    with path.open("rb") as raw, unpack(raw, "rt") as fh:
+        if entry["collection"] in _LABEL_FIRST:
+            table = np.loadtxt(fh, ndmin=2)
+            y = table[:, 0].astype(np.int64)
+            X = table[:, 1:].astype(_LABEL_FIRST[entry["collection"]])
             names = [f"f{j}" for j in range(X.shape[1])]
             return X, y, names
         frame = pd.read_csv(fh)
@@ -179,10 +186,12 @@ def load_dataset(name: str) -> Dataset:
     ----------
     name : str
         A qualified name from :func:`list_datasets` (``"cp4im/anneal"``,
-        ``"uci/iris"``, ``"sklearn/iris"``) or an unqualified one
+        ``"uci/iris"``, ``"contree/avila"``, ``"sklearn/iris"``) or an unqualified one
         (``"anneal"``). An unqualified name found in several collections
-        resolves to the first of CP4IM, scikit-learn, UCI: ``"diabetes"`` is
-        the CP4IM (binarised) set, ``"iris"`` is scikit-learn's.
+        resolves to the first of CP4IM, scikit-learn, UCI, ConTree's suite:
+        ``"diabetes"`` is the CP4IM (binarised) set, ``"iris"`` is
+        scikit-learn's, ``"segment"`` CP4IM's (``"contree/segment"`` is the
+        numeric one).
 
     Returns
     -------
