@@ -33,6 +33,18 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     [scales.smoke]               # overrides selected by --scale smoke
     depths = [2]
 
+A study whose datasets need their own depths and methods lists **tiers**
+instead of ``datasets`` and ``depths``; each tier is a grid of its own::
+
+    [study]
+    methods = ["dl85", "pystreed", "pycontree", "dl85-numeric"]
+    tiers = [
+      {name = "binary", datasets = ["vehicle"], depths = [5, 6],
+       methods = ["dl85", "pystreed"]},
+      {name = "numeric", datasets = ["contree/bank"], depths = [3, 4],
+       methods = ["pycontree", "dl85-numeric"]},
+    ]
+
 Checks
 ------
 :func:`load_config` checks a study before any run starts. Every problem is a
@@ -67,6 +79,10 @@ Checks
   ``time_limit``      seconds, a number > 0
   ``grace_s``         seconds, a number >= 0
   ``memory_limit_mb`` a number > 0 (absent: no limit)
+  ``tiers``           a list of tables ``{name, datasets, depths,
+                      methods}`` (``methods`` optional: all the study's);
+                      replaces ``datasets`` and ``depths``; every method
+                      of the study runs in some tier
   ==================  ===================================================
 
   a single value where a list is expected is an error (never iterated), a
@@ -154,7 +170,10 @@ _STUDY_KEYS = {
     "grace_s",
     "workers",
     "repeats",
+    "tiers",
 }
+#: Keys of one tier of a study (``tiers = [{name = ..., ...}]``).
+_TIER_KEYS = ("name", "datasets", "depths", "methods")
 _TABLES = ("study", "methods", "scales", "datasets")
 
 
@@ -198,10 +217,22 @@ class StudyConfig:
     repeats: int = 1
     description: str = ""
     scale: str = "default"
+    tiers: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.max_thresholds == "all":
             self.max_thresholds = None
+
+    def grids(self) -> list:
+        """The study's grids: ``(datasets, method labels, depths)`` per tier,
+        or one grid of all the datasets, methods and depths."""
+        if not self.tiers:
+            return [(self.datasets, [s.label for s in self.methods], self.depths)]
+        labels = [s.label for s in self.methods]
+        return [
+            (tier["datasets"], tier.get("methods", labels), tier["depths"])
+            for tier in self.tiers
+        ]
 
     def validate(self, preflight: bool = False):
         """Raise one clear error for anything that would fail a run later.
@@ -367,8 +398,52 @@ _LISTS = {
 }
 
 
+_TIER_EXAMPLE = (
+    'tiers = [{name = "binary", datasets = ["vehicle"], depths = [5, 6]}, ...]'
+)
+
+
+def _tiers_problem(value) -> str | None:
+    """Why ``value`` is not a valid ``tiers`` list, or None."""
+    if not isinstance(value, (list, tuple)):
+        return f"expected a list of tables, got {_shown(value)}; e.g. {_TIER_EXAMPLE}"
+    names = []
+    for i, tier in enumerate(value):
+        if not isinstance(tier, dict):
+            return f"item {i} is {_shown(tier)}, not a table; e.g. {_TIER_EXAMPLE}"
+        name = tier.get("name")
+        head = f"tier {name!r}" if _plain_name(name) else f"item {i}"
+        unknown = sorted(set(tier) - set(_TIER_KEYS))
+        if unknown:
+            return (
+                f"{head} has the unknown key {unknown[0]!r}"
+                f"{_close(unknown[0], _TIER_KEYS)}; a tier has the keys "
+                f"{', '.join(_TIER_KEYS)}"
+            )
+        if not _plain_name(name):
+            return (
+                f"{head} needs a plain name, got {_shown(name)}; e.g. {_TIER_EXAMPLE}"
+            )
+        if name in names:
+            return f"tier {name!r} appears twice; name each tier once"
+        names.append(name)
+        for key in ("datasets", "depths"):
+            if key not in tier:
+                return f"{head} needs {key}; e.g. {_TIER_EXAMPLE}"
+        for key in ("datasets", "depths", "methods"):
+            if key in tier and tier[key] != "all":
+                problem = _value_problem(key, tier[key])
+                if problem:
+                    return f"{head} {key}: {problem}"
+        if tier.get("methods") == "all":
+            return f"{head} methods: leave methods out to run all the study's"
+    return None
+
+
 def _value_problem(key, value) -> str | None:
     """Why ``value`` is not a valid value of the study key ``key``, or None."""
+    if key == "tiers":
+        return _tiers_problem(value)
     if key in _SCALARS:
         expected, example, ok = _SCALARS[key]
         if ok(value):
@@ -557,6 +632,31 @@ def _check_fields(config, where):
                 f"expected MethodSpec items, got {_shown(spec)}; e.g. "
                 'MethodSpec("dl85", "dl85")',
             )
+    if config.tiers:
+        _check_tier_methods(config, where)
+
+
+def _check_tier_methods(config, where):
+    """Each tier runs methods of the study, and each method runs in a tier."""
+    labels = [spec.label for spec in config.methods]
+    placed = set()
+    for tier in config.tiers:
+        for label in tier.get("methods", labels):
+            if label not in labels:
+                raise where.error(
+                    where.key("tiers"),
+                    f"tier {tier['name']!r} runs {label!r}, which is not in the "
+                    f"study's methods{_close(label, labels)}; add it to methods "
+                    "or remove it from the tier",
+                )
+            placed.add(label)
+    idle = [label for label in labels if label not in placed]
+    if idle:
+        raise where.error(
+            where.key("methods"),
+            f"{idle[0]!r} runs in no tier; add it to a tier's methods or remove "
+            "it from the study's methods",
+        )
 
 
 @lru_cache(maxsize=None)
@@ -764,6 +864,17 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
     ):
         study.update(table)
         where.sections.update(dict.fromkeys(table, section))
+    tiers = list(study.get("tiers", []))
+    if tiers:
+        for key in ("datasets", "depths"):
+            if key in study:
+                raise where.error(
+                    where.key(key),
+                    f"the study has tiers, and each tier lists its own {key}; "
+                    f"remove {key} or the tiers",
+                )
+        study["datasets"] = _union(tier["datasets"] for tier in tiers)
+        study["depths"] = sorted(_union(tier["depths"] for tier in tiers))
     for key in ("datasets", "methods"):
         if key not in study:
             raise where.error(
@@ -772,8 +883,12 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
     used = {
         name
         for _, table in layers
-        if isinstance(table.get("datasets"), list)
-        for name in table["datasets"]
+        for lists in (
+            [table.get("datasets")]
+            + [t.get("datasets") for t in table.get("tiers", [])]
+        )
+        if isinstance(lists, list)
+        for name in lists
     }
     register_user_datasets(data.get("datasets", {}), used, where, folder)
     tables = data.get("methods", {})
@@ -800,5 +915,11 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
         repeats=study.get("repeats", 1),
         description=study.get("description", ""),
         scale=scale,
+        tiers=tiers,
     )
     return _check_config(config, where, preflight=True)
+
+
+def _union(lists) -> list:
+    """The items of several lists, each once, in order of first appearance."""
+    return list(dict.fromkeys(item for items in lists for item in items))

@@ -169,40 +169,45 @@ def expand_runs(config: StudyConfig) -> list:
         method = get_method(spec.method)
         labels[spec.label] = (method.tool(), method.objective_family(spec.params))
     runs = []
-    for dataset in config.datasets:
-        for spec in config.methods:
-            method = protocol["methods"][spec.label]
-            for depth in config.depths:
-                for seed in config.seeds:
-                    for fold in range(config.folds):
-                        run = {
-                            "protocol_id": protocol_id,
-                            "tool": labels[spec.label][0],
-                            "objective_family": labels[spec.label][1],
-                            "study": config.name,
-                            "scale": config.scale,
-                            "dataset": dataset,
-                            "method": spec.label,
-                            "base_method": spec.method,
-                            "params": spec.params,
-                            "depth": int(depth),
-                            "fold": fold,
-                            "n_folds": config.folds,
-                            "seed": int(seed),
-                            "time_limit": method["time_limit"],
-                            "max_thresholds": config.max_thresholds,
-                            "memory_limit_mb": config.memory_limit_mb,
-                            "grace_s": float(config.grace_s),
-                            "protocol": protocol,
-                        }
-                        identity = {
-                            k: run[k]
-                            for k in ("protocol_id", "dataset", "method", "depth")
-                        }
-                        identity.update(fold=fold, seed=int(seed))
-                        run["run_id"] = _digest(identity, 16)
-                        runs.append(run)
+    for dataset, spec, depth, seed, fold in _cells(config):
+        method = protocol["methods"][spec.label]
+        run = {
+            "protocol_id": protocol_id,
+            "tool": labels[spec.label][0],
+            "objective_family": labels[spec.label][1],
+            "study": config.name,
+            "scale": config.scale,
+            "dataset": dataset,
+            "method": spec.label,
+            "base_method": spec.method,
+            "params": spec.params,
+            "depth": int(depth),
+            "fold": fold,
+            "n_folds": config.folds,
+            "seed": int(seed),
+            "time_limit": method["time_limit"],
+            "max_thresholds": config.max_thresholds,
+            "memory_limit_mb": config.memory_limit_mb,
+            "grace_s": float(config.grace_s),
+            "protocol": protocol,
+        }
+        identity = {k: run[k] for k in ("protocol_id", "dataset", "method", "depth")}
+        identity.update(fold=fold, seed=int(seed))
+        run["run_id"] = _digest(identity, 16)
+        runs.append(run)
     return runs
+
+
+def _cells(config: StudyConfig):
+    """(dataset, method spec, depth, seed, fold) of every run, tier by tier."""
+    specs = {spec.label: spec for spec in config.methods}
+    for datasets, labels, depths in config.grids():
+        for dataset in datasets:
+            for label in labels:
+                for depth in depths:
+                    for seed in config.seeds:
+                        for fold in range(config.folds):
+                            yield dataset, specs[label], depth, seed, fold
 
 
 class _Active:
