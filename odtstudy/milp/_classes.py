@@ -1,15 +1,17 @@
-"""Estimators: BinOCTClassifier and OCTClassifier."""
+"""Estimators: BinOCTClassifier and OCTClassifier, and the fit flow of every MILP
+learner (:class:`_MILPTreeClassifier`)."""
 
 from __future__ import annotations
 
 import math
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy._complete_tree import decode, encode, from_splits, to_splits
+from odtstudy._complete_tree import encode, to_splits
 from odtstudy._deadline import DeadlineReached
 from odtstudy._incumbent import report_incumbent
 from odtstudy._limits import MAX_COMPLETE_DEPTH, check_complete_tree
@@ -17,10 +19,10 @@ from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.milp._anytime import anytime_trace, integral
 from odtstudy.milp._binoct import BinOCTModel
-from odtstudy.milp._common import fit_cart
+from odtstudy.milp._common import fit_cart, tree_of_splits
 from odtstudy.milp._oct import OCTModel
 from odtstudy.milp._solvers import SOLVERS, check_solver_available, solve
-from odtstudy.tree import TreeBuilder
+from odtstudy.tree import Tree, TreeBuilder
 
 __all__ = ["BinOCTClassifier", "OCTClassifier"]
 
@@ -32,15 +34,27 @@ MAX_ROW_LEAF_PAIRS = 2**22
 MAX_THREADS = 256
 
 
+class _CartStart(NamedTuple):
+    """The CART tree every MILP fit starts from (and falls back to)."""
+
+    tree: Tree
+    errors: int
+    objective: float
+    point: tuple
+
+
 class _MILPTreeClassifier(BaseTreeClassifier):
     """Fit flow shared by the MILP learners.
 
-    Subclasses implement ``_make_model``, ``_warm_start``, ``_errors_to_obj``
-    (training errors and tree -> the MILP's objective scale),
-    ``_obj_to_errors`` (the MILP's objective -> errors, ``None`` when it does
-    not determine them), ``_error_variables`` (the variables summing to the
-    errors), ``_bound_to_lb`` (solver bound -> lower bound on
-    misclassifications), ``_gap_abs`` and ``_tolerance``.
+    Subclasses implement ``_make_model`` (``None`` when one leaf is optimal),
+    ``_warm_start``, ``_errors_to_obj`` (training errors and tree -> the
+    MILP's objective scale), ``_obj_to_errors`` (the MILP's objective ->
+    errors, ``None`` when it does not determine them), ``_milp_errors`` (the
+    errors the solution claims), ``_count_variables`` (the variables summing
+    to the errors, or ``None``), ``_bound_to_lb`` (solver bound -> lower
+    bound on misclassifications), ``_proves``, ``_gap_abs`` and
+    ``_tolerance``. A learner whose solve is not one MILP (BendersOCT)
+    overrides ``_solve_model``.
     """
 
     _parameter_constraints: dict = {
@@ -54,6 +68,8 @@ class _MILPTreeClassifier(BaseTreeClassifier):
     }
 
     _exact = True
+    #: What the model allocates per training row and leaf (size check).
+    _per_row_and_leaf = "one binary variable per training row"
 
     def fit(self, X, y):
         """Fit the tree on ``X`` and ``y``.
@@ -75,6 +91,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         """
         return super().fit(X, y)
 
+    def _min_leaf(self) -> int:
+        return getattr(self, "min_samples_leaf", 1)
+
     def _fit(self, X, y, sample_weight):
         deadline = self._fit_deadline()
         check_solver_available(self.solver)
@@ -86,88 +105,148 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             self.max_depth,
             n,
             MAX_ROW_LEAF_PAIRS,
-            "one binary variable per training row",
+            self._per_row_and_leaf,
         )
-        if n < self.min_samples_leaf:
+        if n < self._min_leaf():
             return FitResult(
                 tree=None,
                 objective=None,
                 status="infeasible",
-                reason=f"min_samples_leaf={self.min_samples_leaf} exceeds the "
+                reason=f"min_samples_leaf={self._min_leaf()} exceeds the "
                 f"number of training rows ({n})",
             )
 
-        random_state = self.random_state
-        if not (random_state is None or isinstance(random_state, Integral)):
-            random_state = None
-        cart = fit_cart(X, y, self.max_depth, self.min_samples_leaf, random_state)
-        cart_tree = tree_from_sklearn(cart.tree_, X, y, n_classes)
-        cart_err = int(np.sum(cart_tree.predict(X) != y))
-        cart_obj = self._errors_to_obj(cart_err, cart_tree, X, y)
-        report_incumbent(self, cart_tree, float(cart_err))
-        cart_point = (deadline.elapsed(), float(cart_err), None)
-
+        start = self._cart_start(X, y, n_classes, deadline)
         stats = {
             "solver": self.solver,
-            "cart_objective": float(cart_err),
+            "cart_objective": float(start.errors),
         }
-
-        def cart_on_timeout(why):
-            stats.update(
-                mip_gap=None,
-                solver_status=f"not run: time limit reached {why}",
-                solve_time=0.0,
-                build_time=deadline.elapsed(),
-                returned="cart",
-                anytime=anytime_trace(
-                    [cart_point], objective=cart_err, bound=None, end=deadline.elapsed()
-                ),
-            )
-            return FitResult(cart_tree, float(cart_err), None, False, "timeout", stats)
-
         try:
             model = self._make_model(X, y, n_classes, deadline)
         except DeadlineReached:
-            return cart_on_timeout("while building the model")
+            return self._cart_result(start, stats, deadline, "while building the model")
         if model is None:  # nothing to split on: one leaf is optimal
-            counts = np.bincount(y, minlength=n_classes)
-            builder = TreeBuilder(n_outputs=n_classes)
-            builder.add_leaf(counts, n_samples=n)
-            err = int(n - counts.max())
-            stats.update(n_variables=0, n_constraints=0, n_nonzeros=0, mip_gap=0.0)
-            stats.update(solver_status="trivial", solve_time=0.0)
-            stats["anytime"] = anytime_trace(
-                [cart_point], objective=err, bound=err, end=deadline.elapsed()
-            )
-            return FitResult(
-                builder.build(), float(err), float(err), True, "optimal", stats
-            )
+            return self._one_leaf(y, n_classes, start, stats, deadline)
 
         stats["n_variables"] = model.n_variables
         stats["n_constraints"] = model.n_constraints
         stats["n_nonzeros"] = model.n_nonzeros
         warm_obj = None
         if self.warm_start:
-            warm_obj = self._warm_start(model, to_splits(encode(cart_tree)))
+            warm_obj = self._warm_start(model, to_splits(encode(start.tree)))
         stats["warm_start_objective"] = warm_obj
         stats["build_time"] = deadline.elapsed()
         if deadline.expired(reserve=_MIN_SOLVE_SECONDS):
-            return cart_on_timeout("while building the model")
+            return self._cart_result(start, stats, deadline, "while building the model")
+        return self._solve_model(model, X, y, start, stats, deadline)
 
+    def _cart_start(self, X, y, n_classes, deadline) -> _CartStart:
+        """CART of depth ``max_depth``, reported as the first incumbent."""
+        random_state = self.random_state
+        if not (random_state is None or isinstance(random_state, Integral)):
+            random_state = None
+        cart = fit_cart(X, y, self.max_depth, self._min_leaf(), random_state)
+        tree = tree_from_sklearn(cart.tree_, X, y, n_classes)
+        errors = int(np.sum(tree.predict(X) != y))
+        report_incumbent(self, tree, float(errors))
+        return _CartStart(
+            tree,
+            errors,
+            self._errors_to_obj(errors, tree, X, y),
+            (deadline.elapsed(), float(errors), None),
+        )
+
+    def _cart_result(self, start, stats, deadline, why) -> FitResult:
+        """CART's tree, the solver not run: the time limit came ``why``."""
+        stats.update(
+            mip_gap=None,
+            solver_status=f"not run: time limit reached {why}",
+            solve_time=0.0,
+            build_time=deadline.elapsed(),
+            returned="cart",
+            anytime=anytime_trace(
+                [start.point],
+                objective=start.errors,
+                bound=None,
+                end=deadline.elapsed(),
+            ),
+        )
+        return FitResult(start.tree, float(start.errors), None, False, "timeout", stats)
+
+    def _one_leaf(self, y, n_classes, start, stats, deadline) -> FitResult:
+        counts = np.bincount(y, minlength=n_classes)
+        builder = TreeBuilder(n_outputs=n_classes)
+        builder.add_leaf(counts, n_samples=len(y))
+        err = int(len(y) - counts.max())
+        stats.update(n_variables=0, n_constraints=0, n_nonzeros=0, mip_gap=0.0)
+        stats.update(solver_status="trivial", solve_time=0.0)
+        stats["anytime"] = anytime_trace(
+            [start.point], objective=err, bound=err, end=deadline.elapsed()
+        )
+        return FitResult(
+            builder.build(), float(err), float(err), True, "optimal", stats
+        )
+
+    def _solve_model(self, model, X, y, start, stats, deadline) -> FitResult:
+        """Solve ``model`` once and return its tree (or CART's, when better)."""
+        n_classes = len(self.classes_)
         try:
             info = solve(
                 model.prob,
                 self.solver,
                 deadline=deadline,
                 threads=self.threads,
-                warm_start=warm_obj is not None,
+                warm_start=stats["warm_start_objective"] is not None,
                 gap_abs=self._gap_abs(model),
                 tolerance=self._tolerance(model),
-                count=self._error_variables(model),
+                count=self._count_variables(model),
             )
         except DeadlineReached:
-            return cart_on_timeout("while writing the solver's input")
+            return self._cart_result(
+                start, stats, deadline, "while writing the solver's input"
+            )
         solved_at = deadline.elapsed()
+        self._record_solve(stats, info)
+        lower_bound = self._bound_to_lb(info.bound, model)
+        timed_out = info.timed_out or deadline.expired()
+
+        tree, err, obj = None, None, None
+        if info.has_solution:
+            splits, _ = model.decode()
+            tree = tree_of_splits(self.max_depth, splits, X, y, n_classes)
+            err = int(np.sum(tree.predict(X) != y))
+            obj = self._errors_to_obj(err, tree, X, y)
+            milp_errors = self._milp_errors(model)
+            stats["milp_errors"] = milp_errors
+            if abs(err - milp_errors) > 1e-4 * max(1.0, milp_errors):
+                stats["objective_mismatch"] = True
+                if err > milp_errors + 1e-4 * max(1.0, milp_errors):
+                    warnings.warn(
+                        f"{type(self).__name__}: the decoded tree makes {err} "
+                        f"errors but the MILP solution claims {milp_errors:g} "
+                        "(numerical tolerance issue); optimality is not claimed",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
+
+        if tree is None or obj > start.objective + 1e-9:
+            # the solver has nothing better than the warm start (or nothing
+            # usable): return CART, optimal only if the bound proves it
+            stats["returned"] = "cart"
+            tree, err, obj = start.tree, start.errors, start.objective
+            optimal = self._proves(obj, err, info.bound, model)
+        else:
+            stats["returned"] = "milp"
+            optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
+        stats["anytime"] = self._anytime(
+            start.point, info.trace, model, err, lower_bound, solved_at
+        )
+        return self._result(
+            tree, err, obj, lower_bound, optimal, timed_out, stats, info
+        )
+
+    def _record_solve(self, stats, info) -> None:
+        """The solve's outcome in ``stats_`` (a crash also warns)."""
         stats.update(
             mip_gap=info.gap,
             solver_status=info.solver_status,
@@ -189,47 +268,15 @@ class _MILPTreeClassifier(BaseTreeClassifier):
                 )
                 + f" (stats_['solver_status']: {info.solver_status!r})",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
         if info.solver_cpu_time is not None:
             stats["solver_cpu_time"] = info.solver_cpu_time
         if info.warm_start_accepted is not None:
             stats["warm_start_accepted"] = info.warm_start_accepted
-        lower_bound = self._bound_to_lb(info.bound, model)
-        timed_out = info.timed_out or deadline.expired()
 
-        tree, err, obj = None, None, None
-        if info.has_solution:
-            splits, _ = model.decode()
-            layout = from_splits(self.max_depth, splits)
-            tree = decode(layout, X, y, n_classes, prune=True)
-            err = int(np.sum(tree.predict(X) != y))
-            obj = self._errors_to_obj(err, tree, X, y)
-            milp_errors = self._milp_errors(model)
-            stats["milp_errors"] = milp_errors
-            if abs(err - milp_errors) > 1e-4 * max(1.0, milp_errors):
-                stats["objective_mismatch"] = True
-                if err > milp_errors + 1e-4 * max(1.0, milp_errors):
-                    warnings.warn(
-                        f"{type(self).__name__}: the decoded tree makes {err} "
-                        f"errors but the MILP solution claims {milp_errors:g} "
-                        "(numerical tolerance issue); optimality is not claimed",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
-
-        if tree is None or obj > cart_obj + 1e-9:
-            # the solver has nothing better than the warm start (or nothing
-            # usable): return CART, optimal only if the bound proves it
-            stats["returned"] = "cart"
-            tree, err, obj = cart_tree, cart_err, cart_obj
-            optimal = self._proves(obj, err, info.bound, model)
-        else:
-            stats["returned"] = "milp"
-            optimal = info.proven_optimal and self._proves(obj, err, info.bound, model)
-        stats["anytime"] = self._anytime(
-            cart_point, info.trace, model, err, lower_bound, solved_at
-        )
+    @staticmethod
+    def _result(tree, err, obj, lower_bound, optimal, timed_out, stats, info):
         if optimal:
             status = "optimal"
             stats["mip_gap"] = 0.0
@@ -238,6 +285,9 @@ class _MILPTreeClassifier(BaseTreeClassifier):
             if stats["mip_gap"] is None and info.bound is not None:
                 stats["mip_gap"] = max(0.0, (obj - info.bound) / max(abs(obj), 1e-10))
         return FitResult(tree, float(err), lower_bound, optimal, status, stats)
+
+    def _count_variables(self, model):
+        return self._error_variables(model)
 
     def _milp_errors(self, model):
         return float(sum(var.varValue or 0.0 for var in self._error_variables(model)))
@@ -254,7 +304,34 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         return anytime_trace(points, objective=errors, bound=lower_bound, end=end)
 
 
-class BinOCTClassifier(_MILPTreeClassifier):
+class _ErrorCountObjective:
+    """The MILP's objective is the number of training errors (BinOCT, FlowOCT,
+    BendersOCT): a bound ``b`` proves ``ceil(b)`` errors, and the solver may
+    stop half an error from its bound."""
+
+    def _errors_to_obj(self, err, tree, X, y):
+        return float(err)
+
+    def _obj_to_errors(self, value, model):
+        return value
+
+    def _bound_to_lb(self, bound, model):
+        if bound is None or not math.isfinite(bound):
+            return None
+        return float(max(0, math.ceil(bound - 1e-6)))
+
+    def _proves(self, obj, err, bound, model):
+        lb = self._bound_to_lb(bound, model)
+        return lb is not None and err <= lb
+
+    def _gap_abs(self, model):
+        return 0.5
+
+    def _tolerance(self, model):
+        return None
+
+
+class BinOCTClassifier(_ErrorCountObjective, _MILPTreeClassifier):
     """BinOCT: optimal classification tree as a binary linear program.
 
     The model of Verwer & Zhang (2019): every branch node picks a feature and
@@ -377,31 +454,10 @@ class BinOCTClassifier(_MILPTreeClassifier):
     def _warm_start(self, model, splits):
         return model.set_warm_start(model.assignment_from_splits(splits))
 
-    def _errors_to_obj(self, err, tree, X, y):
-        return float(err)
-
     def _error_variables(self, model):
         return [
             model.e[leaf][c] for leaf in model.leaves for c in range(model.n_classes)
         ]
-
-    def _obj_to_errors(self, value, model):
-        return value
-
-    def _bound_to_lb(self, bound, model):
-        if bound is None or not math.isfinite(bound):
-            return None
-        return float(max(0, math.ceil(bound - 1e-6)))
-
-    def _proves(self, obj, err, bound, model):
-        lb = self._bound_to_lb(bound, model)
-        return lb is not None and err <= lb
-
-    def _gap_abs(self, model):
-        return 0.5
-
-    def _tolerance(self, model):
-        return None
 
 
 class OCTClassifier(_MILPTreeClassifier):

@@ -1,4 +1,4 @@
-"""Helpers shared by the BinOCT and OCT models.
+"""Helpers shared by the MILP models.
 
 Positions of the complete tree of depth ``D`` are numbered in BFS order from
 1: branch nodes ``1 .. 2**D - 1``, leaves ``2**D .. 2**(D+1) - 1``, children
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
+from odtstudy._complete_tree import decode, from_splits
 from odtstudy.milp._pulp_api import constraint_list
 from odtstudy.tree import Tree
 
@@ -20,6 +21,7 @@ __all__ = [
     "leaf_nodes",
     "leaves_under",
     "misclassifications",
+    "tree_of_splits",
 ]
 
 
@@ -67,3 +69,10 @@ def fit_cart(X, y, depth, min_samples_leaf, random_state):
         min_samples_leaf=min_samples_leaf,
         random_state=random_state,
     ).fit(X, y)
+
+
+def tree_of_splits(depth, splits, X, y, n_classes) -> Tree:
+    """The pruned :class:`~odtstudy.tree.Tree` of a model's splits
+    ``{t: (feature, threshold)}`` (nodes numbered from 1; a node without a
+    split sends its rows right), leaves labelled by their training rows."""
+    return decode(from_splits(depth, splits), X, y, n_classes, prune=True)
