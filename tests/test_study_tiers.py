@@ -10,14 +10,20 @@ TIERED = """\
 [study]
 name = "tiered"
 methods = ["dl85", "cart", "dl85-numeric"]
-tiers = [
-    {name = "binary", datasets = ["zoo-1", "hepatitis"], depths = [2, 3],
-     methods = ["dl85", "cart"]},
-    {name = "numeric", datasets = ["uci/iris"], depths = [1],
-     methods = ["dl85-numeric", "cart"]},
-]
 folds = 1
 time_limit = 5
+
+[[study.tiers]]
+name = "binary"
+datasets = ["zoo-1", "hepatitis"]
+depths = [2, 3]
+methods = ["dl85", "cart"]
+
+[[study.tiers]]
+name = "numeric"
+datasets = ["uci/iris"]
+depths = [1]
+methods = ["dl85-numeric", "cart"]
 """
 
 
@@ -44,7 +50,7 @@ def test_each_tier_runs_its_own_grid(tmp_path):
 
 
 def test_a_tier_without_methods_runs_all_of_the_studys(tmp_path):
-    text = TIERED.replace(', methods = ["dl85-numeric", "cart"]', "")
+    text = TIERED.replace('methods = ["dl85-numeric", "cart"]', "")
     cells = {
         (r["dataset"], r["method"])
         for r in expand_runs(load_config(_write(tmp_path, text)))
@@ -82,10 +88,10 @@ def test_a_tier_without_methods_runs_all_of_the_studys(tmp_path):
             "remove depths or the tiers",
         ),
         (
-            "tiers = [",
-            "tiers = 3\nunused = [",
+            'datasets = ["uci/iris"]\n',
+            "",
             "[study] tiers",
-            "expected a list of tables",
+            "tier 'numeric' needs datasets",
         ),
     ],
 )
@@ -98,11 +104,16 @@ def test_bad_tiers_name_the_key_and_the_fix(tmp_path, old, new, key, fix):
     assert f"{key}:" in message and fix in message and path in message, message
 
 
+def test_tiers_that_are_not_tables_are_refused(tmp_path):
+    text = TIERED.split("[[study.tiers]]")[0].replace("folds = 1", "tiers = 3")
+    with pytest.raises(ValueError, match=r"\[study\] tiers: expected a list of tables"):
+        load_config(_write(tmp_path, text))
+
+
 def test_a_scale_replaces_the_tiers(tmp_path):
     text = (
         TIERED
-        + "\n[scales.smoke]\n"
-        + 'tiers = [{name = "one", datasets = ["zoo-1"], depths = [1]}]\n'
+        + '\n[[scales.smoke.tiers]]\nname = "one"\ndatasets = ["zoo-1"]\ndepths = [1]\n'
     )
     smoke = load_config(_write(tmp_path, text), scale="smoke")
     assert smoke.datasets == ["zoo-1"] and smoke.depths == [1]

@@ -38,12 +38,20 @@ instead of ``datasets`` and ``depths``; each tier is a grid of its own::
 
     [study]
     methods = ["dl85", "pystreed", "pycontree", "dl85-numeric"]
-    tiers = [
-      {name = "binary", datasets = ["vehicle"], depths = [5, 6],
-       methods = ["dl85", "pystreed"]},
-      {name = "numeric", datasets = ["contree/bank"], depths = [3, 4],
-       methods = ["pycontree", "dl85-numeric"]},
-    ]
+
+    [[study.tiers]]
+    name = "binary"
+    datasets = ["vehicle"]
+    depths = [5, 6]
+    methods = ["dl85", "pystreed"]   # optional: all the study's
+
+    [[study.tiers]]
+    name = "numeric"
+    datasets = ["contree/bank"]
+    depths = [3, 4]
+    methods = ["pycontree", "dl85-numeric"]
+
+A scale replaces the tiers as a whole (``[[scales.smoke.tiers]]``).
 
 Checks
 ------
@@ -398,9 +406,7 @@ _LISTS = {
 }
 
 
-_TIER_EXAMPLE = (
-    'tiers = [{name = "binary", datasets = ["vehicle"], depths = [5, 6]}, ...]'
-)
+_TIER_EXAMPLE = '[[study.tiers]] name = "binary" datasets = ["vehicle"] depths = [5, 6]'
 
 
 def _tiers_problem(value) -> str | None:
