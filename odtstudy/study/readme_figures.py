@@ -151,6 +151,76 @@ def _versus_table(records: StudyRecords) -> str:
     return "\n".join(lines)
 
 
+def _errors(cell) -> int:
+    """Training errors of a cell's tree (its training accuracy on its rows)."""
+    return int(np.rint((1.0 - cell["train_acc"]) * cell["n_train"]))
+
+
+def _hard_cell(records: StudyRecords, cell, best: int) -> str:
+    """``12 s`` for a proof (its time), else the training errors of the tree
+    returned at the limit (bold when no method in the row has fewer)."""
+    if cell is None:
+        return "–"
+    if cell["n_trees"] == 0:
+        return "no tree" if cell["n_not_own"] == 0 else "fallback leaf"
+    errors = _errors(cell)
+    shown = f"**{errors}**" if errors == best else str(errors)
+    if records.is_exact(cell["method"]) and cell["all_proven"]:
+        return f"proven, {cell['fit_time']:.3g} s"
+    if records.is_exact(cell["method"]):
+        return f"not proven, {shown}"
+    return shown
+
+
+def _hard_tables(records: StudyRecords) -> str:
+    """One table per set of methods that ran together (a tier): a row per
+    instance, a cell per method, and a row of proven counts."""
+    cells = records.cells
+    order = records.method_order
+    groups: dict = {}
+    for (dataset, depth), part in cells.groupby(["dataset", "depth"], sort=False):
+        methods = tuple(m for m in order if m in set(part["method"]))
+        groups.setdefault(methods, []).append((dataset, depth, part))
+    blocks = []
+    for methods, instances in groups.items():
+        lines = [
+            "| instance | " + " | ".join(f"`{m}`" for m in methods) + " |",
+            "|---" * (len(methods) + 1) + "|",
+        ]
+        proven = dict.fromkeys(methods, 0)
+        for dataset, depth, part in instances:
+            by_method = {r["method"]: r for _, r in part.iterrows()}
+            own = [_errors(r) for r in by_method.values() if r["n_trees"] > 0]
+            best = min(own) if own else -1
+            row = [f"{dataset} d{depth}"]
+            for method in methods:
+                cell = by_method.get(method)
+                row.append(_hard_cell(records, cell, best))
+                if cell is not None and records.is_exact(method):
+                    proven[method] += int(bool(cell["all_proven"]))
+            lines.append("| " + " | ".join(row) + " |")
+        counts = [
+            f"{proven[m]}/{len(instances)}" if records.is_exact(m) else "heuristic"
+            for m in methods
+        ]
+        lines.append("| proven | " + " | ".join(counts) + " |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _hard_headline(records: StudyRecords) -> str:
+    """Proven counts of each exact tool over the instances it ran on."""
+    cells = records.cells
+    parts = []
+    for method in records.method_order:
+        if not records.is_exact(method):
+            continue
+        part = cells[cells["method"] == method]
+        parts.append(f"`{method}` {int(part['all_proven'].sum())} of {len(part)}")
+    limit = records.time_limit(records.method_order[0])
+    return f"proven within {limit:g} s per fit: " + ", ".join(parts)
+
+
 @functools.lru_cache(maxsize=None)
 def _folder_verdicts(folder: Path) -> str:
     return _verdicts(folder.name, _records(folder))
@@ -258,7 +328,7 @@ def _heuristics(records: StudyRecords) -> str:
 def figures(reports: Path) -> dict:
     """Every README figure by region name, from the records under ``reports``."""
     versus = _records(Path(reports) / "versus")
-    return {
+    values = {
         "versus-headline": _headline(versus),
         "versus-protocol": _protocol(versus),
         "versus-table": _versus_table(versus),
@@ -266,6 +336,15 @@ def figures(reports: Path) -> dict:
         "reproductions": _reproductions(Path(reports)),
         "reference-reports": _reference_reports(Path(reports)),
     }
+    if (Path(reports) / "versus-hard" / "results.jsonl").exists():
+        hard = _records(Path(reports) / "versus-hard")
+        values |= {
+            "versus-hard-headline": _hard_headline(hard),
+            "versus-hard-protocol": _protocol(hard),
+            "versus-hard-table": _hard_tables(hard),
+            "versus-hard-heuristics": _heuristics(hard),
+        }
+    return values
 
 
 def update(text: str, values: dict) -> tuple[str, list]:
