@@ -115,7 +115,8 @@ class PyTreesClassifier(ExternalTreeClassifier):
 
     def _call(self, X, y):
         """Run pytrees in a forked child: the child's answer (``None`` when it
-        was killed) and the call's timings."""
+        was killed), the call's ``stats_`` entries and the seconds from the
+        fit's start to the call's end."""
         pytrees = self._solver()
         limit = self._time_left()
         estimator = getattr(pytrees, self._estimator)(
@@ -144,6 +145,11 @@ class PyTreesClassifier(ExternalTreeClassifier):
     def _fit(self, X, y, sample_weight):
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.int64)
+        if 2 * self.min_samples_leaf > len(y):
+            # no split leaves min_samples_leaf rows on both sides: the optimum
+            # is one leaf (pytrees' ConTree refuses such a min_sup)
+            leaf = self._convert(None, lambda node: (LEAF, None), X, y)
+            return self._result(leaf, X, y, proven=True, stats={"no_split": True})
         out, stats, end = self._call(X, y)
         if out is None or out["tree"] is None:
             return self._result(None, X, y, timed_out=True, stats=stats)

@@ -191,3 +191,16 @@ def test_anytime_never_below_the_proven_optimum(cls, name, depth):
         if clf.optimal_:
             assert clf.objective_ == best.objective_
     assert clf.optimal_, "the search completes within 30 s"
+
+
+@pytest.mark.parametrize("cls", [*BINARY, *NUMERIC], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("min_samples_leaf", [6, 11])
+def test_no_room_for_a_split_gives_the_majority_leaf(cls, min_samples_leaf):
+    # pytrees-rs's ConTree refuses a min_sup above half the rows
+    X = np.random.default_rng(0).integers(0, 2, size=(10, 3))
+    y = np.array([0, 1] * 3 + [0] * 4)
+    clf = cls(max_depth=2, min_samples_leaf=min_samples_leaf).fit(X, y)
+    assert clf.optimal_ and clf.objective_ == 3 and clf.tree_.n_leaves == 1
+    assert (
+        DL85Classifier(max_depth=2, min_sup=min_samples_leaf).fit(X, y).objective_ == 3
+    )
