@@ -186,12 +186,14 @@ def _methods(args) -> int:
     from odtstudy.study import get_method, list_methods
 
     _load_study_inputs(args.study)
-    for name in list_methods(available_only=False):
+    names = list_methods(available_only=False)
+    width = max(18, *(len(name) + 1 for name in names))
+    for name in names:
         method = get_method(name)
         installed = "installed" if method.available() else "not-installed"
         exact = "exact" if method.exact else "heuristic"
         print(
-            f"{name:18s} {method.data:8s} {exact:10s}"
+            f"{name:{width}s} {method.data:8s} {exact:10s}"
             f"{method.objective_family():34s}{installed:14s}{method.tool():14s}"
             f"{method.description}"
         )

@@ -39,6 +39,10 @@ DECLARED = {
     "gosdt": ("binary", True, "misclassification"),
     "pycontree": ("numeric", True, "misclassification"),
     "licketysplit": ("binary", False, "misclassification"),
+    "pytrees-dl85": ("binary", True, "misclassification"),
+    "pytrees-dl85-lds": ("binary", True, "misclassification"),
+    "pytrees-contree": ("numeric", True, "misclassification"),
+    "pytrees-contree-lds": ("numeric", True, "misclassification"),
 }
 
 

@@ -541,6 +541,18 @@ _ADAPTERS = [
     ("gosdt", "GOSDTClassifier", "GOSDT (gosdt) with a depth budget"),
     ("pycontree", "ConTreeClassifier", "ConTree (pycontree): all numeric thresholds"),
     ("licketysplit", "LicketySplitClassifier", "LicketySPLIT: lookahead heuristic"),
+    ("pytrees-dl85", "PyTreesDL85Classifier", "pytrees-rs: its Rust DL8.5"),
+    (
+        "pytrees-dl85-lds",
+        "PyTreesDL85AnytimeClassifier",
+        "pytrees-rs: its DL8.5 by limited-discrepancy search (anytime)",
+    ),
+    ("pytrees-contree", "PyTreesConTreeClassifier", "pytrees-rs: its Rust ConTree"),
+    (
+        "pytrees-contree-lds",
+        "PyTreesConTreeAnytimeClassifier",
+        "pytrees-rs: its ConTree by limited-discrepancy search (anytime)",
+    ),
 ]
 
 for _name, _target, _defaults, _description in _BUILTINS:
