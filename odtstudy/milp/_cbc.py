@@ -34,6 +34,8 @@ _CBC_OBJ = re.compile(r"^Objective value:\s+(\S+)", re.MULTILINE)
 _CBC_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s+(\S+)", re.MULTILINE)
 _CBC_CPU = re.compile(r"^Total time \(CPU seconds\):\s+(\S+)", re.MULTILINE)
 _COLUMNS_PER_CHECK = 500
+#: CBC writes +-1e+50 where it has no bound (e.g. stopped before the search).
+_NO_BOUND = 1e49
 
 
 def cbc_executable() -> str | None:
@@ -281,8 +283,12 @@ def _solve_once(
         and x is not None
         and model.is_feasible(x, 1e-3)
     )
+    # interrupted early (reading, preprocessing), CBC can still report
+    # "Optimal solution found" (seen on a BendersOCT master with a
+    # mipstart): a solve we interrupted proves nothing
     proven = (
         has_solution
+        and not outcome.interrupted
         and status_text.startswith("Optimal")
         and (status_line or "").startswith("Optimal")
     )
@@ -291,7 +297,7 @@ def _solve_once(
         model.assign(x)
     bound = None
     match = None if crashed else _CBC_BOUND.search(text)
-    if match:
+    if match and abs(float(match.group(1))) < _NO_BOUND:
         bound = float(match.group(1)) + model.offset
     elif proven:
         bound = objective

@@ -123,17 +123,17 @@ class _MILPTreeClassifier(BaseTreeClassifier):
         }
         try:
             model = self._make_model(X, y, n_classes, deadline)
+            if model is None:  # nothing to split on: one leaf is optimal
+                return self._one_leaf(y, n_classes, start, stats, deadline)
+            warm_obj = None
+            if self.warm_start:
+                warm_obj = self._warm_start(model, to_splits(encode(start.tree)))
         except DeadlineReached:
             return self._cart_result(start, stats, deadline, "while building the model")
-        if model is None:  # nothing to split on: one leaf is optimal
-            return self._one_leaf(y, n_classes, start, stats, deadline)
 
         stats["n_variables"] = model.n_variables
         stats["n_constraints"] = model.n_constraints
         stats["n_nonzeros"] = model.n_nonzeros
-        warm_obj = None
-        if self.warm_start:
-            warm_obj = self._warm_start(model, to_splits(encode(start.tree)))
         stats["warm_start_objective"] = warm_obj
         stats["build_time"] = deadline.elapsed()
         if deadline.expired(reserve=_MIN_SOLVE_SECONDS):
