@@ -8,15 +8,15 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from odtstudy._deadline import Deadline
 from odtstudy.base import (
     FitResult,
-    _explain_validation_error,
     _FittedTreeMixin,
     _validate_sample_weight,
+    _validate_supervised_data,
     _validate_X,
     check_binary_features,
 )
+from odtstudy.dl85._classes import solve_class_loss
 from odtstudy.dl85._engine import build_tree, fit_result, node_rows, search
 from odtstudy.dl85._losses import checked_fast, checked_rows
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
@@ -34,35 +34,13 @@ def fit_classifier_general(
     come from ``fast_error_function(class_weights) -> (loss, label)``
     (priced in batches by the engine). Every row is kept, including rows
     of weight 0. ``options``: the search options (``max_depth``, ...).
+    The search is :func:`~odtstudy.dl85._classes.solve_class_loss`, the one
+    ``DL85Classifier`` runs on 0/1 data.
     """
     fast = None
-    kind = "error" if sample_weight is None else "weighted"
     if fast_error_function is not None:
         fast = checked_fast(fast_error_function, n_classes)
-        kind = "py_class"
-    out = search(
-        X,
-        kind=kind,
-        y_class=y,
-        n_classes=n_classes,
-        weights=sample_weight,
-        callback=None if fast is None else fast.losses,
-        **options,
-    )
-    max_depth, max_error = options.get("max_depth", 3), options.get("max_error")
-    if not out.found:
-        return fit_result(out, None, max_depth=max_depth, max_error=max_error)
-    label_of = None
-    if fast is not None:
-
-        def label_of(node, rows):
-            return fast(np.asarray(out.value[node], dtype=np.float64))[1]
-
-    tree = build_tree(out, n_classes, lambda node, rows: out.value[node], label_of, X=X)
-    unit = 1.0 if sample_weight is None else float(np.sum(sample_weight))
-    return fit_result(
-        out, tree, max_depth=max_depth, max_error=max_error, loss_unit=max(unit, 1.0)
-    )
+    return solve_class_loss(X, y, n_classes, sample_weight, options, fast=fast)
 
 
 class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
@@ -200,8 +178,6 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         -------
         self
         """
-        from sklearn.utils.validation import validate_data
-
         self._enter_fit()
         self._validate_params()
         if (self.error_function is None) == (self.fast_error_function is None):
@@ -209,35 +185,40 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
                 "DL85Predictor needs exactly one of error_function and "
                 "fast_error_function"
             )
-        try:
-            if y is None:
-                X = validate_data(self, X, dtype="numeric")
-            else:
-                X, y = validate_data(self, X, y, dtype="numeric")
-        except ValueError as exc:
-            raise _explain_validation_error(exc) from exc
+        X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
+        self._timed_fit(X, y, sample_weight)
+        return self
+
+    def _validate_training_data(self, X, y, sample_weight):
+        """0/1 ``X``, ``y`` as class indices (``fast_error_function``; sets
+        ``classes_``; else None) and the checked ``sample_weight``."""
+        if y is None:
+            X = _validate_X(self, X, reset=True)
+        else:
+            X, y = _validate_supervised_data(self, X, y, y_numeric=False)
         check_binary_features(X, type(self).__name__)
         sample_weight = _validate_sample_weight(sample_weight, X)
-        clock = Deadline(None, start=self._fit_entered)
-        if self.fast_error_function is not None:
-            if y is None:
-                raise ValueError("fast_error_function needs the labels y")
-            self.classes_, y_enc = np.unique(y, return_inverse=True)
-            result = fit_classifier_general(
-                X,
-                y_enc.astype(np.int64),
-                len(self.classes_),
-                sample_weight,
-                fast_error_function=self.fast_error_function,
-                **self._search_options(),
-            )
-            if result.tree is not None:
-                result.tree.classes = self.classes_
-        else:
-            result = self._fit_rows(X)
-        self.fit_time_ = clock.elapsed()
-        self._store_result(result)
-        return self
+        if self.fast_error_function is None:
+            return X, None, sample_weight
+        if y is None:
+            raise ValueError("fast_error_function needs the labels y")
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        return X, y_encoded.astype(np.int64), sample_weight
+
+    def _fit(self, X, y, sample_weight) -> FitResult:
+        if self.fast_error_function is None:
+            return self._fit_rows(X)
+        result = fit_classifier_general(
+            X,
+            y,
+            len(self.classes_),
+            sample_weight,
+            fast_error_function=self.fast_error_function,
+            **self._search_options(),
+        )
+        if result.tree is not None:
+            result.tree.classes = self.classes_
+        return result
 
     def _fit_rows(self, X):
         fn = checked_rows(self.error_function)
@@ -343,14 +324,15 @@ class DL85Cluster(_FittedTreeMixin, BaseEstimator):
         """
         self._enter_fit()
         self._validate_params()
-        predictor = DL85Predictor(
-            max_depth=self.max_depth,
-            min_sup=self.min_sup,
-            time_limit=self._time_left(),
-        )
-        X = np.asarray(X)
+        X, E = self._validate_training_data(X, X_error)
+        self._timed_fit(X, E)
+        return self
+
+    def _validate_training_data(self, X, X_error):
+        """0/1 ``X`` (sets ``n_features_in_`` and ``feature_names_in_``) and
+        the finite float64 space ``E`` the distances are measured in."""
         E = np.asarray(X if X_error is None else X_error, dtype=np.float64)
-        if E.ndim != 2 or E.shape[0] != X.shape[0]:
+        if E.ndim != 2 or E.shape[0] != np.asarray(X).shape[0]:
             raise ValueError("X_error must be 2-D with one row per row of X")
         if not np.isfinite(E).all():
             which = "X" if X_error is None else "X_error"
@@ -359,41 +341,44 @@ class DL85Cluster(_FittedTreeMixin, BaseEstimator):
                 "distances to the cluster centres on it: impute or drop those "
                 "values first"
             )
+        X = _validate_X(self, X, reset=True)
+        check_binary_features(X, type(self).__name__)
+        return X, E
 
+    def _fit(self, X, E) -> FitResult:
         def error(rows):
             sub = E[rows]
             return float(np.sqrt(((sub - sub.mean(axis=0)) ** 2).sum(axis=1)).sum())
 
-        def center(rows):
-            return E[rows].mean(axis=0)
-
-        predictor.set_params(error_function=error)
+        predictor = DL85Predictor(
+            max_depth=self.max_depth,
+            min_sup=self.min_sup,
+            time_limit=self._time_left(),
+            error_function=error,
+        )
         predictor.fit(X)
         self.predictor_ = predictor
-        self.n_features_in_ = predictor.n_features_in_
-        self.fit_time_ = predictor.fit_time_
-        self._store_result(
-            FitResult(
-                tree=predictor.tree_,
-                objective=predictor.objective_,
-                lower_bound=predictor.lower_bound_,
-                optimal=predictor.optimal_,
-                status=predictor.status_,
-                stats=predictor.stats_,
-                reason=predictor._no_tree_reason,
-            )
+        self.labels_ = predictor.predict(X).astype(np.int64)
+        self.cluster_centers_ = self._centres(
+            E, self.labels_, len(predictor.leaf_values_)
         )
-        leaves = sorted(predictor.leaf_values_)
-        self.cluster_centers_ = np.array(
-            [center(self._rows_of(X, leaf)) for leaf in leaves]
+        return FitResult(
+            tree=predictor.tree_,
+            objective=predictor.objective_,
+            lower_bound=predictor.lower_bound_,
+            optimal=predictor.optimal_,
+            status=predictor.status_,
+            stats=predictor.stats_,
+            reason=predictor._no_tree_reason,
         )
-        self.labels_ = self.predict(X)
-        return self
 
-    def _rows_of(self, X, leaf):
-        return np.flatnonzero(self.tree_.apply(np.asarray(X)) == leaf)
+    @staticmethod
+    def _centres(E, labels, n_clusters) -> np.ndarray:
+        """The mean row of ``E`` in each cluster (clusters numbered from 0)."""
+        return np.array([E[labels == c].mean(axis=0) for c in range(n_clusters)])
 
     def predict(self, X):
         """Cluster id (leaf number) of each row of ``X``."""
         check_is_fitted(self, "tree_")
+        X = _validate_X(self, X, reset=False)
         return self.predictor_.predict(X).astype(np.int64)

@@ -38,23 +38,47 @@ def weighted_vote(predictions, weights, n_classes) -> np.ndarray:
 class BaseForestClassifier(_ContractMixin, ClassifierMixin, BaseEstimator):
     """Input validation, weighted voting, prediction for forests of ``Tree``.
 
-    Subclasses validate the data in ``fit`` (which sets ``classes_``), then
-    call ``self._timed_fit(X, y)``; their ``_fit(X, y)`` returns a
+    The one ``fit`` of every forest validates the data (0/1 features when
+    :meth:`_binary_input` says so; it sets ``classes_``), then runs
+    ``self._timed_fit(X, y)``: the subclass's ``_fit(X, y)`` returns a
     :class:`~odtstudy.base.FitResult` with ``estimators`` (trees whose labels
-    are class indices) and ``weights``, stored as the common contract
-    (``estimators_``, ``weights_``, ``n_trees_``, ``objective_``, ...;
-    ``tree_`` is ``None``). The forest predicts
-    ``argmax_c sum_{t: h_t(x) = c} w_t`` (ties go to the smallest class
-    index).
+    are class indices) and ``weights``, or ``n_trees`` for a wrapped
+    ensemble, stored as the common contract (``estimators_``, ``weights_``,
+    ``n_trees_``, ``objective_``, ``fit_time_``, ...; ``tree_`` is
+    ``None``). The forest predicts ``argmax_c sum_{t: h_t(x) = c} w_t``
+    (ties go to the smallest class index).
     """
 
     _requires_binary = False
     _exact = False
     _objective_family = "forest-misclassification"
 
-    def _validate_training_data(self, X, y, binary=None):
-        binary = self._requires_binary if binary is None else binary
-        return _validate_classification_data(self, X, y, binary=binary)
+    def fit(self, X, y):
+        """Fit the forest on ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features for the learners that only accept them (see
+            ``_binary_input``).
+        y : array-like of shape (n_samples,)
+            Any labels (strings and non-contiguous integers work).
+
+        Returns
+        -------
+        self
+        """
+        self._enter_fit()
+        self._validate_params()
+        X, y = self._validate_training_data(X, y)
+        self._timed_fit(X, y)
+        return self
+
+    def _fit(self, X, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _validate_training_data(self, X, y):
+        return _validate_classification_data(self, X, y, binary=self._binary_input())
 
     def _validate_X(self, X):
         check_is_fitted(self, "n_trees_")

@@ -50,24 +50,6 @@ class _SklearnEnsemble(BaseForestClassifier):
     def _make(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def fit(self, X, y):
-        """Fit the scikit-learn ensemble.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._enter_fit()
-        self._validate_params()
-        X, y = self._validate_training_data(X, y)
-        self._timed_fit(X, y)
-        return self
-
     def _fit(self, X, y) -> FitResult:
         self.estimator_ = self._make().fit(X, y)
         n_trees = int(np.size(self.estimator_.estimators_))

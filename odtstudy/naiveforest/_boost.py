@@ -265,24 +265,10 @@ class OptimalBoostClassifier(BaseForestClassifier):
         return res
 
     # ---------------------------------------------------------------- fit
-    def fit(self, X, y):
-        """Build the forest by column generation.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            0/1 features for ``pricing="dl85"`` / ``"exhaustive"``.
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._enter_fit()
-        self._validate_params()
-        X, y = self._validate_training_data(X, y, binary=self.pricing in _EXACT_PRICING)
-        self._timed_fit(X, y)
-        return self
+    def _binary_input(self) -> bool:
+        """0/1 features for the exact pricings (DL8.5, exhaustive); CART
+        pricing takes any numbers."""
+        return self.pricing in _EXACT_PRICING
 
     @classmethod
     def objective_family(cls, params=None) -> str:

@@ -244,25 +244,8 @@ class DL8ForestClassifier(BaseForestClassifier):
             node = int(tree.left[node] if move == 1 else tree.right[node])
 
     # ---------------------------------------------------------------- fit
-    def fit(self, X, y):
-        """Fit ``n_estimators`` DL8.5 trees on their samples and attributes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), 0/1
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._enter_fit()
-        self._validate_params()
-        X, y = self._validate_training_data(X, y)
-        self._timed_fit(np.ascontiguousarray(X, dtype=np.uint8), y)
-        return self
-
     def _fit(self, X, y) -> FitResult:
+        X = np.ascontiguousarray(X, dtype=np.uint8)
         deadline = self._fit_deadline()
         n, p = X.shape
         k = len(self.classes_)
