@@ -16,7 +16,7 @@ from odtstudy.base import (
     _validate_X,
     check_binary_features,
 )
-from odtstudy.dl85._classes import solve_class_loss
+from odtstudy.dl85._class_loss import solve_class_loss
 from odtstudy.dl85._engine import build_tree, fit_result, node_rows, search
 from odtstudy.dl85._losses import checked_fast, checked_rows
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
@@ -34,7 +34,7 @@ def fit_classifier_general(
     come from ``fast_error_function(class_weights) -> (loss, label)``
     (priced in batches by the engine). Every row is kept, including rows
     of weight 0. ``options``: the search options (``max_depth``, ...).
-    The search is :func:`~odtstudy.dl85._classes.solve_class_loss`, the one
+    The search is :func:`~odtstudy.dl85._class_loss.solve_class_loss`, the one
     ``DL85Classifier`` runs on 0/1 data.
     """
     fast = None
