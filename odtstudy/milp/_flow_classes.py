@@ -68,7 +68,7 @@ class FlowOCTClassifier(_StrongOCTClassifier):
     ----------
     max_depth : int, default=2
         Maximum depth, at most 20; the model holds about three flow
-        variables per training row and leaf, so ``3 * n_samples *
+        variables per training row and node, so ``n_samples *
         2**max_depth`` must not exceed ``2**22`` (a ``ValueError`` names the
         deepest feasible depth).
     time_limit : float, default=None
@@ -169,7 +169,8 @@ class BendersOCTClassifier(_StrongOCTClassifier):
     ----------
     max_depth : int, default=2
         Maximum depth, at most 20 (a tree of depth at most ``max_depth``:
-        any node may predict).
+        any node may predict); ``n_samples * 2**max_depth`` must not exceed
+        ``2**22``, as for :class:`FlowOCTClassifier`.
     time_limit : float, default=None
         Seconds for the whole fit (all master solves included); ``None``
         for no limit.
@@ -238,7 +239,7 @@ class BendersOCTClassifier(_StrongOCTClassifier):
                 deadline=deadline,
                 threads=self.threads,
                 warm_start=warm_start,
-                gap_abs=0.5,
+                gap_abs=self._gap_abs(model),
                 count=None,
             )
 
