@@ -16,4 +16,14 @@ SMALL = {
 
 #: Methods whose fits take seconds each (a solver process per fit, or a
 #: published solver's start-up): their contract tests are marked slow.
-SLOW = {"binoct", "oct", "pystreed", "pydl85", "gosdt", "pycontree", "licketysplit"}
+SLOW = {
+    "binoct",
+    "oct",
+    "flowoct",
+    "bendersoct",
+    "pystreed",
+    "pydl85",
+    "gosdt",
+    "pycontree",
+    "licketysplit",
+}

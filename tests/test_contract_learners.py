@@ -23,6 +23,8 @@ DECLARED = {
     "dl8": ("binary", True, "misclassification"),
     "binoct": ("numeric", True, "misclassification"),
     "oct": ("numeric", True, "misclassification"),
+    "flowoct": ("binary", True, "misclassification"),
+    "bendersoct": ("binary", True, "misclassification"),
     "cpsat": ("binary", True, "misclassification"),
     "tao": ("numeric", False, "misclassification"),
     "tmo": ("numeric", False, "misclassification"),

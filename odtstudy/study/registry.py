@@ -457,6 +457,18 @@ _SINGLE_TREES_AND_DL8_FORESTS = [
         {},
         "OCT mixed-integer program (PuLP + CBC)",
     ),
+    (
+        "flowoct",
+        "odtstudy.milp:FlowOCTClassifier",
+        {},
+        "FlowOCT max-flow MILP on 0/1 features (PuLP + CBC)",
+    ),
+    (
+        "bendersoct",
+        "odtstudy.milp:BendersOCTClassifier",
+        {},
+        "BendersOCT: FlowOCT's Benders decomposition by cutting planes (PuLP + CBC)",
+    ),
     ("cpsat", "odtstudy.cp:CPSATClassifier", {}, "CP-SAT model (OR-Tools)"),
     ("tao", "odtstudy.memetic:TAOClassifier", {}, "TAO refinement of CART"),
     ("tmo", "odtstudy.memetic:TMOClassifier", {}, "TMO memetic search (DEAP + TAO)"),
