@@ -58,7 +58,7 @@ def test_versus_hard_smoke_run(tmp_path):
     assert exact["objective"].nunique() == 1
     records = StudyRecords.from_frame(frame)
     tables = readme_figures._hard_tables(records)
-    assert tables.count("| proven |") == 2
+    assert tables.count("| proven |") == 2 and "proven in" in tables
     assert "contree/bank d3" in tables and "ionosphere d5" in tables
     assert "`pycontree` 1 of 1" in readme_figures._hard_headline(records)
     report = make_report("versus-hard", output_dir=tmp_path, scale="smoke")
