@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import odtstudy
-from odtstudy._deadline import Deadline, now
+from odtstudy._deadline import Deadline, DeadlineReached, now
 
 PACKAGE = Path(odtstudy.__file__).parent
 #: The learners' code: a time limit is read from a ``Deadline`` there.
@@ -39,10 +39,37 @@ def test_one_clock():
     before = time.perf_counter()
     deadline = Deadline(None)
     assert before <= deadline.start <= now() <= time.perf_counter()
-    assert not deadline.limited and not deadline.expired()
-    assert deadline.remaining() is None and deadline.elapsed() >= 0
+    time.sleep(0.01)
+    elapsed = deadline.elapsed()
+    assert 0.01 <= elapsed <= time.perf_counter() - before
     limited = Deadline(5)
     assert limited.at == pytest.approx(limited.start + 5)
+
+
+def test_unlimited_deadline_never_expires():
+    deadline = Deadline(None)
+    assert not deadline.limited and not deadline.expired()
+    assert deadline.remaining() is None and deadline.at is None
+    deadline.check()
+    assert deadline.fraction(0.5).remaining() is None
+
+
+def test_limited_deadline():
+    deadline = Deadline(3600)
+    assert deadline.limited and not deadline.expired()
+    assert 3599 < deadline.remaining() <= 3600
+    assert deadline.remaining(reserve=600) <= 3000
+    assert deadline.expired(reserve=3601)
+    assert Deadline.of(deadline) is deadline
+    assert Deadline.of(10.0).time_limit == 10.0
+    assert deadline.fraction(0.5).remaining() <= 1800
+
+
+def test_passed_deadline():
+    deadline = Deadline(0.0)
+    assert deadline.expired() and deadline.remaining() == 0.0
+    with pytest.raises(DeadlineReached, match="while testing"):
+        deadline.check("while testing")
 
 
 SLOW_VALIDATION_S = 1.5

@@ -14,6 +14,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.datasets import Binarizer
+from odtstudy.dl85 import DL85Regressor
 from odtstudy.study.registry import get_method, list_methods
 
 #: Checked in the default run: one learner per way through the contract (a
@@ -22,9 +23,13 @@ from odtstudy.study.registry import get_method, list_methods
 #: ensemble); the others (~55 checks each, 2 s to 5 min per learner) run with
 #: ``-m slow``.
 DEFAULT_RUN = {
-    "cart", "tao", "dl85", "dl85-numeric", "dl8forest", "mdboost-cart",
-    "random-forest",
+    "cart", "tao", "tmo", "dl85", "dl85-numeric", "cpsat", "dl8forest",
+    "mdboost-cart", "random-forest",
 }  # fmt: skip
+
+#: Parameters of the checks' fits, on top of ``SMALL``: CP-SAT at depth 1
+#: proves each check's optimum in well under its limit.
+CHECK_PARAMS = {"cpsat": {"max_depth": 1}}
 
 #: scikit-learn's ``Pipeline`` stores its fitted steps in its ``steps``
 #: parameter: it fails these two checks with any transformer first
@@ -42,6 +47,14 @@ PIPELINE = {
 
 #: Checks each method fails, with the reason.
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "cpsat": {
+        **PIPELINE,
+        "check_classifiers_train": (
+            "at depth 1 (CHECK_PARAMS) a tree has two leaves: on the check's "
+            "3-class blobs it reaches at most 2/3 training accuracy (the "
+            "check wants 83%)"
+        ),
+    },
     "flowoct": {
         **PIPELINE,
         "check_supervised_y_2d": (
@@ -64,9 +77,8 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
 
 def _learner(name):
     method = get_method(name)
-    estimator = method.make(
-        max_depth=2, time_limit=10, random_state=0, **SMALL.get(name, {})
-    )
+    params = {"max_depth": 2, "time_limit": 10, "random_state": 0}
+    estimator = method.make(**params | SMALL.get(name, {}) | CHECK_PARAMS.get(name, {}))
     takes_binary = getattr(type(estimator), "_requires_binary", False)
     if (takes_binary and method.data == "binary") or name.startswith("optiboost"):
         return make_pipeline(Binarizer(max_thresholds=4), estimator)
@@ -94,7 +106,7 @@ def _estimators(slow):
 
 
 def _expected(estimator):
-    name = _NAMES[id(estimator)]
+    name = _NAMES.get(id(estimator))
     if name in EXPECTED_FAILED_CHECKS:
         return EXPECTED_FAILED_CHECKS[name]
     return PIPELINE if isinstance(estimator, Pipeline) else {}
@@ -105,8 +117,17 @@ def test_learner_passes_sklearn_checks(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([Binarizer(), Binarizer(max_thresholds=3)])
-def test_binarizer_passes_sklearn_checks(estimator, check):
+#: Estimators no study method builds yet (the regression task comes to the
+#: registry with regression studies), checked the same way.
+UNREGISTERED = [
+    Binarizer(),
+    Binarizer(max_thresholds=3),
+    make_pipeline(Binarizer(max_thresholds=4), DL85Regressor(max_depth=2)),
+]
+
+
+@parametrize_with_checks(UNREGISTERED, expected_failed_checks=_expected)
+def test_unregistered_estimator_passes_sklearn_checks(estimator, check):
     check(estimator)
 
 

@@ -4,40 +4,9 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy._deadline import now
 from odtstudy.dl85 import DL85Classifier, _bitset, _cache
-
-
-class _BinaryDL85(DL85Classifier):
-    """DL8.5 on ``X > 0.5``: lets scikit-learn's checks (which draw real X)
-    exercise the full estimator on binary data.
-
-    The tree tests ``x <= 0.5``, so predicting on the raw X routes rows exactly
-    as their binarised copies.
-    """
-
-    _requires_binary = False
-
-    def _fit(self, X, y, sample_weight):
-        return super()._fit((np.asarray(X) > 0.5).astype(np.uint8), y, sample_weight)
-
-
-EXPECTED_FAILED_CHECKS = {
-    "check_classifiers_train": (
-        "the check wants > 83% training accuracy on real-valued blobs; one "
-        "fixed 0.5 cut per feature does not separate them"
-    ),
-}
-
-
-@parametrize_with_checks(
-    [_BinaryDL85(max_depth=2)],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-)
-def test_dl85_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_dl85_rejects_non_binary_x():

@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import (
@@ -253,25 +252,6 @@ def test_regressor_pickle_and_dataframe_names(rng):
     np.testing.assert_array_equal(again.predict(df), reg.predict(df))
     text = export_text(reg)
     assert "value:" in text and ("a <=" in text or "b <=" in text or "c <=" in text)
-
-
-class _BinaryDL85Regressor(DL85Regressor):
-    """DL85Regressor on ``X > 0.5`` so scikit-learn's real-valued checks run."""
-
-    _requires_binary = False
-
-    def _fit(self, X, y, sample_weight):
-        return super()._fit((np.asarray(X) > 0.5).astype(np.uint8), y, sample_weight)
-
-
-@parametrize_with_checks(
-    [_BinaryDL85Regressor(max_depth=2)],
-    expected_failed_checks=lambda est: {
-        "check_regressors_train": "one 0.5 cut per feature underfits the check's data",
-    },
-)
-def test_regressor_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # ---------------------------------------------------------------- helpers

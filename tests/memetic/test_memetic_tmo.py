@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.cart import tree_from_sklearn
 from odtstudy.memetic import TAOClassifier, TMOClassifier
@@ -157,13 +156,3 @@ def test_tmo_string_labels_and_registry():
     assert set(tmo.predict(X)) <= set(names)
     for name, cls in (("tmo", TMOClassifier), ("tao", TAOClassifier)):
         assert get_method(name).estimator_class() is cls
-
-
-@parametrize_with_checks(
-    [
-        TAOClassifier(max_depth=2, random_state=0),
-        TMOClassifier(max_depth=2, population_size=4, n_generations=1, random_state=0),
-    ]
-)
-def test_memetic_sklearn_compatible(estimator, check):
-    check(estimator)
