@@ -1,3 +1,4 @@
+import gzip
 import hashlib
 import json
 import lzma
@@ -21,7 +22,11 @@ def test_every_vendored_dataset_loads_with_its_manifest_shape(entry):
     ds = load_dataset(f"{entry['collection']}/{entry['name']}")
     assert ds.X.shape == (entry["rows"], entry["features"])
     assert len(ds.y) == entry["rows"]
-    assert ds.n_classes == entry["classes"]
+    assert ds.task == entry.get("task", "classification")
+    if ds.task == "classification":
+        assert ds.n_classes == entry["classes"]
+    else:
+        assert ds.y.dtype == np.float64 and np.isfinite(ds.y).all()
     assert len(ds.feature_names) == entry["features"]
     assert ds.kind == entry["kind"]
     if ds.kind == "binary":
@@ -50,7 +55,7 @@ def test_name_resolution_and_sklearn_sets():
     assert load_dataset("breast_cancer").X.shape == (569, 30)
     assert load_dataset("sklearn/digits").X.shape == (1797, 64)
     assert "cp4im/anneal" in list_datasets(collection="cp4im")
-    assert len(list_datasets()) == len(CATALOG) + 4
+    assert len(list_datasets()) == len(CATALOG) + 5
     assert "pydl8.5" in dataset_info("anneal")["source"]
 
 
@@ -77,6 +82,36 @@ def test_contree_suite_is_the_papers_fourteen_numeric_sets_unchanged():
     bank = load_dataset("contree/bank")
     assert bank.X.dtype == np.float64
     assert np.bincount(bank.y).tolist() == [762, 610]
+
+
+OSRT_SETS = (
+    "airfoil airquality enb-cool enb-heat insurance optical real-estate "
+    "seoul-bike servo sync yacht"
+).split()
+
+
+def test_osrt_regression_sets_are_the_papers_eleven_unchanged():
+    assert list_datasets(collection="osrt") == [f"osrt/{n}" for n in OSRT_SETS]
+    assert list_datasets(task="regression") == [
+        *(f"osrt/{n}" for n in OSRT_SETS),
+        "sklearn/diabetes",
+    ]
+    for name in OSRT_SETS:
+        entry = dataset_info(f"osrt/{name}")
+        assert entry["kind"] == "binary" and entry["task"] == "regression"
+        assert "optimal-sparse-regression-tree-public@cc7961b" in entry["source"]
+        packed = resources.files("odtstudy.datasets").joinpath("data", entry["file"])
+        text = gzip.decompress(packed.read_bytes())
+        digest = hashlib.sha256(text).hexdigest()[:16]
+        assert f"sha256 of the text {digest}" in entry["source"]
+    servo = load_dataset("servo")
+    assert servo.name == "osrt/servo" and servo.X.dtype == np.uint8
+    assert servo.y[:2].tolist() == [0.28125095, 0.5062525]
+    with pytest.raises(AttributeError, match="regression table: its target"):
+        servo.n_classes
+    diabetes = load_dataset("sklearn/diabetes")
+    assert diabetes.task == "regression" and diabetes.X.shape == (442, 10)
+    assert load_dataset("diabetes").task == "classification"
 
 
 def test_unknown_dataset_is_a_clear_key_error():

@@ -23,18 +23,21 @@ from odtstudy.datasets._user import (
 __all__ = ["Dataset", "dataset_info", "list_datasets", "load_dataset"]
 
 # Unqualified names shared by several collections resolve in this order.
-_PREFERENCE = ("cp4im", "sklearn", "uci", "contree", "other")
+_PREFERENCE = ("cp4im", "sklearn", "uci", "contree", "osrt", "other")
 _SKLEARN = {
     "iris": "load_iris",
     "wine": "load_wine",
     "breast_cancer": "load_breast_cancer",
     "digits": "load_digits",
+    "diabetes": "load_diabetes",
 }
+#: scikit-learn tables whose target is a number.
+_SKLEARN_REGRESSION = {"diabetes"}
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """A classification table.
+    """A table: features and a target (class labels, or numbers).
 
     Attributes
     ----------
@@ -42,7 +45,8 @@ class Dataset:
         ``uint8`` for 0/1 sets, ``float64`` for numeric sets, ``object`` when
         some columns are categorical (strings).
     y : ndarray of shape (n_samples,)
-        Labels as in the source.
+        Labels as in the source (``task="classification"``), or the numeric
+        target (``task="regression"``).
     feature_names : list of str
     kind : {"binary", "numeric", "categorical"}
     source : str
@@ -52,6 +56,7 @@ class Dataset:
     categorical : tuple of str
         For a user table: its categorical columns (one-hot encoded for the
         learners).
+    task : {"classification", "regression"}
     """
 
     X: np.ndarray
@@ -61,6 +66,7 @@ class Dataset:
     source: str
     name: str = ""
     categorical: tuple = ()
+    task: str = "classification"
 
     @property
     def shape(self):
@@ -68,6 +74,12 @@ class Dataset:
 
     @property
     def n_classes(self) -> int:
+        """Number of distinct labels (a classification table)."""
+        if self.task != "classification":
+            raise AttributeError(
+                f"{self.name or 'this table'} is a {self.task} table: its target "
+                "has no classes"
+            )
         return len(np.unique(self.y))
 
 
@@ -84,33 +96,43 @@ def _catalog() -> dict:
             "collection": "sklearn",
             "loader": loader,
             "kind": "numeric",
+            "task": "regression" if name in _SKLEARN_REGRESSION else "classification",
             "source": f"scikit-learn sklearn.datasets.{loader}",
         }
     return catalog
 
 
-def list_datasets(collection: str | None = None, kind: str | None = None) -> list:
+def list_datasets(
+    collection: str | None = None, kind: str | None = None, task: str | None = None
+) -> list:
     """Qualified names (``collection/name``) of every loadable dataset.
 
     Parameters
     ----------
-    collection : {"cp4im", "uci", "contree", "sklearn", "other", "user"}, default=None
+    collection : {"cp4im", "uci", "contree", "osrt", "sklearn", "other", "user"}, \
+default=None
         ``"user"``: the tables registered by a study file in this process.
     kind : {"binary", "numeric", "categorical"}, default=None
+    task : {"classification", "regression"}, default=None
     """
     names = [
         key
         for key, entry in _catalog().items()
         if (collection is None or entry["collection"] == collection)
         and (kind is None or entry["kind"] == kind)
+        and (task is None or _task(entry) == task)
     ]
-    if collection in (None, "user"):
+    if collection in (None, "user") and task in (None, "classification"):
         names += [
             spec.key
             for spec in user_datasets()
             if kind is None or user_info(spec)["kind"] == kind
         ]
     return sorted(names)
+
+
+def _task(entry: dict) -> str:
+    return entry.get("task", "classification")
 
 
 def _resolve(name: str) -> str:
@@ -186,12 +208,13 @@ def load_dataset(name: str) -> Dataset:
     ----------
     name : str
         A qualified name from :func:`list_datasets` (``"cp4im/anneal"``,
-        ``"uci/iris"``, ``"contree/avila"``, ``"sklearn/iris"``) or an unqualified one
-        (``"anneal"``). An unqualified name found in several collections
-        resolves to the first of CP4IM, scikit-learn, UCI, ConTree's suite:
-        ``"diabetes"`` is the CP4IM (binarised) set, ``"iris"`` is
-        scikit-learn's, ``"segment"`` CP4IM's (``"contree/segment"`` is the
-        numeric one).
+        ``"uci/iris"``, ``"contree/avila"``, ``"osrt/servo"``, ``"sklearn/iris"``)
+        or an unqualified one (``"anneal"``). An unqualified name found in
+        several collections resolves to the first of CP4IM, scikit-learn, UCI,
+        ConTree's suite, OSRT's regression sets: ``"diabetes"`` is the CP4IM
+        (binarised) set (``"sklearn/diabetes"`` is scikit-learn's regression
+        table), ``"iris"`` is scikit-learn's, ``"segment"`` CP4IM's
+        (``"contree/segment"`` is the numeric one).
 
     Returns
     -------
@@ -222,4 +245,8 @@ def load_dataset(name: str) -> Dataset:
             f"says ({entry['rows']}, {entry['features']}): the vendored file is "
             "corrupt; reinstall odtstudy"
         )
-    return Dataset(X, y, names, entry["kind"], entry["source"], key)
+    if _task(entry) == "regression":
+        y = np.asarray(y, dtype=np.float64)
+    return Dataset(
+        X, y, names, entry["kind"], entry["source"], key, task=_task(entry)
+    )
