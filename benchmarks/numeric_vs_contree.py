@@ -5,6 +5,7 @@ One command::
     python benchmarks/numeric_vs_contree.py [--depths 2 3 4] [--time-limit 60]
                                             [--datasets uci/iris uci/sonar ...]
                                             [--repeats 3] [--with-binarized]
+                                            [--with-old [--old-rev REV]]
                                             [--output FILE]
 
 ``ours`` is ``DL85Classifier(thresholds="all", max_depth=d, time_limit=T)``
@@ -15,6 +16,11 @@ of every feature, so wherever both prove optimality their objectives must be
 equal. ``--with-binarized`` adds ``binarized``: DL8.5 on
 ``Binarizer()`` (every midpoint) of the same rows, binarised before the
 timed fit, the only way DL8.5 took numbers before ``thresholds``.
+``--with-old`` adds ``old``: the same fit as ``ours`` by the engine of
+another revision (``--old-rev``, default the merge base with ``main``),
+built beside this one as ``odtstudy_old`` (``benchmarks/_old_engine.py``),
+so ``ours/old`` measures an engine change against the ConTree reference in
+the same run.
 
 The default datasets are the numeric UCI sets vendored in the package (every
 ``uci/*`` set of kind numeric, which covers the numeric sets of the
@@ -58,6 +64,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _old_engine import old_engine_path
 from dl85_vs_pydl85 import _fmt_time, _geomean, run_fit
 
 from odtstudy.datasets import Binarizer, dataset_info, list_datasets, load_dataset
@@ -67,17 +74,29 @@ DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "numeric_vs_contree.txt"
 EXACT_NUMERIC = ROOT / "odtstudy" / "study" / "configs" / "exact-numeric.toml"
 SOLVERS = ["ours", "contree"]
 BINARIZED = "binarized"
-SHORT = {"ours": "ours", "contree": "ctree", BINARIZED: "bin"}
+OLD = "old"
+SHORT = {"ours": "ours", "contree": "ctree", BINARIZED: "bin", OLD: "old"}
+
+
+def _fit_numeric(estimator_class, X, y, depth, limit):
+    clf = estimator_class(thresholds="all", max_depth=depth, time_limit=limit)
+    start = time.perf_counter()
+    clf.fit(X, y)
+    elapsed = time.perf_counter() - start
+    return elapsed, float(clf.objective_), bool(clf.optimal_)
 
 
 def _fit_ours(X, y, depth, limit):
     from odtstudy.dl85 import DL85Classifier
 
-    clf = DL85Classifier(thresholds="all", max_depth=depth, time_limit=limit)
-    start = time.perf_counter()
-    clf.fit(X, y)
-    elapsed = time.perf_counter() - start
-    return elapsed, float(clf.objective_), bool(clf.optimal_)
+    return _fit_numeric(DL85Classifier, X, y, depth, limit)
+
+
+def _fit_old(X, y, depth, limit):
+    sys.path.insert(0, old_engine_path())
+    from odtstudy_old.dl85 import DL85Classifier
+
+    return _fit_numeric(DL85Classifier, X, y, depth, limit)
 
 
 def _fit_contree(X, y, depth, limit):
@@ -105,7 +124,12 @@ def _fit_binarized(X, y, depth, limit):
     return elapsed, float(clf.objective_), bool(clf.optimal_)
 
 
-FITTERS = {"ours": _fit_ours, "contree": _fit_contree, BINARIZED: _fit_binarized}
+FITTERS = {
+    "ours": _fit_ours,
+    "contree": _fit_contree,
+    BINARIZED: _fit_binarized,
+    OLD: _fit_old,
+}
 
 
 def default_datasets() -> list[str]:
@@ -286,6 +310,16 @@ def main(argv=None):
         help="also DL8.5 on the every-midpoint Binarizer output",
     )
     parser.add_argument(
+        "--with-old",
+        action="store_true",
+        help="also the same fit by the engine of --old-rev (odtstudy_old)",
+    )
+    parser.add_argument(
+        "--old-rev",
+        default=None,
+        help="git revision of the old engine (default: the merge base with main)",
+    )
+    parser.add_argument(
         "--output",
         default=str(DEFAULT_OUTPUT),
         help=f"append the results to this file (default {DEFAULT_OUTPUT}; "
@@ -294,6 +328,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     datasets = args.datasets or default_datasets()
     solvers = SOLVERS + ([BINARIZED] if args.with_binarized else [])
+    if args.old_rev:
+        os.environ["ODTSTUDY_OLD_REV"] = args.old_rev  # read by the children too
+    if args.with_old:
+        solvers.append(OLD)
+        old_engine_path()  # build it once, before the forked children
     others = solvers[1:]
 
     out = _Out(args.output)
@@ -331,7 +370,7 @@ def main(argv=None):
         X = np.ascontiguousarray(data.X, dtype=np.float64)
         _, y = np.unique(np.asarray(data.y), return_inverse=True)
         y = y.astype(np.int64)
-        inputs = {"ours": X, "contree": X}
+        inputs = {"ours": X, "contree": X, OLD: X}
         if args.with_binarized:
             inputs[BINARIZED] = np.ascontiguousarray(Binarizer().fit_transform(X))
         shape = (X.shape[0], X.shape[1], _thresholds(X))
