@@ -39,6 +39,16 @@ def _check_writable(folder, output) -> None:
         ) from None
 
 
+def _make_report(name, output, scale):
+    """The study's report, opened by its paper's section when it reproduces one."""
+    from odtstudy.reproduce import paper_preface
+    from odtstudy.study import make_report
+
+    return make_report(
+        name, output_dir=output, scale=scale, preface=paper_preface(name)
+    )
+
+
 def _run_study(args, name, overrides=None, scheduler=None) -> int:
     """Run study ``name`` (resumable) and write its report: the one code path
     of ``odtstudy study`` and ``odtstudy reproduce``."""
@@ -46,7 +56,6 @@ def _run_study(args, name, overrides=None, scheduler=None) -> int:
         StudyInterrupted,
         expand_runs,
         load_config,
-        make_report,
         run_study,
         study_folder,
     )
@@ -70,11 +79,11 @@ def _run_study(args, name, overrides=None, scheduler=None) -> int:
         )
     except StudyInterrupted as stop:
         if stop.recorded or (folder / "results.jsonl").exists():
-            make_report(config.name, output_dir=args.output, scale=config.scale)
+            _make_report(config.name, args.output, config.scale)
         resume = " ".join(["odtstudy", args.command, *args.argv])
         print(f"\nodtstudy: {stop}; resume with: {resume}", file=sys.stderr)
         return 128 + stop.signum
-    path = make_report(config.name, output_dir=args.output, scale=config.scale)
+    path = _make_report(config.name, args.output, config.scale)
     print(
         f"study {config.name!r}: {len(store.load())} runs recorded in {store.path} "
         f"({time.perf_counter() - start:.1f} s); report: {path}"
@@ -135,7 +144,6 @@ def _dry_run(config, runs, folder) -> int:
 
 
 def _report(args) -> int:
-    from odtstudy.study import make_report
     from odtstudy.study.report import compare_studies
 
     if args.other:
@@ -144,7 +152,7 @@ def _report(args) -> int:
         )
         print(path)
         return 0
-    print(make_report(args.name, output_dir=args.output, scale=args.scale))
+    print(_make_report(args.name, args.output, args.scale))
     return 0
 
 

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from odtstudy.study.readme_figures import main, update
+from odtstudy.reproduce.readme_figures import main
+from odtstudy.study.readme_figures import update
 
 ROOT = Path(__file__).resolve().parent.parent
 

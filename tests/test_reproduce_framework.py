@@ -22,11 +22,12 @@ from odtstudy.reproduce import (
     claims_module,
     list_reproductions,
     load_published,
+    paper_preface,
     verdict_table_complete,
     verdict_table_problems,
 )
 from odtstudy.reproduce._evidence import claim_result, judge_claims
-from odtstudy.study import make_report
+from odtstudy.study import add_config_dir, make_report, remove_config_dir
 
 NAME = "fakerepro"
 MODULE = f"odtstudy.reproduce._papers.{NAME}"
@@ -129,13 +130,14 @@ def fake(tmp_path, monkeypatch):
     data = tmp_path / "published"
     data.mkdir()
     (data / f"{NAME}.toml").write_text(PUBLISHED)
-    monkeypatch.setattr("odtstudy.study.config._configs_dir", lambda: configs)
     monkeypatch.setattr("odtstudy.reproduce._published._data_dir", lambda: data)
     module = types.ModuleType(MODULE)
     module.RULES = "reproduced: DL8.5's training accuracy ≥ CART's."
     module.evaluate = _evaluate_ok
     monkeypatch.setitem(sys.modules, MODULE, module)
-    return module
+    add_config_dir(configs)
+    yield module
+    remove_config_dir(configs)
 
 
 def _run(tmp_path, *extra):
@@ -207,7 +209,9 @@ def test_report_opens_with_the_paper_section(fake, tmp_path):
     assert "— (not run at this scale)" in head
     assert "| 0.99 |" in head and "| timeout |" in head
     # `odtstudy report` gives the same report (through make_report)
-    again = make_report(NAME, output_dir=tmp_path / "out", scale="smoke")
+    again = make_report(
+        NAME, output_dir=tmp_path / "out", scale="smoke", preface=paper_preface(NAME)
+    )
     assert again.read_text() == text
     assert PAPER_HEADING in (folder / "report.html").read_text()
 

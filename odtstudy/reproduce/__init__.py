@@ -5,7 +5,8 @@ A reproduction ``<name>`` is three files: the study
 ``paper``), the published numbers ``published/<name>.toml``
 (:func:`load_published`) and the claims module ``_papers/<name>.py`` (``-`` as
 ``_``) with ``RULES`` and ``evaluate(records, published)`` returning one
-:class:`ClaimResult` per claim. Its report opens with :func:`paper_section`.
+:class:`ClaimResult` per claim. Its report opens with :func:`paper_section`
+(:func:`paper_preface` is the ``preface`` of :func:`odtstudy.study.make_report`).
 """
 
 from odtstudy.reproduce._claims import VERDICTS, ClaimResult
@@ -15,10 +16,12 @@ from odtstudy.reproduce._report import (
     claims_module,
     evaluate_claims,
     our_values,
+    paper_preface,
     paper_section,
     verdict_table_complete,
     verdict_table_problems,
 )
+from odtstudy.study import list_studies
 
 __all__ = [
     "PAPER_HEADING",
@@ -31,6 +34,7 @@ __all__ = [
     "list_reproductions",
     "load_published",
     "our_values",
+    "paper_preface",
     "paper_section",
     "verdict_table_complete",
     "verdict_table_problems",
@@ -43,8 +47,6 @@ def check_reproduction(name: str) -> None:
     It needs its published numbers (an unknown name lists the reproductions),
     a study configuration of the same name and a claims module.
     """
-    from odtstudy.study import list_studies
-
     load_published(name)
     if name not in list_studies():
         raise ValueError(

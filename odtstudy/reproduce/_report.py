@@ -1,13 +1,14 @@
 """The opening section of a reproduction's report: "Paper vs odtstudy".
 
-:func:`paper_section` is called by :func:`odtstudy.study.make_report` first,
-before the protocol sections, whenever ``published/<study>.toml`` exists. It
-writes the paper's citation, the paper's protocol beside ours (hardware, time
-limit, scale), the claims module's ``RULES`` and the data file's thresholds,
-the verdict table (one row per claim of the data file, checked complete, each
-with its sensitivity to the thresholds), a count of the verdicts, the checks
-of the implementation (pass / fail, never counted as claims), and every
-published value beside our matching value.
+:func:`paper_section` opens the report of a study that reproduces a paper
+(``published/<study>.toml`` exists): :func:`paper_preface` hands it to
+:func:`odtstudy.study.make_report` as its ``preface``. It writes the paper's
+citation, the paper's protocol beside ours (hardware, time limit, scale),
+the claims module's ``RULES`` and the data file's thresholds, the verdict
+table (one row per claim of the data file, checked complete, each with its
+sensitivity to the thresholds), a count of the verdicts, the checks of the
+implementation (pass / fail, never counted as claims), and every published
+value beside our matching value.
 
 A claims module is ``odtstudy.reproduce._papers.<name with - as _>`` and
 exposes ``RULES`` (Markdown; ``{name}`` fields are filled with the data file's
@@ -36,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from odtstudy.reproduce._claims import CHECK_VERDICTS, VERDICTS, ClaimResult
-from odtstudy.reproduce._published import Published, load_published
+from odtstudy.reproduce._published import Published, list_reproductions, load_published
+from odtstudy.study import study_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +50,7 @@ __all__ = [
     "claims_module",
     "evaluate_claims",
     "our_values",
+    "paper_preface",
     "paper_section",
     "verdict_table_complete",
     "verdict_table_problems",
@@ -262,10 +265,10 @@ def _parse_section(text: str) -> tuple:
 
 
 def _study_description(name: str) -> str:
-    """The built-in study's ``description`` (empty when there is none)."""
-    from odtstudy.study.config import _configs_dir
-
-    path = _configs_dir().joinpath(f"{name}.toml")
+    """The study's ``description`` (empty when there is none)."""
+    path = study_file(name)
+    if path is None:
+        return ""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError):
@@ -634,3 +637,23 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
             doc.table(table[unmatched])
             doc.end_details()
     return results
+
+
+def paper_preface(name: str) -> list:
+    """The ``preface`` of :func:`odtstudy.study.make_report` for study ``name``.
+
+    Returns
+    -------
+    list of (str, callable)
+        For a reproduction, one section: "Paper vs odtstudy"
+        (:func:`paper_section`), then the heading of the study behind the
+        verdicts; for any other study, none.
+    """
+    if name not in list_reproductions():
+        return []
+
+    def write(doc, records, scale) -> None:
+        paper_section(doc, name, records, scale)
+        doc.heading("The study behind the verdicts")
+
+    return [(PAPER_HEADING, write)]

@@ -1,6 +1,15 @@
 """Study runner: cross-validated comparisons of learners, with reports."""
 
-from odtstudy.study.config import MethodSpec, StudyConfig, list_studies, load_config
+from odtstudy.study.config import (
+    MethodSpec,
+    StudyConfig,
+    add_config_dir,
+    config_dirs,
+    list_studies,
+    load_config,
+    remove_config_dir,
+    study_file,
+)
 from odtstudy.study.registry import (
     Method,
     get_method,
@@ -23,6 +32,8 @@ __all__ = [
     "ResultsStore",
     "StudyConfig",
     "StudyInterrupted",
+    "add_config_dir",
+    "config_dirs",
     "expand_runs",
     "get_method",
     "list_methods",
@@ -31,6 +42,8 @@ __all__ = [
     "make_report",
     "protocol_of",
     "register_method",
+    "remove_config_dir",
     "run_study",
+    "study_file",
     "study_folder",
 ]

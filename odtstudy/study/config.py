@@ -161,7 +161,16 @@ from odtstudy.study._user_inputs import (
 )
 from odtstudy.study.registry import RUNNER_PARAMS, get_method, list_methods
 
-__all__ = ["MethodSpec", "StudyConfig", "list_studies", "load_config"]
+__all__ = [
+    "MethodSpec",
+    "StudyConfig",
+    "add_config_dir",
+    "config_dirs",
+    "list_studies",
+    "load_config",
+    "remove_config_dir",
+    "study_file",
+]
 
 SCALES = ("smoke", "default", "paper")
 _STUDY_KEYS = {
@@ -742,17 +751,61 @@ def _check_specs(config, where):
 
 
 # ----------------------------------------------------------------- files
-def _configs_dir():
-    return resources.files("odtstudy.study").joinpath("configs")
+_EXTRA_DIRS: list = []
+
+
+def add_config_dir(folder) -> None:
+    """Also find studies by name in ``folder`` (searched after the built-in ones).
+
+    A study ``<name>`` there is the file ``<name>.toml`` or ``<name>/study.toml``.
+    A higher layer registers its own studies this way (the reproductions do).
+
+    Parameters
+    ----------
+    folder : path or importlib.resources.abc.Traversable
+    """
+    folder = Path(folder) if isinstance(folder, str) else folder
+    if folder not in _EXTRA_DIRS:
+        _EXTRA_DIRS.append(folder)
+
+
+def remove_config_dir(folder) -> None:
+    """Undo :func:`add_config_dir` (nothing happens for a folder not added)."""
+    folder = Path(folder) if isinstance(folder, str) else folder
+    if folder in _EXTRA_DIRS:
+        _EXTRA_DIRS.remove(folder)
+
+
+def config_dirs() -> list:
+    """The folders searched for a study by name, in order: the built-in studies
+    of ``odtstudy/study/configs``, then those given to :func:`add_config_dir`."""
+    return [resources.files("odtstudy.study").joinpath("configs"), *_EXTRA_DIRS]
+
+
+def _files_in(folder) -> dict:
+    """Study name -> file of the studies in one folder."""
+    files = {}
+    for entry in folder.iterdir():
+        if entry.name.endswith(".toml") and entry.is_file():
+            files[entry.name[: -len(".toml")]] = entry
+        elif entry.is_dir() and entry.joinpath("study.toml").is_file():
+            files[entry.name] = entry.joinpath("study.toml")
+    return files
+
+
+def study_file(name: str):
+    """The file of the study ``name`` (the first folder of :func:`config_dirs`
+    that holds it), or None when no folder does."""
+    for folder in config_dirs():
+        found = _files_in(folder).get(name)
+        if found is not None:
+            return found
+    return None
 
 
 def list_studies() -> list:
-    """Names of the built-in study configurations."""
-    return sorted(
-        p.name[: -len(".toml")]
-        for p in _configs_dir().iterdir()
-        if p.name.endswith(".toml")
-    )
+    """Names of the studies found by name (see :func:`config_dirs`)."""
+    return sorted({name for folder in config_dirs() for name in _files_in(folder)})
 
 
 def _decoded(data: bytes, origin: str) -> str:
@@ -779,8 +832,8 @@ def _read_toml(name_or_path) -> tuple[dict, str, str, Path]:
         text = _decoded(path.read_bytes(), origin)
         folder = path.resolve().parent
     else:
-        resource = _configs_dir().joinpath(f"{name_or_path}.toml")
-        if not resource.is_file():
+        resource = study_file(str(name_or_path))
+        if resource is None:
             raise KeyError(
                 f"unknown study {name_or_path!r}; built-in studies: "
                 f"{list_studies()} (or pass a path to a .toml file)"

@@ -1,8 +1,9 @@
 """The README's figures, computed from the committed reference reports' records.
 
-One command rewrites them::
+This module gives the studies' figures (:func:`figures`); the reproductions
+add theirs, and one command rewrites them all::
 
-    python -m odtstudy.study.readme_figures [--check]
+    python -m odtstudy.reproduce.readme_figures [--check]
         [--readme README.md docs/reference-reports/README.md]
         [--reports docs/reference-reports]
 
@@ -16,10 +17,8 @@ can hold the README to its records.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ from odtstudy.study._speed import speed_table
 from odtstudy.study.report import _protocols_newest_first
 from odtstudy.study.results import ResultsStore
 
-__all__ = ["figures", "main", "update"]
+__all__ = ["figures", "main", "newest_records", "update"]
 
 #: The published tools compared in the README's headline, with their names.
 TOOLS = {
@@ -53,7 +52,8 @@ def _newest_protocol(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["protocol_id"] == newest].reset_index(drop=True)
 
 
-def _records(folder: Path) -> StudyRecords:
+def newest_records(folder: Path) -> StudyRecords:
+    """The records of the newest protocol in ``folder/results.jsonl``."""
     frame = ResultsStore(folder).load()
     if frame.empty:
         raise ValueError(f"no records in {folder}/results.jsonl")
@@ -222,55 +222,6 @@ def _hard_headline(records: StudyRecords) -> str:
     return f"proven within {limit:g} s per fit: " + ", ".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
-def _folder_verdicts(folder: Path) -> str:
-    return _verdicts(folder.name, _records(folder))
-
-
-def _verdicts(name: str, records: StudyRecords) -> str:
-    """One cell: a reproduction's verdict counts, the claims it does not
-    reproduce, and its implementation checks."""
-    from odtstudy.reproduce import VERDICTS, evaluate_claims, load_published
-
-    _, results, error = evaluate_claims(name, records, load_published(name))
-    if error:
-        return f"the claims module failed: {error}"
-    claims = [r for r in results if not r.check]
-    counts = [
-        f"{n} {verdict}"
-        for verdict in VERDICTS
-        if (n := sum(r.verdict == verdict for r in claims))
-    ]
-    text = f"{len(claims)} claims: {', '.join(counts)}"
-    for verdict in VERDICTS[2:]:  # not reproduced, not comparable
-        ids = [r.claim for r in claims if r.verdict == verdict]
-        if ids:
-            text += f"; {verdict}: {', '.join(f'`{i}`' for i in ids)}"
-    checks = [r for r in results if r.check]
-    if checks:
-        passed = sum(r.verdict == "pass" for r in checks)
-        text += f"; checks: {passed} of {len(checks)} pass"
-    return text
-
-
-def _reproductions(reports: Path) -> str:
-    """The README's reproductions table: one row per committed report."""
-    from odtstudy.reproduce import list_reproductions, load_published
-
-    lines = [
-        "| reproduction | paper | verdicts at default scale |",
-        "|---|---|---|",
-    ]
-    for name in list_reproductions():
-        folder = Path(reports) / name
-        if not (folder / "results.jsonl").exists():
-            continue
-        citation = load_published(name).paper["citation"].replace("|", "/")
-        verdicts = _folder_verdicts(folder)
-        lines.append(f"| `odtstudy reproduce {name}` | {citation} | {verdicts} |")
-    return "\n".join(lines)
-
-
 def _workers(frame: pd.DataFrame) -> str:
     if "provenance" not in frame or not frame["provenance"].notna().any():
         return "not recorded"
@@ -281,11 +232,9 @@ def _workers(frame: pd.DataFrame) -> str:
     return ", ".join(sorted(values))
 
 
-def _reference_reports(reports: Path) -> str:
+def _reference_reports(reports: Path, verdicts) -> str:
     """One row per committed reference report: its runs, their summed wall
-    time, how many ran at once, and a reproduction's verdicts."""
-    from odtstudy.reproduce import list_reproductions
-
+    time, how many ran at once, and ``verdicts(folder)`` (none: "–")."""
     lines = [
         "| report | methods | runs | wall time of the runs | runs at a time "
         "| verdicts |",
@@ -294,16 +243,14 @@ def _reference_reports(reports: Path) -> str:
     for folder in sorted(p for p in Path(reports).iterdir() if p.is_dir()):
         if not (folder / "results.jsonl").exists():
             continue
-        records = _records(folder)
+        records = newest_records(folder)
         frame = records.frame
         minutes = float(frame["wall_time_s"].fillna(0).sum()) / 60
-        verdicts = (
-            _folder_verdicts(folder) if folder.name in list_reproductions() else "–"
-        )
+        verdict = (verdicts(folder) if verdicts else None) or "–"
         lines.append(
             f"| [`{folder.name}`]({folder.name}/report.md) | "
             f"{frame['method'].nunique()} | {len(frame)} | "
-            f"{minutes:.1f} min | {_workers(frame)} | {verdicts} |"
+            f"{minutes:.1f} min | {_workers(frame)} | {verdict} |"
         )
     return "\n".join(lines)
 
@@ -326,18 +273,19 @@ def _heuristics(records: StudyRecords) -> str:
     return "; ".join(parts) + "." if parts else "No heuristic ran."
 
 
-def figures(reports: Path) -> dict:
-    """Every README figure by region name, from the records under ``reports``."""
-    versus = _records(Path(reports) / "versus")
+def figures(reports: Path, verdicts=None) -> dict:
+    """The studies' README figures by region name, from the records under
+    ``reports``; ``verdicts(folder)`` is a reference report's verdicts cell
+    (None: not a reproduction)."""
+    versus = newest_records(Path(reports) / "versus")
     values = {
         "versus-headline": _headline(versus),
         "versus-protocol": _protocol(versus),
         "versus-table": _versus_table(versus),
         "versus-heuristics": _heuristics(versus),
-        "reproductions": _reproductions(Path(reports)),
-        "reference-reports": _reference_reports(Path(reports)),
+        "reference-reports": _reference_reports(Path(reports), verdicts),
     }
-    hard = _records(Path(reports) / "versus-hard")
+    hard = newest_records(Path(reports) / "versus-hard")
     values |= {
         "versus-hard-headline": _hard_headline(hard),
         "versus-hard-protocol": _protocol(hard),
@@ -365,7 +313,8 @@ def update(text: str, values: dict) -> tuple[str, list]:
     return _REGION.sub(replace, text), changed
 
 
-def main(argv=None) -> int:
+def main(argv=None, make_figures=figures) -> int:
+    """Rewrite (or ``--check``) the README regions with ``make_figures(reports)``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--readme",
@@ -376,7 +325,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reports", type=Path, default=Path("docs/reference-reports"))
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    values = figures(args.reports)
+    values = make_figures(args.reports)
     differs = False
     for readme in args.readme:
         text = readme.read_text(encoding="utf-8")
@@ -389,7 +338,3 @@ def main(argv=None) -> int:
         readme.write_text(new, encoding="utf-8")
         print(f"{readme}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
     return 1 if differs else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

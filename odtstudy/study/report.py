@@ -447,14 +447,16 @@ def _environment(doc: Document, frame: pd.DataFrame) -> None:
         doc.text(f"Host(s): {hosts}. " + ", ".join(f"{k} {v}" for k, v in pairs))
 
 
-def _paper_section(doc, study, frame, protocol_id, scale) -> None:
-    """The "Paper vs odtstudy" section first, when ``study`` reproduces a paper."""
-    from odtstudy.reproduce import list_reproductions, paper_section
+def _preface(doc, sections, frame, protocol_id, scale) -> None:
+    """The opening sections, each from the newest protocol's records; one that
+    raises is reported in its place, and the others are still written."""
+    part = frame[frame["protocol_id"] == protocol_id]
+    for title, write in sections:
+        _guarded(doc, title, _write_section, write, doc, part, scale)
 
-    if study in list_reproductions():
-        part = frame[frame["protocol_id"] == protocol_id]
-        paper_section(doc, study, StudyRecords.from_frame(part), scale)
-        doc.heading("The study behind the verdicts")
+
+def _write_section(write, doc, part, scale) -> None:
+    write(doc, StudyRecords.from_frame(part), scale)
 
 
 def _guarded(doc: Document, what: str, build, *args) -> None:
@@ -477,16 +479,19 @@ def _guarded(doc: Document, what: str, build, *args) -> None:
 
 
 def make_report(
-    study: str, output_dir="reports", scale: str = "default", reference=None
+    study: str,
+    output_dir="reports",
+    scale: str = "default",
+    reference=None,
+    preface=(),
 ) -> Path:
     """Write ``report.md`` and ``report.html`` for a study from its records.
 
     Runs of different protocols (see :func:`odtstudy.study.protocol_of`) are
     never pooled: each protocol gets its own section, newest first, and the
-    top of the report says how many there are. A study that reproduces a
-    paper (``odtstudy/reproduce/published/<study>.toml`` exists) opens with
-    :func:`odtstudy.reproduce.paper_section` on its newest protocol. Each
-    section is described in :func:`protocol_section`. ``results.csv`` and
+    top of the report says how many there are; the ``preface`` sections come
+    before them. Each protocol's section is described in
+    :func:`protocol_section`. ``results.csv`` and
     ``results.parquet`` (every record, flat) are written beside it.
 
     Parameters
@@ -497,6 +502,13 @@ def make_report(
     reference : str, default=None
         Exact method the others' fit times are compared with (default
         ``dl85`` when present, else the first exact method).
+    preface : sequence of (str, callable), default=()
+        Sections that open the report, as ``(title, write)`` pairs:
+        ``write(doc, records, scale)`` writes into the report's
+        :class:`~odtstudy.study._document.Document` from the newest
+        protocol's :class:`~odtstudy.study._records.StudyRecords`. A section
+        that raises is replaced by an alert naming ``title``. A reproduction
+        opens its report this way (:func:`odtstudy.reproduce.paper_preface`).
 
     Returns
     -------
@@ -523,9 +535,7 @@ def make_report(
             alert=True,
         )
     protocols = _protocols_newest_first(frame)
-    _guarded(
-        doc, "Paper vs odtstudy", _paper_section, doc, study, frame, protocols[0], scale
-    )
+    _preface(doc, preface, frame, protocols[0], scale)
     if len(protocols) > 1:
         doc.text(
             f"This folder holds runs of {len(protocols)} different protocols "

@@ -1,0 +1,88 @@
+"""The README's figures: the studies' (:mod:`odtstudy.study.readme_figures`)
+and the reproductions' verdicts, from the committed reference records.
+
+One command rewrites them all (``--check`` changes nothing and exits with 1
+when a region differs from its records)::
+
+    python -m odtstudy.reproduce.readme_figures [--check]
+        [--readme README.md docs/reference-reports/README.md]
+        [--reports docs/reference-reports]
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+from odtstudy.reproduce._claims import VERDICTS
+from odtstudy.reproduce._published import list_reproductions, load_published
+from odtstudy.reproduce._report import evaluate_claims
+from odtstudy.study import readme_figures as study_figures
+from odtstudy.study.readme_figures import newest_records
+
+__all__ = ["figures", "main"]
+
+
+def _verdicts(name: str, records) -> str:
+    """One cell: a reproduction's verdict counts, the claims it does not
+    reproduce, and its implementation checks."""
+    _, results, error = evaluate_claims(name, records, load_published(name))
+    if error:
+        return f"the claims module failed: {error}"
+    claims = [r for r in results if not r.check]
+    counts = [
+        f"{n} {verdict}"
+        for verdict in VERDICTS
+        if (n := sum(r.verdict == verdict for r in claims))
+    ]
+    text = f"{len(claims)} claims: {', '.join(counts)}"
+    for verdict in VERDICTS[2:]:  # not reproduced, not comparable
+        ids = [r.claim for r in claims if r.verdict == verdict]
+        if ids:
+            text += f"; {verdict}: {', '.join(f'`{i}`' for i in ids)}"
+    checks = [r for r in results if r.check]
+    if checks:
+        passed = sum(r.verdict == "pass" for r in checks)
+        text += f"; checks: {passed} of {len(checks)} pass"
+    return text
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_verdicts(folder: Path) -> str | None:
+    """The verdicts cell of a report folder (None: not a reproduction)."""
+    if folder.name not in list_reproductions():
+        return None
+    return _verdicts(folder.name, newest_records(folder))
+
+
+def _reproductions(reports: Path) -> str:
+    """The README's reproductions table: one row per committed report."""
+    lines = [
+        "| reproduction | paper | verdicts at default scale |",
+        "|---|---|---|",
+    ]
+    for name in list_reproductions():
+        folder = Path(reports) / name
+        if not (folder / "results.jsonl").exists():
+            continue
+        citation = load_published(name).paper["citation"].replace("|", "/")
+        verdicts = _folder_verdicts(folder)
+        lines.append(f"| `odtstudy reproduce {name}` | {citation} | {verdicts} |")
+    return "\n".join(lines)
+
+
+def figures(reports: Path) -> dict:
+    """Every README figure by region name, from the records under ``reports``."""
+    values = study_figures.figures(reports, verdicts=_folder_verdicts)
+    values["reproductions"] = _reproductions(Path(reports))
+    return values
+
+
+def main(argv=None) -> int:
+    """Rewrite (or ``--check``) every README region from the records."""
+    return study_figures.main(argv, make_figures=figures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

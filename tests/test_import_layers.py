@@ -1,0 +1,181 @@
+"""Layers import one way: a module never imports one of a higher layer.
+
+datasets / tree / base  <-  learners  <-  study  <-  reproduce  <-  cli
+
+Every module of ``odtstudy`` is read (``ast`` for Python, import lines for
+Cython) and every import counts, the ones inside functions included, and so
+does ``importlib.import_module("...")`` with a literal name.
+"""
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+import pytest
+
+import odtstudy
+
+PACKAGE = Path(odtstudy.__file__).resolve().parent
+
+#: Layer of each part of the package, lowest first. A module belongs to the
+#: longest prefix listed; every module must have one.
+LAYERS = {
+    "odtstudy": 0,
+    "odtstudy.tree": 0,
+    "odtstudy.base": 0,
+    "odtstudy.datasets": 0,
+    "odtstudy._complete_tree": 0,
+    "odtstudy._deadline": 0,
+    "odtstudy._incumbent": 0,
+    "odtstudy._isolation": 0,
+    "odtstudy._limits": 0,
+    "odtstudy._procmem": 0,
+    "odtstudy.cart": 1,
+    "odtstudy.cp": 1,
+    "odtstudy.dl85": 1,
+    "odtstudy.external": 1,
+    "odtstudy.memetic": 1,
+    "odtstudy.milp": 1,
+    "odtstudy.naiveforest": 1,
+    "odtstudy.study": 2,
+    "odtstudy.reproduce": 3,
+    "odtstudy.cli": 4,
+}
+LAYER_NAMES = ["datasets/tree/base", "learners", "study", "reproduce", "cli"]
+
+_CYTHON_IMPORT = re.compile(
+    r"^\s*(?:from\s+(?P<from>[\w.]+)\s+c?import\s+(?P<names>[\w, ]+)"
+    r"|c?import\s+(?P<plain>[\w.]+))",
+    re.MULTILINE,
+)
+_SUFFIXES = (".py", ".pyx", ".pxd")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
+def _modules() -> dict:
+    """Module name -> file, for every source file of the package."""
+    return {
+        _module_name(path): path
+        for path in sorted(PACKAGE.rglob("*"))
+        if path.suffix in _SUFFIXES and "__pycache__" not in path.parts
+    }
+
+
+def _layer(module: str):
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in LAYERS:
+            return LAYERS[prefix]
+    return None
+
+
+def _target(base: str, name: str) -> str:
+    """``from base import name``: the submodule when ``name`` is one."""
+    full = f"{base}.{name}"
+    return full if full in _modules() else base
+
+
+def _python_imports(module: str, path: Path) -> list:
+    """(line, imported module) of every import in a Python file."""
+    is_package = path.name == "__init__.py"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = module.split(".")
+                drop = node.level - (1 if is_package else 0)
+                parent = parent[: len(parent) - drop] if drop else parent
+                base = ".".join([*parent, *([base] if base else [])])
+            found += [(node.lineno, _target(base, alias.name)) for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None))
+            in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def _cython_imports(path: Path) -> list:
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for match in _CYTHON_IMPORT.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if match["plain"]:
+            found.append((line, match["plain"]))
+            continue
+        for name in match["names"].split(","):
+            found.append((line, _target(match["from"], name.strip())))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(module: str, path: Path) -> list:
+    if path.suffix == ".py":
+        return _python_imports(module, path)
+    return _cython_imports(path)
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent) if PACKAGE in path.parents else path)
+
+
+def layer_violations(modules: dict) -> list:
+    """One line per import of a higher layer (``where: who -> what``)."""
+    problems = []
+    for module, path in modules.items():
+        own = _layer(module)
+        for line, imported in _imports(module, path):
+            if not imported.startswith("odtstudy"):
+                continue
+            other = _layer(imported)
+            if other is not None and other > own:
+                problems.append(
+                    f"{_shown(path)}:{line}: {module} "
+                    f"({LAYER_NAMES[own]}) imports {imported} ({LAYER_NAMES[other]})"
+                )
+    return problems
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in _modules() if _layer(m) is None]
+    assert not missing, f"add these modules to LAYERS: {missing}"
+
+
+def test_no_module_imports_a_higher_layer():
+    problems = layer_violations(_modules())
+    assert not problems, "lower layer imports a higher one:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("source", "caught"),
+    [
+        ("def f():\n    from odtstudy.reproduce import VERDICTS\n", True),
+        ("import odtstudy.cli\n", True),
+        ("from odtstudy import cli\n", True),
+        ("import importlib\nimportlib.import_module('odtstudy.reproduce')\n", True),
+        ("from odtstudy.datasets import load_dataset\n", False),
+        ("from odtstudy.study import registry\n", False),
+    ],
+)
+def test_a_deferred_or_indirect_import_upwards_is_caught(tmp_path, source, caught):
+    path = tmp_path / "report.py"
+    path.write_text(source)
+    modules = {**_modules(), "odtstudy.study.report": path}
+    problems = [p for p in layer_violations(modules) if "odtstudy.study.report " in p]
+    assert bool(problems) == caught, problems
