@@ -8,7 +8,13 @@ import sys
 import time
 
 
+def _find_reproductions() -> None:
+    """Let a study be found by a reproduction's name (``odtstudy study tmo``)."""
+    import odtstudy.reproduce  # noqa: F401  (registers papers/<name>/study.toml)
+
+
 def _study(args) -> int:
+    _find_reproductions()
     if args.name == "list":
         from odtstudy.study import list_studies
 
@@ -176,6 +182,7 @@ def _load_study_inputs(study) -> None:
     if study is not None:
         from odtstudy.study import load_config
 
+        _find_reproductions()
         load_config(study)
 
 

@@ -6,10 +6,11 @@ import pandas as pd
 import pytest
 from reproduce_records import checked_results, run_smoke, verdict_rows
 
-from odtstudy.reproduce import load_published, verdict_table_complete
-from odtstudy.reproduce._papers import dl85_aaai20 as claims
+from odtstudy.reproduce import claims_module, load_published, verdict_table_complete
 from odtstudy.study import ResultsStore, load_config
 from odtstudy.study.report import consistency_violations, heuristic_gaps
+
+claims = claims_module("dl85-aaai20")
 
 NAME = "dl85-aaai20"
 

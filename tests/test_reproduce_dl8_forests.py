@@ -13,9 +13,10 @@ from reproduce_records import (
     verdict_rows,
 )
 
-from odtstudy.reproduce import load_published
-from odtstudy.reproduce._papers import dl8_forests as claims
+from odtstudy.reproduce import claims_module, load_published
 from odtstudy.study import load_config
+
+claims = claims_module("dl8-forests")
 
 NAME = "dl8-forests"
 PUBLISHED = load_published(NAME)

@@ -23,14 +23,22 @@ from odtstudy.reproduce import (
     list_reproductions,
     load_published,
     paper_preface,
+    papers_dir,
     verdict_table_complete,
     verdict_table_problems,
 )
 from odtstudy.reproduce._evidence import claim_result, judge_claims
-from odtstudy.study import add_config_dir, make_report, remove_config_dir
+from odtstudy.reproduce._report import module_name
+from odtstudy.study import (
+    add_config_dir,
+    list_studies,
+    make_report,
+    remove_config_dir,
+    study_file,
+)
 
 NAME = "fakerepro"
-MODULE = f"odtstudy.reproduce._papers.{NAME}"
+MODULE = module_name(NAME)
 
 STUDY = """
 [study]
@@ -124,20 +132,19 @@ def _evaluate_ok(records, published):
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     """Install the fake reproduction; yields the claims module to tweak."""
-    configs = tmp_path / "configs"
-    configs.mkdir()
-    (configs / f"{NAME}.toml").write_text(STUDY)
-    data = tmp_path / "published"
-    data.mkdir()
-    (data / f"{NAME}.toml").write_text(PUBLISHED)
-    monkeypatch.setattr("odtstudy.reproduce._published._data_dir", lambda: data)
+    papers = tmp_path / "papers"
+    (papers / NAME).mkdir(parents=True)
+    (papers / NAME / "study.toml").write_text(STUDY)
+    (papers / NAME / "published.toml").write_text(PUBLISHED)
+    monkeypatch.setattr("odtstudy.reproduce._published.papers_dir", lambda: papers)
+    monkeypatch.setattr("odtstudy.reproduce._report.papers_dir", lambda: papers)
     module = types.ModuleType(MODULE)
     module.RULES = "reproduced: DL8.5's training accuracy ≥ CART's."
     module.evaluate = _evaluate_ok
     monkeypatch.setitem(sys.modules, MODULE, module)
-    add_config_dir(configs)
+    add_config_dir(papers)
     yield module
-    remove_config_dir(configs)
+    remove_config_dir(papers)
 
 
 def _run(tmp_path, *extra):
@@ -171,7 +178,7 @@ def test_missing_claims_module_or_study_is_a_clear_error(
     assert _run(tmp_path)[0] == 2
     assert "has no claims module" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, MODULE, fake)
-    (tmp_path / "configs" / f"{NAME}.toml").unlink()
+    (tmp_path / "papers" / NAME / "study.toml").unlink()
     assert _run(tmp_path)[0] == 2
     assert "has no study configuration" in capsys.readouterr().err
 
@@ -306,7 +313,7 @@ def _evaluate_checked(records, published):
 
 
 def test_checks_are_apart_and_verdicts_have_a_sensitivity(fake, tmp_path):
-    (tmp_path / "published" / f"{NAME}.toml").write_text(PUBLISHED + CHECKED)
+    (tmp_path / "papers" / NAME / "published.toml").write_text(PUBLISHED + CHECKED)
     fake.evaluate = _evaluate_checked
     fake.RULES = "reproduced: a gain of at least {least_gain:.0%}."
     published = load_published(NAME)
@@ -335,7 +342,7 @@ def test_checks_are_apart_and_verdicts_have_a_sensitivity(fake, tmp_path):
 
 def test_a_check_row_missing_is_a_problem(fake):
     published = load_published(NAME)
-    (Path(published_dir(fake)) / f"{NAME}.toml").write_text(PUBLISHED + CHECKED)
+    data_file(fake).write_text(PUBLISHED + CHECKED)
     published = load_published(NAME)
     claims = [
         ClaimResult(c["id"], "", "", "", "", "partly", "") for c in published.claims
@@ -349,10 +356,11 @@ def test_a_check_row_missing_is_a_problem(fake):
         ClaimResult("x", "", "", "", "", "reproduced", "", check=True)
 
 
-def published_dir(fake):
+def data_file(fake) -> Path:
+    """The fake reproduction's ``published.toml``."""
     from odtstudy.reproduce import _published
 
-    return _published._data_dir()
+    return Path(_published.papers_dir()) / NAME / "published.toml"
 
 
 @pytest.mark.parametrize(
@@ -364,20 +372,31 @@ def published_dir(fake):
     ],
 )
 def test_bad_threshold_is_a_clear_error(fake, entry):
-    path = Path(published_dir(fake)) / f"{NAME}.toml"
+    path = data_file(fake)
     path.write_text(PUBLISHED + f"\n[thresholds]\n{entry}\n")
     with pytest.raises(ValueError, match=r"\[thresholds\] x"):
         load_published(NAME)
 
 
 def test_an_unknown_threshold_names_the_file_and_the_known_ones(fake):
-    path = Path(published_dir(fake)) / f"{NAME}.toml"
+    path = data_file(fake)
     path.write_text(PUBLISHED + CHECKED)
     rules = load_published(NAME).rules()
     assert rules["partly"] == 0.5 and rules.read == ["partly"]
     with pytest.raises(KeyError, match=r"no threshold 'parly'.*least_gain, partly"):
         rules["parly"]
     assert rules.moved("partly", 0.6)["partly"] == 0.6
+
+
+def test_each_reproduction_is_one_folder():
+    """study.toml, published.toml and claims.py side by side, found by name."""
+    assert list_reproductions()
+    for name in list_reproductions():
+        folder = Path(str(papers_dir())) / name
+        assert Path(str(study_file(name))) == folder / "study.toml"
+        assert Path(claims_module(name).__file__) == folder / "claims.py"
+        assert load_published(name).name == name
+        assert name in list_studies()
 
 
 def test_every_reproduction_shares_partly_or_says_why():
@@ -413,9 +432,11 @@ def test_claims_modules_state_no_threshold():
     """Every number a verdict rule compares with is a threshold of the data
     file: the claims modules hold no float literal (ints such as 0, 1, 2 for
     counting and indexing stay)."""
-    papers = Path(claims_module("tmo").__file__).parent
-    found = {p.name: _float_literals(p) for p in sorted(papers.glob("*.py"))}
-    assert len(found) >= 6
+    papers = Path(str(papers_dir()))
+    found = {
+        p.parent.name: _float_literals(p) for p in sorted(papers.glob("*/claims.py"))
+    }
+    assert len(found) >= 5
     assert {name: hits for name, hits in found.items() if hits} == {}
 
 

@@ -14,9 +14,10 @@ from reproduce_records import (
     verdict_rows,
 )
 
-from odtstudy.reproduce import load_published
-from odtstudy.reproduce._papers import optimal_boosting as claims
+from odtstudy.reproduce import claims_module, load_published
 from odtstudy.study import load_config
+
+claims = claims_module("optimal-boosting")
 
 NAME = "optimal-boosting"
 PUBLISHED = load_published(NAME)

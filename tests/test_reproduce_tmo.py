@@ -13,9 +13,10 @@ from reproduce_records import (
     verdict_rows,
 )
 
-from odtstudy.reproduce import load_published
-from odtstudy.reproduce._papers import tmo
+from odtstudy.reproduce import claims_module, load_published
 from odtstudy.study import load_config
+
+tmo = claims_module("tmo")
 
 PUBLISHED = load_published("tmo")
 CLAIMS = [c["id"] for c in PUBLISHED.claims]

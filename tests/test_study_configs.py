@@ -3,6 +3,7 @@ end to end in tests/test_reproduce_*.py)."""
 
 import pytest
 
+import odtstudy.reproduce  # noqa: F401  (the reproductions' studies by name)
 from odtstudy.study import list_studies, load_config
 
 

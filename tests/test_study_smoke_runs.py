@@ -2,6 +2,7 @@
 
 import pytest
 
+import odtstudy.reproduce  # noqa: F401  (the reproductions' studies by name)
 from odtstudy.study import load_config, make_report, run_study
 from odtstudy.study.report import consistency_violations, heuristic_gaps
 

@@ -1,16 +1,22 @@
 """Reproductions of the source papers' claims: ``odtstudy reproduce <name>``.
 
-A reproduction ``<name>`` is three files: the study
-``odtstudy/study/configs/<name>.toml`` (scales ``smoke``, ``default``,
-``paper``), the published numbers ``published/<name>.toml``
-(:func:`load_published`) and the claims module ``_papers/<name>.py`` (``-`` as
-``_``) with ``RULES`` and ``evaluate(records, published)`` returning one
-:class:`ClaimResult` per claim. Its report opens with :func:`paper_section`
-(:func:`paper_preface` is the ``preface`` of :func:`odtstudy.study.make_report`).
+A reproduction ``<name>`` is one folder, ``odtstudy/reproduce/papers/<name>/``
+(:func:`papers_dir`): the study ``study.toml`` (scales ``smoke``,
+``default``, ``paper``; found by name once this package is imported), the
+published numbers ``published.toml`` (:func:`load_published`) and the claims
+module ``claims.py`` (:func:`claims_module`) with ``RULES`` and
+``evaluate(records, published)`` returning one :class:`ClaimResult` per claim.
+Its report opens with :func:`paper_section` (:func:`paper_preface` is the
+``preface`` of :func:`odtstudy.study.make_report`).
 """
 
 from odtstudy.reproduce._claims import VERDICTS, ClaimResult
-from odtstudy.reproduce._published import Published, list_reproductions, load_published
+from odtstudy.reproduce._published import (
+    Published,
+    list_reproductions,
+    load_published,
+    papers_dir,
+)
 from odtstudy.reproduce._report import (
     PAPER_HEADING,
     claims_module,
@@ -21,7 +27,7 @@ from odtstudy.reproduce._report import (
     verdict_table_complete,
     verdict_table_problems,
 )
-from odtstudy.study import list_studies
+from odtstudy.study import add_config_dir, list_studies
 
 __all__ = [
     "PAPER_HEADING",
@@ -36,9 +42,12 @@ __all__ = [
     "our_values",
     "paper_preface",
     "paper_section",
+    "papers_dir",
     "verdict_table_complete",
     "verdict_table_problems",
 ]
+
+add_config_dir(papers_dir())
 
 
 def check_reproduction(name: str) -> None:
@@ -51,6 +60,6 @@ def check_reproduction(name: str) -> None:
     if name not in list_studies():
         raise ValueError(
             f"reproduction {name!r} has no study configuration: write "
-            f"odtstudy/study/configs/{name}.toml"
+            f"odtstudy/reproduce/papers/{name}/study.toml"
         )
     claims_module(name)

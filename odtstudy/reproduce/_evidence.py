@@ -1,4 +1,4 @@
-"""Mechanics shared by the claims modules (``_papers/<name>.py``).
+"""Mechanics shared by the claims modules (``papers/<name>/claims.py``).
 
 A claims module keeps its own rules: which cells it compares and the text
 of its reasons; every number its rules compare with is a threshold of its
@@ -31,6 +31,9 @@ __all__ = [
     "graded_verdict",
     "judge_claims",
     "method_table",
+    "percent",
+    "points",
+    "share_text",
     "share_verdict",
     "sign_counts",
     "sign_test",
@@ -345,3 +348,23 @@ def judge_claims(published, judges: dict, *args) -> list:
             )
         results.append(result)
     return results
+
+
+# ------------------------------------------------------------------- wording
+def percent(fraction: float, digits: int = 2) -> str:
+    """A fraction as a percentage: ``0.1234`` -> ``"12.34 %"``."""
+    return f"{100 * fraction:.{digits}f} %"
+
+
+def share_text(hits: int, total: int) -> str:
+    """``hits`` out of ``total`` and its percentage: ``"3/4 (75 %)"``
+    (``"0/0"`` for none)."""
+    return f"{hits}/{total} ({100 * hits / total:.0f} %)" if total else "0/0"
+
+
+def points(
+    difference: float, unit: str = "pts", digits: int = 2, sign: bool = True
+) -> str:
+    """A difference of fractions in percentage points: ``0.012`` -> ``"+1.20 pts"``
+    (``sign=False``: no ``+`` on a positive difference)."""
+    return f"{100 * difference:{'+' if sign else ''}.{digits}f} {unit}"

@@ -1,7 +1,10 @@
-"""The published numbers of a paper, transcribed into ``published/<name>.toml``.
+"""The published numbers of a paper, transcribed into ``papers/<name>/published.toml``.
 
-Layout of a data file (one per paper; ``<name>`` is the reproduction's name,
-which is also the name of its study configuration)::
+A reproduction ``<name>`` is the folder ``papers/<name>/`` of this package
+(:func:`papers_dir`): its study ``study.toml``, the published numbers
+``published.toml`` and the claims module ``claims.py``.
+
+Layout of a data file (one per paper)::
 
     [paper]
     citation = "Aglin, Nijssen & Schaus (2020). Learning optimal ... AAAI."
@@ -58,7 +61,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Published", "list_reproductions", "load_published"]
+__all__ = [
+    "Published",
+    "data_file_label",
+    "list_reproductions",
+    "load_published",
+    "papers_dir",
+]
 
 _VALUE_COLUMNS = [
     "where", "dataset", "method", "paper_method", "depth", "metric", "value",
@@ -100,7 +109,7 @@ class Published:
 
     def rules(self) -> Rules:
         """A fresh :class:`~odtstudy.reproduce._rules.Rules` on the thresholds."""
-        return Rules(self.thresholds, f"published/{self.name}.toml")
+        return Rules(self.thresholds, data_file_label(self.name))
 
     def claim(self, claim_id: str) -> dict:
         """The claim (or check) with this id (KeyError naming the known ids
@@ -112,25 +121,31 @@ class Published:
         raise KeyError(f"{self.name}: no claim {claim_id!r} (claims: {known})")
 
 
-def _data_dir():
-    return resources.files("odtstudy.reproduce").joinpath("published")
+def papers_dir():
+    """The folder of the reproductions: one folder ``<name>/`` each."""
+    return resources.files("odtstudy.reproduce").joinpath("papers")
+
+
+def data_file_label(name: str) -> str:
+    """How messages and reports name the data file of reproduction ``name``."""
+    return f"papers/{name}/published.toml"
 
 
 def list_reproductions() -> list:
-    """Names of the built-in reproductions (one per published data file)."""
+    """Names of the built-in reproductions (one per folder with a data file)."""
     return sorted(
-        p.name[: -len(".toml")]
-        for p in _data_dir().iterdir()
-        if p.name.endswith(".toml")
+        p.name
+        for p in papers_dir().iterdir()
+        if p.is_dir() and p.joinpath("published.toml").is_file()
     )
 
 
 def _problem(name, where, text) -> ValueError:
-    return ValueError(f"published/{name}.toml {where}: {text}")
+    return ValueError(f"{data_file_label(name)} {where}: {text}")
 
 
 def load_published(name: str) -> Published:
-    """Read and check ``published/<name>.toml``.
+    """Read and check ``papers/<name>/published.toml``.
 
     Raises
     ------
@@ -144,7 +159,9 @@ def load_published(name: str) -> Published:
             f"no reproduction named {name!r}; the reproductions are: "
             f"{', '.join(known) or '(none yet)'} (odtstudy reproduce list)"
         )
-    data = tomllib.loads(_data_dir().joinpath(f"{name}.toml").read_text())
+    data = tomllib.loads(
+        papers_dir().joinpath(name).joinpath("published.toml").read_text()
+    )
     paper = data.get("paper", {})
     missing = _PAPER_KEYS - set(paper)
     if missing:
@@ -171,7 +188,7 @@ def load_published(name: str) -> Published:
         raise _problem(
             name, "[[claims]]", "claim and check ids must be present and distinct"
         )
-    thresholds = parse_thresholds(data.get("thresholds", {}), f"published/{name}.toml")
+    thresholds = parse_thresholds(data.get("thresholds", {}), data_file_label(name))
     margin = data.get("sensitivity", {}).get("margin")
     if margin is not None and not (isinstance(margin, (int, float)) and margin > 0):
         raise _problem(name, "[sensitivity]", "margin must be a number > 0")

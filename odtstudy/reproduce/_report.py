@@ -1,7 +1,7 @@
 """The opening section of a reproduction's report: "Paper vs odtstudy".
 
 :func:`paper_section` opens the report of a study that reproduces a paper
-(``published/<study>.toml`` exists): :func:`paper_preface` hands it to
+(``papers/<study>/published.toml`` exists): :func:`paper_preface` hands it to
 :func:`odtstudy.study.make_report` as its ``preface``. It writes the paper's
 citation, the paper's protocol beside ours (hardware, time limit, scale),
 the claims module's ``RULES`` and the data file's thresholds, the verdict
@@ -10,7 +10,8 @@ sensitivity to the thresholds), a count of the verdicts, the checks of the
 implementation (pass / fail, never counted as claims), and every published
 value beside our matching value.
 
-A claims module is ``odtstudy.reproduce._papers.<name with - as _>`` and
+A claims module is ``papers/<name>/claims.py``, loaded from its file by
+:func:`claims_module`, and
 exposes ``RULES`` (Markdown; ``{name}`` fields are filled with the data file's
 thresholds, as :meth:`str.format`) and ``evaluate(records, published)``
 returning one :class:`~odtstudy.reproduce.ClaimResult` per claim id, then per
@@ -26,7 +27,7 @@ the claims are shown as "not comparable" with the error in their reason.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import json
 import logging
 import re
@@ -37,7 +38,13 @@ import numpy as np
 import pandas as pd
 
 from odtstudy.reproduce._claims import CHECK_VERDICTS, VERDICTS, ClaimResult
-from odtstudy.reproduce._published import Published, list_reproductions, load_published
+from odtstudy.reproduce._published import (
+    Published,
+    data_file_label,
+    list_reproductions,
+    load_published,
+    papers_dir,
+)
 from odtstudy.study import study_file
 
 if sys.version_info >= (3, 11):
@@ -70,12 +77,17 @@ _CLAIM_CELL = re.compile(r"^\*\*(.+?)\*\*")
 
 
 def module_name(name: str) -> str:
-    """Import path of a reproduction's claims module."""
-    return f"odtstudy.reproduce._papers.{name.replace('-', '_')}"
+    """The name a reproduction's claims module is loaded under (in ``sys.modules``)."""
+    return f"odtstudy.reproduce.papers.{name}.claims"
+
+
+def claims_file(name: str) -> str:
+    """How reports and messages name the claims module of reproduction ``name``."""
+    return f"odtstudy/reproduce/papers/{name}/claims.py"
 
 
 def claims_module(name: str):
-    """Import the claims module of reproduction ``name``.
+    """The claims module of reproduction ``name``, loaded from its file once.
 
     Raises
     ------
@@ -83,20 +95,28 @@ def claims_module(name: str):
         When there is none (naming the file to write), or when it lacks
         ``RULES`` or ``evaluate``.
     """
-    path = module_name(name)
-    try:
-        module = importlib.import_module(path)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and path.startswith(exc.name):
+    key = module_name(name)
+    module = sys.modules.get(key)
+    if module is None:
+        path = papers_dir().joinpath(name).joinpath("claims.py")
+        if not path.is_file():
             raise ValueError(
                 f"reproduction {name!r} has no claims module: write "
-                f"odtstudy/reproduce/_papers/{name.replace('-', '_')}.py "
-                "(RULES and evaluate(records, published))"
-            ) from None
-        raise
-    missing = [key for key in ("RULES", "evaluate") if not hasattr(module, key)]
+                f"{claims_file(name)} (RULES and evaluate(records, published))"
+            )
+        spec = importlib.util.spec_from_file_location(key, str(path))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module  # dataclasses look their module up there
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    missing = [k for k in ("RULES", "evaluate") if not hasattr(module, k)]
     if missing:
-        raise ValueError(f"claims module {path} lacks {', '.join(missing)}")
+        raise ValueError(
+            f"claims module {claims_file(name)} lacks {', '.join(missing)}"
+        )
     return module
 
 
@@ -534,7 +554,7 @@ def _thresholds_section(doc, published: Published) -> None:
         return
     doc.text(
         f"The thresholds of these rules, from `[thresholds]` of "
-        f"`odtstudy/reproduce/published/{published.name}.toml` (fixed before "
+        f"`odtstudy/reproduce/{data_file_label(published.name)}` (fixed before "
         "the runs; a value that departs from the one the other reproductions "
         "use says why):"
     )
@@ -571,8 +591,8 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
     doc.text(
         f"Reproduction `{name}` of {published.paper['citation']} "
         f"(text: `{published.paper['source']}`). Published numbers: "
-        f"`odtstudy/reproduce/published/{name}.toml`; verdicts: "
-        f"`{module_name(name)}`, computed from the records below, newest "
+        f"`odtstudy/reproduce/{data_file_label(name)}`; verdicts: "
+        f"`{claims_file(name)}`, computed from the records below, newest "
         "protocol only."
     )
     description = _study_description(name)

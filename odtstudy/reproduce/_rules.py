@@ -3,7 +3,7 @@ to them.
 
 Every number a claims module compares with (a share, a factor, a test's
 alpha, a fewest count) is a named entry of the ``[thresholds]`` table of its
-data file ``published/<name>.toml``, fixed before the runs::
+data file ``papers/<name>/published.toml``, fixed before the runs::
 
     [sensitivity]
     margin = 0.1                 # each threshold moved by ± 10 % of its value

@@ -4,11 +4,12 @@ Every claim compares mean test accuracies per (data set, depth): orderings of
 methods (win shares with a sign test, and win counts) and the values
 themselves against the paper's spread. Only complete cells count (every fold
 yielded a tree, see :data:`odtstudy.study._records.CELL_RULE`). Every
-threshold is in ``[thresholds]`` of ``published/tmo.toml``.
+threshold is in ``[thresholds]`` of ``published.toml``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import pandas as pd
@@ -19,6 +20,7 @@ from odtstudy.reproduce._evidence import (
     graded_verdict,
     judge_claims,
     method_table,
+    points,
     tested_share,
 )
 
@@ -26,6 +28,8 @@ __all__ = ["RULES", "evaluate", "our_value"]
 
 METHODS = ("cart", "tao", "tmo", "oct")
 NAMES = {"cart": "CART", "tao": "TAO", "tmo": "TMO", "oct": "OCT"}
+#: A difference of accuracies in percentage points, as the paper prints them.
+_pp = functools.partial(points, unit="pp", digits=1, sign=False)
 #: The sets the paper calls larger (Section 5).
 LARGE = ("uci/phishing", "uci/a4a", "uci/spambase", "uci/digits")
 RULES = """\
@@ -124,11 +128,6 @@ def _relation(
     both = table[[better, *others]].dropna()
     rivals = table.loc[both.index, [*others, *optional]].max(axis=1, skipna=True)
     return both[better] >= rivals
-
-
-def _pp(fraction: float, sign: bool = False) -> str:
-    """A difference of accuracies in percentage points."""
-    return f"{fraction * 100:{'+' if sign else ''}.1f} pp"
 
 
 # -- the claims ---------------------------------------------------------------
@@ -349,7 +348,7 @@ def our_value(records, row: dict):
 
 
 def evaluate(records, published) -> list:
-    """One :class:`ClaimResult` per claim of ``published/tmo.toml``, in order.
+    """One :class:`ClaimResult` per claim of ``published.toml``, in order.
 
     Parameters
     ----------

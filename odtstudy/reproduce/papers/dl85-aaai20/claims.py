@@ -5,7 +5,7 @@ Every rule is applied twice with the same code: to the paper's Table 2 (depth
 and to our records (every depth run, our limit). Both sides are turned into
 the same *cells* (dataset × depth × method: proven, time, objective), so the
 published column of the verdict table is computed, not paraphrased. Every
-threshold is in ``[thresholds]`` of ``published/dl85-aaai20.toml``; that the
+threshold is in ``[thresholds]`` of ``published.toml``; that the
 data and the optima are the paper's are checks, not claims.
 """
 
@@ -22,6 +22,7 @@ from odtstudy.reproduce._evidence import (
     geomean,
     judge_claims,
     method_table,
+    share_text,
     tested_share,
 )
 
@@ -139,10 +140,6 @@ def our_cells(records, tick: float) -> pd.DataFrame:
             "objective": cells["objective"].astype(float),
         }
     )
-
-
-def _pct(k, n) -> str:
-    return f"{k}/{n} ({100 * k / n:.0f} %)" if n else "0/0"
 
 
 # ----------------------------------------------------------------- measures
@@ -394,7 +391,7 @@ def _faster(other):
             r["faster"], r["decided"], rules, minimum=rules["min_cells"]
         )
         return (
-            f"faster on {_pct(r['faster'], r['decided'])} decided cells (slower "
+            f"faster on {share_text(r['faster'], r['decided'])} decided cells (slower "
             f"on {r['slower']}; depths {depths})",
             verdict,
             f"DL8.5 faster than {OTHERS[other]} on the decided cells: {evidence}",
@@ -564,7 +561,7 @@ def _no_lb(cells, limit_of, rules):
         else ""
     )
     return (
-        f"slower on {_pct(r['slower'], r['decided'])} decided cells (faster on "
+        f"slower on {share_text(r['slower'], r['decided'])} decided cells (faster on "
         f"{r['faster']}){count}",
         *_slower_verdict(r, rules),
     )
@@ -607,7 +604,7 @@ def _judge(claim, rules, records, published, cells) -> ClaimResult:
 
 def evaluate(records, published) -> list:
     """One :class:`ClaimResult` per claim, then per check, of
-    ``published/dl85-aaai20.toml``."""
+    ``published.toml``."""
     tables = {}
 
     def cells(side, tick):

@@ -4,7 +4,7 @@ The thesis's figures 3.1, 3.4 and 4.3-4.5 are tables of test accuracy; its
 claims are orderings of methods, set by set. Every verdict below is computed
 from the study's records by the rule in :data:`RULES`; the thesis's side of
 each comparison is computed from the transcribed values
-(``published/dl8-forests.toml``) on the same data sets, by the same rule.
+(``published.toml``) on the same data sets, by the same rule.
 Every threshold is in ``[thresholds]`` of that file.
 """
 
@@ -20,6 +20,8 @@ from odtstudy.reproduce._evidence import (
     both_verdict,
     claim_result,
     judge_claims,
+    percent,
+    points,
     sign_counts,
     sign_test,
     tested_share,
@@ -108,14 +110,6 @@ values, only as orderings.
 
 
 # ------------------------------------------------------------------ helpers
-def _pct(x) -> str:
-    return f"{100 * x:.2f} %"
-
-
-def _pts(x) -> str:
-    return f"{100 * x:+.2f} pts"
-
-
 def _accuracies(records) -> dict:
     """``(dataset, depth, method) -> mean test accuracy`` of complete cells,
     optimal-forest cells without a positive margin left out (dashes)."""
@@ -234,7 +228,7 @@ def _ahead(
     pw, pt, pl, pm = _wins(paper_a, paper_b, full)
     published = (
         f"{name_a} ahead of {name_b} on {_ahead_count(pw, pt)}/{len(full)} sets "
-        f"(mean {_pts(pm)})"
+        f"(mean {points(pm)})"
     )
     minimum = rules["min_sets"]
     if len(common) < minimum:
@@ -255,7 +249,7 @@ def _ahead(
     published += f"; on our {len(common)} sets: {_score(cw, ct, cl)}"
     ours = (
         f"{name_a} ahead on {_ahead_count(ow, ot)}/{len(common)} sets "
-        f"(mean {_pts(om)}); "
+        f"(mean {points(om)}); "
         f"same sign as the thesis on {agree}/{len(common)}{note}"
     )
     verdict, evidence = tested_share(ow, ow + ol, rules, minimum=1)
@@ -328,7 +322,7 @@ def _attribute_variants(claim, rules, published, acc):
     paper = {m: _paper(published, where, m, depth).get(data) for m in labels}
     published_text = (
         "hypothyroid: all / progressive / progressive random / random = "
-        + (" / ".join(_pct(paper[m]) for m in labels))
+        + (" / ".join(percent(paper[m]) for m in labels))
     )
     ours = {m: acc.get((data, depth, m)) for m in labels}
     if any(v is None for v in ours.values()):
@@ -354,13 +348,13 @@ def _attribute_variants(claim, rules, published, acc):
     return claim_result(
         claim,
         published_text,
-        "hypothyroid: " + " / ".join(_pct(ours[m]) for m in labels),
+        "hypothyroid: " + " / ".join(percent(ours[m]) for m in labels),
         verdict,
         f"(a) progressive variants within {100 * close:g} point(s) of all: "
         f"{'yes' if a else 'no'} (largest gap {100 * within:.2f} pts); (b) random "
         f"attributes lowest and > {100 * far:g} point(s) below all: "
         f"{'yes' if b else 'no'} "
-        f"({_pts(ours[RANDOM_ATTRIBUTES] - ours[NAIVE])})",
+        f"({points(ours[RANDOM_ATTRIBUTES] - ours[NAIVE])})",
     )
 
 
@@ -419,7 +413,7 @@ def _zoo(claim, rules, published, records):
         for w, d in (("Figure 4.4", 2), ("Figure 4.5", 3))
     }
     published_text = "; ".join(
-        f"depth {d}: optimal forest {_pct(o)}, DL8 {_pct(t)}"
+        f"depth {d}: optimal forest {percent(o)}, DL8 {percent(t)}"
         for d, (o, t) in paper.items()
     )
     frame = records.frame
@@ -504,7 +498,7 @@ def _larger(claim, rules, published, records, acc, dashes):
     pub_parts = []
     for s in LARGER_SETS:
         lead = paper[OPT][s] - max(paper[m][s] for m in methods[1:])
-        pub_parts.append(f"{s} {_pts(lead)}")
+        pub_parts.append(f"{s} {points(lead)}")
     published_text = "optimal forest's lead over the best other: " + ", ".join(
         pub_parts
     )
@@ -524,7 +518,7 @@ def _larger(claim, rules, published, records, acc, dashes):
         lead = opt - max(others)
         spread = _fold_spread(records, s, depth, OPT, methods[1:])
         best += _beyond(lead, spread)
-        parts.append(f"{s} {_pts(lead)} (fold spread {_pts(spread)})")
+        parts.append(f"{s} {points(lead)} (fold spread {points(spread)})")
     minimum = rules["min_larger_sets"]
     if ran < minimum:
         return claim_result(
@@ -550,7 +544,7 @@ def _tic_tac_toe(claim, rules, published, records, acc, dashes):
     others = (DL8, RF, GB)
     paper = {m: _paper(published, where, m, depth)[data] for m in (OPT, *others)}
     paper_lead = paper[OPT] - max(paper[m] for m in others)
-    published_text = f"lead {_pts(paper_lead)} ({_pct(paper[OPT])})"
+    published_text = f"lead {points(paper_lead)} ({percent(paper[OPT])})"
     ours_other = [acc.get((data, depth, m)) for m in others]
     dash = (data, depth, OPT) in dashes
     opt = acc.get((data, depth, OPT))
@@ -583,11 +577,11 @@ def _tic_tac_toe(claim, rules, published, records, acc, dashes):
     return claim_result(
         claim,
         published_text,
-        f"lead {_pts(lead)} ({_pct(opt)}; best other: {best_other} "
-        f"{_pct(max(ours_other))}); fold spread {_pts(spread)}",
+        f"lead {points(lead)} ({percent(opt)}; best other: {best_other} "
+        f"{percent(max(ours_other))}); fold spread {points(spread)}",
         verdict,
-        f"lead {_pts(lead)} against {share:.0%} of the thesis's, "
-        f"{_pts(share * paper_lead)}, and the fold spread {_pts(spread)}",
+        f"lead {points(lead)} against {share:.0%} of the thesis's, "
+        f"{points(share * paper_lead)}, and the fold spread {points(spread)}",
     )
 
 

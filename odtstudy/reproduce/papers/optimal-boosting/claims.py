@@ -6,7 +6,7 @@ MDBoost) at the same regularisation ``D`` on the same training fold. The
 study runs fixed values of ``D`` (labels ``<method>-d<D>``), where the thesis
 tuned ``D`` per fold by an inner grid search and did not print it, so every
 claim is judged over the (data set, ``D``) cells of this run. Every threshold
-is in ``[thresholds]`` of ``published/optimal-boosting.toml``; that optimal
+is in ``[thresholds]`` of ``published.toml``; that optimal
 pricing never ends below CART pricing is a check, not a claim.
 """
 

@@ -10,7 +10,7 @@ recognised by its ``max_cache_size`` parameter, its wipe strategy and factor
 are read from its parameters (never from its label), and its bound is
 expressed as a fraction of the unbounded run's peak entries, so the same
 rules apply at every scale. Every threshold is in ``[thresholds]`` of
-``published/bounded-cache.toml``; the invariants (the optimum is kept, the
+``published.toml``; the invariants (the optimum is kept, the
 cache stays within its bound) are checks, not claims.
 """
 

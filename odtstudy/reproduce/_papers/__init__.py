@@ -1,1 +1,0 @@
-"""Claims modules, one per reproduction (``RULES`` and ``evaluate``)."""
