@@ -65,7 +65,7 @@ def register_user_datasets(tables, used, where, base_dir) -> None:
         ``name -> {path, target, categorical}``.
     used : set of str
         Dataset names in some ``datasets`` list of the study.
-    where : config._Where
+    where : odtstudy.study._config_values.Where
         Words the errors (file, table and key).
     base_dir : Path
         Relative paths are taken from here (the study file's folder).

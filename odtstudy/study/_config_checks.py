@@ -1,0 +1,150 @@
+"""Checks of a built study config against the registry and the data: every
+field's value, the tiers' methods, dataset names and their folds, and each
+method spec (registered, installed, known parameters), then the preflight."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from odtstudy.datasets._loaders import _resolve, load_dataset
+from odtstudy.study._config_layout import check_params, unknown_method
+from odtstudy.study._config_schema import SCALES, STUDY_KEYS, MethodSpec
+from odtstudy.study._config_values import close, nonempty_str, shown, value_problem
+from odtstudy.study._preflight import preflight_check
+from odtstudy.study.registry import get_method
+
+__all__ = ["check_config"]
+
+
+def check_config(config, where, preflight):
+    """All checks of a built config; ``where`` words the messages."""
+    _check_fields(config, where)
+    _check_datasets(config, where)
+    _check_specs(config, where)
+    if preflight:
+        preflight_check(config, where)
+    return config
+
+
+def _check_fields(config, where):
+    for key in sorted(STUDY_KEYS - {"methods"}):
+        problem = value_problem(key, getattr(config, key))
+        if problem:
+            raise where.error(where.key(key), problem)
+    if config.scale not in SCALES:
+        raise where.error("scale", f"expected one of {SCALES}, got {config.scale!r}")
+    if not isinstance(config.methods, (list, tuple)) or not config.methods:
+        example = '["cart", "dl85"]' if where.sections is not None else "[MethodSpec]"
+        raise where.error(
+            where.key("methods"), f"lists no (installed) methods; e.g. {example}"
+        )
+    for spec in config.methods:
+        if not isinstance(spec, MethodSpec):
+            raise where.error(
+                "methods",
+                f"expected MethodSpec items, got {shown(spec)}; e.g. "
+                'MethodSpec("dl85", "dl85")',
+            )
+    if config.tiers:
+        _check_tier_methods(config, where)
+
+
+def _check_tier_methods(config, where):
+    """Each tier runs methods of the study, and each method runs in a tier."""
+    labels = [spec.label for spec in config.methods]
+    placed = set()
+    for tier in config.tiers:
+        for label in tier.get("methods", labels):
+            if label not in labels:
+                raise where.error(
+                    where.key("tiers"),
+                    f"tier {tier['name']!r} runs {label!r}, which is not in the "
+                    f"study's methods{close(label, labels)}; add it to methods "
+                    "or remove it from the tier",
+                )
+            placed.add(label)
+    idle = [label for label in labels if label not in placed]
+    if idle:
+        raise where.error(
+            where.key("methods"),
+            f"{idle[0]!r} runs in no tier; add it to a tier's methods or remove "
+            "it from the study's methods",
+        )
+
+
+@lru_cache(maxsize=None)
+def _class_sizes(name) -> tuple:
+    """Rows, smallest class count and that class of a dataset."""
+    y = load_dataset(name).y
+    labels, counts = np.unique(y, return_counts=True)
+    smallest = int(np.argmin(counts))
+    return len(y), int(counts[smallest]), labels.tolist()[smallest]
+
+
+def _check_datasets(config, where):
+    """Names resolve, and every dataset can be split into ``folds`` folds."""
+    for name in config.datasets:
+        try:
+            _resolve(name)
+        except KeyError as exc:
+            raise where.error(where.key("datasets"), exc.args[0]) from None
+    if config.folds == 1:
+        return
+    sizes = {name: _class_sizes(name) for name in config.datasets}
+    bound = min(min(rows, smallest) for rows, smallest, _ in sizes.values())
+    for name, (rows, smallest, label) in sizes.items():
+        if config.folds > rows:
+            raise where.error(
+                where.key("folds"),
+                f"{config.folds} folds, but dataset {name!r} has only {rows} "
+                f"rows; use folds <= {bound}",
+            )
+        if config.folds > smallest:
+            raise where.error(
+                where.key("folds"),
+                f"{config.folds} folds, but the smallest class of dataset "
+                f"{name!r} (class {label!r}) has {smallest} rows, too few for "
+                f"stratified folds; use folds <= {bound}",
+            )
+
+
+def _check_specs(config, where):
+    """Each method spec: unique label, registered, installed, known params."""
+    seen = set()
+    for spec in config.methods:
+        label = spec.label
+        for value in (label, spec.method):
+            if not nonempty_str(value):
+                raise where.error(
+                    "methods", f"labels and methods are strings, got {shown(value)}"
+                )
+        if label in seen:
+            raise where.error(
+                where.key("methods"), f"label {label!r} appears twice; label each once"
+            )
+        seen.add(label)
+        named_in_table = where.sections is not None and spec.method != label
+        try:
+            method = get_method(spec.method)
+        except KeyError as exc:
+            key = where.method(label, "method" if named_in_table else None)
+            raise where.error(key, unknown_method(exc, named_in_table)) from None
+        try:
+            method.estimator_class()
+        except KeyError as exc:
+            raise where.error(
+                where.method(label),
+                f"{exc.args[0]}; install its dependencies or remove it from "
+                "the methods list",
+            ) from None
+        if not isinstance(spec.params, dict):
+            raise where.error(
+                where.method(label), f"params must be a dict, got {shown(spec.params)}"
+            )
+        check_params(method, label, spec.params, where)
+        if spec.time_limit is not None:
+            problem = value_problem("time_limit", spec.time_limit)
+            if problem:
+                raise where.error(where.method(label, "time_limit"), problem)
