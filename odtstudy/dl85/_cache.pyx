@@ -72,6 +72,14 @@ cdef inline void _add_paths(uint32_t* score, Py_ssize_t to,
     score[to] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
 
 
+cdef inline bint _stays(Py_ssize_t i, Py_ssize_t h, Py_ssize_t j) noexcept nogil:
+    """Backward-shift deletion of slot i: the key in slot j (home slot h)
+    stays where it is when h lies cyclically in ``(i, j]``."""
+    if i <= j:
+        return i < h and h <= j
+    return i < h or h <= j
+
+
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     # splitmix64 finaliser
     x ^= x >> 30
@@ -575,11 +583,7 @@ cdef class TrieCache(Cache):
                 if self.edge_keys[j] == 0:
                     break
                 h = <Py_ssize_t>(_mix(self.edge_keys[j]) & <uint64_t>mask)
-                # keep slot j when its home lies cyclically in (i, j]
-                if i <= j:
-                    if i < h and h <= j:
-                        continue
-                elif i < h or h <= j:
+                if _stays(i, h, j):
                     continue
                 self.edge_keys[i] = self.edge_keys[j]
                 self.edge_child[i] = self.edge_child[j]
@@ -753,10 +757,7 @@ cdef class HashCache(Cache):
                 if self.slots[j] < 0:
                     break
                 h = <Py_ssize_t>(self.hashes[self.slots[j]] & <uint64_t>mask)
-                if i <= j:
-                    if i < h and h <= j:
-                        continue
-                elif i < h or h <= j:
+                if _stays(i, h, j):
                     continue
                 self.slots[i] = self.slots[j]
                 i = j
