@@ -5,33 +5,29 @@ Responsibility: remember, for each subproblem of the numeric search
 (``_numeric.pyx``), its best split, best loss and lower bound. A
 subproblem is the set of training rows inside a box (an interval of
 threshold ranks on some features) with a remaining depth; its key is
-``[depth, f1, lo1, hi1, f2, lo2, hi2, ...]`` (features ascending, each
+``[remaining depth, f1, lo1, hi1, f2, lo2, hi2, ...]`` (features ascending, each
 interval tightened to the ranks its rows actually take), so two paths that
 select the same rows through the same features share an entry.
 
 Entries live in one array, their keys in one pool, and an open-addressing
 table (linear probing) maps keys to entries. The searcher never keeps an
 entry index across a call that may insert, so a bounded cache
-(``max_size``) may wipe at any insertion: it keeps the
-``(1 - wipe_factor) * max_size`` most useful entries, by the strategy's
-order ("reuses": most lookups; "descendants": largest remaining depth;
-"all_non_useful": none), compacts the arrays and rebuilds the table. Wiped
-subproblems are re-solved when needed, so the result does not change.
+(``max_size``) may wipe at any insertion: the wipe policy
+(``_cache_policy.pyx``, shared with the 0/1 search's caches) picks the
+entries to delete; nothing is tagged as kept, as the numeric search holds no
+entry while it evaluates a node. The survivors are compacted in place (in
+their order) and the table rebuilt. Wiped subproblems are re-solved when
+needed, so the result does not change.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy, memmove
+
+from odtstudy.dl85 cimport _cache_policy as wipe
+from odtstudy.dl85._grow cimport _grow_array
 
 ctypedef unsigned int uint32_t_t
-
-cdef enum:
-    WIPE_REUSES = 0
-    WIPE_DESCENDANTS = 1
-    WIPE_ALL = 2
-
-STRATEGIES = {"reuses": WIPE_REUSES, "descendants": WIPE_DESCENDANTS,
-              "all_non_useful": WIPE_ALL}
 
 
 cdef inline uint64_t _hash_key(const int32_t* key, int length) noexcept nogil:
@@ -52,17 +48,18 @@ cdef class BoxCache:
     max_size : int, default=0
         Largest number of live entries (0: unbounded).
     wipe_factor : float, default=0.5
-        Fraction of ``max_size`` freed by each wipe.
-    strategy : {"reuses", "descendants", "all_non_useful"}
+        Fraction of ``max_size`` freed by each wipe, in (0, 1].
+    strategy : {"reuses", "remaining_depth", "all_non_useful"}, default="reuses"
+        The wipe order (``_cache_policy``); ``"descendants"`` is refused.
     """
 
     def __cinit__(self, Py_ssize_t max_size=0, double wipe_factor=0.5,
                   str strategy="reuses"):
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown wipe_strategy {strategy!r}")
+        wipe.configure(&self.policy, strategy, wipe_factor, True)
+        if max_size < 0:
+            raise ValueError(f"max_cache_size={max_size} is negative; use a "
+                             "positive bound, or 0 for an unbounded cache")
         self.max_size = max_size
-        self.wipe_factor = wipe_factor
-        self.strategy = STRATEGIES[strategy]
         self.cap_entries = 1024
         self.cap_keys = 8192
         self.n_slots = 2048
@@ -70,6 +67,8 @@ cdef class BoxCache:
         self.keys = <int32_t*>malloc(self.cap_keys * sizeof(int32_t))
         self.table = <int64_t*>malloc(self.n_slots * sizeof(int64_t))
         if self.entries == NULL or self.keys == NULL or self.table == NULL:
+            raise MemoryError()
+        if max_size > 0 and not wipe.grow(&self.policy, self.cap_entries):
             raise MemoryError()
         cdef Py_ssize_t i
         for i in range(self.n_slots):
@@ -79,6 +78,7 @@ cdef class BoxCache:
         free(self.entries)
         free(self.keys)
         free(self.table)
+        wipe.release(&self.policy)
 
     cdef int _rehash(self, Py_ssize_t slots) noexcept nogil:
         cdef int64_t* table = <int64_t*>malloc(slots * sizeof(int64_t))
@@ -113,7 +113,8 @@ cdef class BoxCache:
             ent = &self.entries[e]
             if (ent.hash == h and ent.key_len == length and memcmp(
                     self.keys + ent.key_at, key, length * sizeof(int32_t)) == 0):
-                ent.hits += 1
+                if self.max_size > 0:
+                    wipe.hit(&self.policy, e)
                 return e
             s = (s + 1) & mask
         if not create or self.out_of_memory:
@@ -123,18 +124,18 @@ cdef class BoxCache:
                 return -1
             return self.find(key, length, True)
         if self.n_entries + 1 > self.cap_entries:
-            ent = <BoxEntry*>realloc(self.entries, 2 * self.cap_entries * sizeof(BoxEntry))
-            if ent == NULL:
+            if not (_grow_array(<void**>&self.entries, 2 * self.cap_entries,
+                                sizeof(BoxEntry))
+                    and (self.max_size == 0
+                         or wipe.grow(&self.policy, 2 * self.cap_entries))):
                 self.out_of_memory = True
                 return -1
-            self.entries = ent
             self.cap_entries *= 2
         if self.n_keys + length > self.cap_keys:
-            kp = <int32_t*>realloc(self.keys, 2 * (self.cap_keys + length) * sizeof(int32_t))
-            if kp == NULL:
+            if not _grow_array(<void**>&self.keys, 2 * (self.cap_keys + length),
+                               sizeof(int32_t)):
                 self.out_of_memory = True
                 return -1
-            self.keys = kp
             self.cap_keys = 2 * (self.cap_keys + length)
         e = self.n_entries
         ent = &self.entries[e]
@@ -144,8 +145,8 @@ cdef class BoxCache:
         ent.feature = -1
         ent.threshold = -1
         ent.flags = 0
-        ent.depth = key[0]
-        ent.hits = 0
+        if self.max_size > 0:
+            wipe.new_entry(&self.policy, e, key[0])
         ent.error = 1e308
         ent.lb = 0.0
         memcpy(self.keys + self.n_keys, key, length * sizeof(int32_t))
@@ -161,67 +162,48 @@ cdef class BoxCache:
         return e
 
     cdef int _wipe(self) noexcept nogil:
-        """Keep the most useful entries (the strategy's order), drop the rest."""
-        cdef Py_ssize_t keep = <Py_ssize_t>((1.0 - self.wipe_factor) * self.max_size)
-        cdef Py_ssize_t i, j, n = self.n_entries, kept = 0, nk = 0
-        cdef int64_t threshold = 0, score
-        cdef int64_t* hist
-        cdef int64_t top = 0
-        cdef int32_t* keys
-        if keep >= n:
-            keep = n - 1
-        if keep < 0 or self.strategy == WIPE_ALL:
-            keep = 0
+        """Delete the entries the policy picks (room for one more), keep the
+        others in place, in their order."""
+        cdef Py_ssize_t i, n = self.n_entries, kept = 0, nk = 0
+        cdef int32_t length
+        cdef wipe.WipeCut chosen
         self.n_wipes += 1
-        if keep > 0:
-            # the score of the keep-th most useful entry, by a histogram
-            for i in range(n):
-                score = self._score(i)
-                if score > top:
-                    top = score
-            hist = <int64_t*>malloc((top + 2) * sizeof(int64_t))
-            if hist == NULL:
-                self.out_of_memory = True
-                return -1
-            for i in range(top + 2):
-                hist[i] = 0
-            for i in range(n):
-                hist[self._score(i)] += 1
-            threshold = top + 1
-            j = 0
-            while threshold > 0 and j + hist[threshold - 1] <= keep:
-                threshold -= 1
-                j += hist[threshold]
-            free(hist)
-        else:
-            threshold = 1 << 62
-        keys = <int32_t*>malloc(self.cap_keys * sizeof(int32_t))
-        if keys == NULL:
+        if not wipe.cut(&self.policy, NULL, 0, 0, n,
+                        wipe.quota(&self.policy, self.max_size, n + 1 - self.max_size),
+                        &chosen):
             self.out_of_memory = True
             return -1
         for i in range(n):
-            if self._score(i) < threshold:
+            if wipe.takes(&self.policy, &chosen, i):
                 continue
+            # kept <= i and nk <= key_at: moving down never overwrites
+            length = self.entries[i].key_len
+            memmove(self.keys + nk, self.keys + self.entries[i].key_at,
+                    length * sizeof(int32_t))
             self.entries[kept] = self.entries[i]
-            memcpy(keys + nk, self.keys + self.entries[i].key_at,
-                   self.entries[i].key_len * sizeof(int32_t))
             self.entries[kept].key_at = nk
-            self.entries[kept].hits = 0
-            nk += self.entries[kept].key_len
+            self.policy.score[kept] = self.policy.score[i]
+            self.policy.remaining[kept] = self.policy.remaining[i]
+            nk += length
             kept += 1
-        free(self.keys)
-        self.keys = keys
         self.n_keys = nk
         self.n_wiped += n - kept
         self.n_entries = kept
         return self._rehash(self.n_slots)
 
-    cdef int64_t _score(self, Py_ssize_t i) noexcept nogil:
-        if self.strategy == WIPE_DESCENDANTS:
-            return self.entries[i].depth
-        if self.entries[i].hits > 1_000_000:
-            return 1_000_000
-        return self.entries[i].hits
+    def lookup(self, key, bint create=False):
+        """Entry index of a key ``[remaining depth, f, lo, hi, ...]`` (``-1``
+        when absent); for tests."""
+        cdef int32_t buf[256]
+        cdef int i, n = len(key)
+        if not 0 < n <= 256:
+            raise ValueError("a box key has 1 to 256 numbers")
+        for i in range(n):
+            buf[i] = key[i]
+        e = self.find(buf, n, create)
+        if e < 0 and create and self.out_of_memory:
+            raise MemoryError()
+        return e
 
     def stats(self):
         """Cache counters."""

@@ -1,7 +1,9 @@
 # cython: language_level=3
 """Declarations of the DL8.5 itemset caches (see ``_cache.pyx``)."""
 
-from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint64_t
+
+from odtstudy.dl85._cache_policy cimport WipePolicy
 
 cdef enum:
     ENTRY_SOLVED = 1      # ``error`` is the proven optimum of the itemset
@@ -11,11 +13,6 @@ cdef enum:
 cdef enum:
     FEATURE_NONE = -2     # no tree known for the itemset
     FEATURE_LEAF = -1     # the best tree known is a leaf
-
-cdef enum:
-    WIPE_REUSES = 0
-    WIPE_DESCENDANTS = 1
-    WIPE_ALL_NON_USEFUL = 2
 
 
 ctypedef struct Entry:
@@ -33,14 +30,11 @@ cdef class Cache:
     cdef readonly bint out_of_memory
     # bounded cache (max_size == 0: unbounded)
     cdef readonly Py_ssize_t max_size
-    cdef readonly double wipe_factor
-    cdef readonly int strategy
+    cdef WipePolicy policy                   # what a wipe deletes (_cache_policy)
     cdef readonly Py_ssize_t n_live, peak_live, n_created, n_wipes, n_wiped
     cdef readonly bint cache_full           # a wipe could not make room
     cdef Py_ssize_t free_head                # wiped entries, chained through ``feature``
     cdef Py_ssize_t n_free
-    cdef uint32_t* score                    # reuses, or descendants during a wipe
-    cdef uint8_t* depth                     # itemset length per entry
     cdef int32_t* cur_path                  # entry per depth of the path under evaluation
     cdef int32_t* cur_items                 # their itemsets (searcher's buffer), or NULL
     cdef int cur_stride                     # items between two depths of cur_items
@@ -54,8 +48,8 @@ cdef class Cache:
     cdef void _mark_sibling(self, int k) noexcept nogil
     cdef void _count_descendants(self) noexcept nogil
     cdef void _delete(self, Py_ssize_t e) noexcept nogil
+    cdef void _release(self, Py_ssize_t e) noexcept nogil
     cdef bint _wipe(self, int n, Py_ssize_t missing, Py_ssize_t keep) noexcept nogil
-    cdef uint32_t _key(self, Py_ssize_t e) noexcept nogil
     cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution,
                                Py_ssize_t keep) noexcept nogil
 

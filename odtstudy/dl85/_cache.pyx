@@ -28,18 +28,15 @@ entries above ``max_size``, :meth:`Cache._wipe` runs first:
    (``setOptiUsefulTag``), also below each path under evaluation when the
    searcher shares its itemsets (``cur_items``). In the trie the tag is
    closed under ancestors;
-2. the other live entries are ranked by the strategy's score, smallest first:
-   ``"reuses"`` (lookups that returned the entry; in the trie a lookup also
-   counts for every prefix node on the way, so an ancestor never scores
-   below a descendant), ``"descendants"`` (descendant paths, by a post-order
-   pass in the trie; lattice descendants in the hash table) or
-   ``"all_non_useful"`` (delete them all). Ties go to the deeper entry, so
-   in the trie children are always deleted before their parents;
-3. the ``max(wipe_factor * max_size, needed)`` lowest-ranked ones (found by
-   a histogram of the keys: no sort, no memory per entry) are deleted: their trie
-   edge (or hash slot) is removed by backward-shift deletion and the entry
-   id goes to a free list that later insertions recycle. The entry array is
-   never grown past ``max_size + 1``, so memory stays bounded.
+2. the wipe policy (``_cache_policy.pyx``, shared with the numeric search's
+   box cache) picks the other live entries to delete, by the strategy's
+   order (``"descendants"`` counted here: a post-order pass in the trie,
+   the itemset lattice in the hash table);
+3. they are deleted: their trie edge (or hash slot) is removed by
+   backward-shift deletion and the entry id goes to a free list that later
+   insertions recycle. The entry array is never grown past
+   ``max_size + 1``, so memory stays bounded. In the trie the policy's
+   order deletes children before their parents.
 
 If the tagged best solution leaves no room, a second pass keeps only the
 paths under evaluation. The hard guarantee: ``n_live <= max_size`` always
@@ -49,16 +46,13 @@ evaluation is rejected by ``configure``.
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
-ctypedef unsigned int uint32_t_cast
+from odtstudy.dl85 cimport _cache_policy as wipe
+from odtstudy.dl85._grow cimport _grow_array
 
-WIPE_STRATEGIES = {
-    "reuses": WIPE_REUSES,
-    "descendants": WIPE_DESCENDANTS,
-    "all_non_useful": WIPE_ALL_NON_USEFUL,
-}
+ctypedef unsigned int uint32_t_cast
 
 #: Largest ``max_size``: entry ids are int32 (trie edges, the free list) and
 #: the entry array holds ``max_size + 1`` of them.
@@ -67,8 +61,23 @@ MAX_CACHE_SIZE = 2**31 - 2
 #: bound grows the table by doubling, as the unbounded trie does.
 cdef Py_ssize_t EAGER_EDGE_SLOTS = 1 << 22
 
-cdef uint64_t SCORE_MAX = ((<uint64_t>1) << 26) - 1
 cdef uint64_t SCORE_SAT = 0xFFFFFFFFULL
+
+
+cdef inline void _add_paths(uint32_t* score, Py_ssize_t to,
+                            uint32_t below) noexcept nogil:
+    """Count a descendant and its ``below`` descendant paths for entry
+    ``to`` (saturating)."""
+    cdef uint64_t v = <uint64_t>score[to] + below + 1
+    score[to] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
+
+
+cdef inline bint _stays(Py_ssize_t i, Py_ssize_t h, Py_ssize_t j) noexcept nogil:
+    """Backward-shift deletion of slot i: the key in slot j (home slot h)
+    stays where it is when h lies cyclically in ``(i, j]``."""
+    if i <= j:
+        return i < h and h <= j
+    return i < h or h <= j
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -97,8 +106,7 @@ cdef class Cache:
         self.n_entries = 0
         self.out_of_memory = False
         self.max_size = 0
-        self.wipe_factor = 0.5
-        self.strategy = WIPE_REUSES
+        self.policy.wipe_factor = 0.5   # (zeroed: "reuses", no arrays)
         self.n_live = 0
         self.peak_live = 0
         self.n_created = 0
@@ -109,8 +117,6 @@ cdef class Cache:
         self.n_free = 0
         self.cur_items = NULL
         self.cur_stride = 0
-        self.score = NULL
-        self.depth = NULL
         self.entries = <Entry*>malloc(initial_capacity * sizeof(Entry))
         self.cur_path = <int32_t*>malloc((max_len + 2) * sizeof(int32_t))
         if self.entries == NULL or self.cur_path == NULL:
@@ -121,8 +127,7 @@ cdef class Cache:
     def __dealloc__(self):
         free(self.entries)
         free(self.cur_path)
-        free(self.score)
-        free(self.depth)
+        wipe.release(&self.policy)
 
     # ------------------------------------------------------------ bounds
     def min_size(self):
@@ -134,13 +139,10 @@ cdef class Cache:
                   strategy="reuses"):
         """Bound the cache to ``max_size`` live entries (call before use).
 
-        Raises ``ValueError`` when ``max_size`` is below :meth:`min_size`.
+        Raises ``ValueError`` when ``max_size`` is below :meth:`min_size`,
+        and for a wipe option the policy refuses (``_cache_policy``).
         """
-        if strategy not in WIPE_STRATEGIES:
-            raise ValueError(f"unknown wipe strategy {strategy!r}; expected one of "
-                             f"{sorted(WIPE_STRATEGIES)}")
-        if not 0.0 < wipe_factor <= 1.0:
-            raise ValueError(f"wipe_factor must be in (0, 1], got {wipe_factor}")
+        wipe.configure(&self.policy, strategy, wipe_factor, False)
         if max_size > MAX_CACHE_SIZE:
             raise ValueError(
                 f"max_cache_size={max_size} is too large: entry ids are 32-bit, "
@@ -158,8 +160,6 @@ cdef class Cache:
         if self.n_entries > 1:
             raise RuntimeError("configure() must be called on an empty cache")
         self.max_size = max_size
-        self.wipe_factor = wipe_factor
-        self.strategy = WIPE_STRATEGIES[strategy]
         cdef Py_ssize_t cap = self.capacity
         if cap > max_size + 1:
             cap = max_size + 1
@@ -167,25 +167,14 @@ cdef class Cache:
             raise MemoryError()
         cdef Py_ssize_t e
         for e in range(self.n_entries):
-            self.score[e] = 0
-            self.depth[e] = 0
+            wipe.new_entry(&self.policy, e, self.max_len)
 
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
         """Resize the per-entry arrays to ``new_cap`` entries."""
-        cdef Entry* grown = <Entry*>realloc(self.entries, new_cap * sizeof(Entry))
-        cdef void* p
-        if grown == NULL:
+        if not _grow_array(<void**>&self.entries, new_cap, sizeof(Entry)):
             return False
-        self.entries = grown
-        if self.max_size > 0:
-            p = realloc(self.score, new_cap * sizeof(uint32_t))
-            if p == NULL:
-                return False
-            self.score = <uint32_t*>p
-            p = realloc(self.depth, new_cap * sizeof(uint8_t))
-            if p == NULL:
-                return False
-            self.depth = <uint8_t*>p
+        if self.max_size > 0 and not wipe.grow(&self.policy, new_cap):
+            return False
         self.capacity = new_cap
         return True
 
@@ -209,9 +198,6 @@ cdef class Cache:
         self.entries[e].lb = 0.0
         self.entries[e].feature = FEATURE_NONE
         self.entries[e].flags = 0
-        if self.max_size > 0:
-            self.score[e] = 0
-            self.depth[e] = 0
         self.n_live += 1
         self.n_created += 1
         if self.n_live > self.peak_live:
@@ -226,6 +212,15 @@ cdef class Cache:
 
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
         pass
+
+    cdef void _release(self, Py_ssize_t e) noexcept nogil:
+        """Put the deleted entry ``e`` on the free list."""
+        self.entries[e].flags = ENTRY_FREE
+        self.entries[e].feature = <int32_t>self.free_head
+        self.free_head = e
+        self.n_free += 1
+        self.n_live -= 1
+        self.n_wiped += 1
 
     cdef void _count_descendants(self) noexcept nogil:
         pass
@@ -292,31 +287,18 @@ cdef class Cache:
             return False
         return True
 
-    cdef uint32_t _key(self, Py_ssize_t e) noexcept nogil:
-        """Deletion key (smallest first): score, then the deeper entry."""
-        cdef uint64_t s = 0
-        if self.strategy != WIPE_ALL_NON_USEFUL:
-            s = self.score[e]
-            if s > SCORE_MAX:
-                s = SCORE_MAX
-        return <uint32_t>((s << 6) | <uint64_t>(63 - self.depth[e]))
-
     cdef Py_ssize_t _wipe_pass(self, int n, Py_ssize_t need, bint keep_solution,
                                Py_ssize_t keep) noexcept nogil:
-        """Delete the ``max(wipe_factor * max_size, need)`` non-useful entries
-        of smallest key. No sort: the threshold key comes from two histogram
-        passes (high then low 16 bits), then one pass deletes every entry
-        below it (and enough entries equal to it). In the trie a descendant's
-        key is always smaller than its ancestor's, so the deleted set is
-        closed under descendants; the order of deletions within a wipe does
-        not matter (freed ids are only recycled after the wipe)."""
+        """Tag what stays, then delete the entries the policy picks (at
+        least ``need``). In the trie the policy's order deletes descendants
+        before ancestors, so the deleted set is closed under descendants;
+        the order of deletions within a wipe does not matter (freed ids are
+        only recycled after the wipe)."""
         cdef int32_t buf[1]
-        cdef Py_ssize_t e, nc = 0, ndel, cum, b, lo, take_eq = 0, done = 0
+        cdef Py_ssize_t e, done = 0
         cdef int k
         cdef int32_t fl
-        cdef uint32_t key, thr = 0xFFFFFFFF
-        cdef bint take_all
-        cdef Py_ssize_t* hist
+        cdef wipe.WipeCut chosen
         for k in range(n):
             self._mark(self.cur_path[k])
         self._mark(0)
@@ -333,59 +315,21 @@ cdef class Cache:
                     self._mark_solution(self.cur_items + k * self.cur_stride, k)
                 for k in range(n):
                     self._mark_sibling(k)
-        if self.strategy == WIPE_DESCENDANTS:
+        if self.policy.strategy == wipe.WIPE_DESCENDANTS:
             self._count_descendants()
-        hist = <Py_ssize_t*>malloc(65536 * sizeof(Py_ssize_t))
-        if hist == NULL:
+        if not wipe.cut(&self.policy, &self.entries[0].flags,
+                        sizeof(Entry) // sizeof(int32_t), ENTRY_FREE | ENTRY_USEFUL,
+                        self.n_entries, wipe.quota(&self.policy, self.max_size, need),
+                        &chosen):
             self.out_of_memory = True
             return 0
-        memset(hist, 0, 65536 * sizeof(Py_ssize_t))
-        for e in range(self.n_entries):
-            if not (self.entries[e].flags & (ENTRY_FREE | ENTRY_USEFUL)):
-                hist[self._key(e) >> 16] += 1
-                nc += 1
-        ndel = <Py_ssize_t>(self.max_size * self.wipe_factor)
-        if ndel < need:
-            ndel = need
-        take_all = self.strategy == WIPE_ALL_NON_USEFUL or ndel >= nc
-        if not take_all:
-            cum = 0
-            b = 0
-            while cum + hist[b] < ndel:
-                cum += hist[b]
-                b += 1
-            take_eq = ndel - cum      # entries to take from bucket b
-            memset(hist, 0, 65536 * sizeof(Py_ssize_t))
-            for e in range(self.n_entries):
-                if not (self.entries[e].flags & (ENTRY_FREE | ENTRY_USEFUL)):
-                    key = self._key(e)
-                    if (key >> 16) == <uint32_t>b:
-                        hist[key & 0xFFFF] += 1
-            cum = 0
-            lo = 0
-            while cum + hist[lo] < take_eq:
-                cum += hist[lo]
-                lo += 1
-            thr = <uint32_t>((b << 16) | lo)
-            take_eq -= cum            # entries to take with key == thr
-        free(hist)
         for e in range(self.n_entries):
             fl = self.entries[e].flags
             if fl & ENTRY_FREE:
                 continue
             if fl & ENTRY_USEFUL:
                 self.entries[e].flags = fl & ~ENTRY_USEFUL
-                continue
-            if take_all:
-                self._delete(e)
-                done += 1
-                continue
-            key = self._key(e)
-            if key < thr:
-                self._delete(e)
-                done += 1
-            elif key == thr and take_eq > 0:
-                take_eq -= 1
+            elif wipe.takes(&self.policy, &chosen, e):
                 self._delete(e)
                 done += 1
         return done
@@ -417,10 +361,8 @@ cdef class Cache:
         """Bytes held by the cache's arrays (they never shrink: the peak)."""
         cdef Py_ssize_t n = self.capacity * sizeof(Entry)
         n += (self.max_len + 2) * sizeof(int32_t)
-        if self.score != NULL:
-            n += self.capacity * sizeof(uint32_t)
-        if self.depth != NULL:
-            n += self.capacity * sizeof(uint8_t)
+        if self.policy.score != NULL:
+            n += self.capacity * (sizeof(uint32_t) + sizeof(uint8_t))
         return int(n)
 
     def stats(self):
@@ -434,6 +376,31 @@ cdef class Cache:
             "cache_wipes": int(self.n_wipes),
             "cache_entries_wiped": int(self.n_wiped),
         }
+
+
+cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
+                      Py_ssize_t* node, bint count) noexcept nogil:
+    """Follow ``items`` from the root as far as the trie goes: the number of
+    items matched, the node reached in ``node``. ``count``: add a reuse to
+    each node on the way (the prefixes of a lookup)."""
+    cdef Py_ssize_t at = 0, p, mask = trie.edge_mask
+    cdef const uint64_t* edge_keys = trie.edge_keys
+    cdef uint64_t key
+    cdef int i = 0
+    while i < n:
+        # parent + 1 keeps key 0 free as the empty-slot marker
+        key = ((<uint64_t>(at + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+        p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+        while edge_keys[p] != key and edge_keys[p] != 0:
+            p = (p + 1) & mask
+        if edge_keys[p] == 0:
+            break
+        at = trie.edge_child[p]
+        if count:
+            wipe.hit(&trie.policy, at)
+        i += 1
+    node[0] = at
+    return i
 
 
 cdef class TrieCache(Cache):
@@ -501,19 +468,9 @@ cdef class TrieCache(Cache):
             self.edge_mask = size - 1
 
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
-        cdef void* p
-        if not Cache._grow(self, new_cap):
-            return False
-        if self.max_size > 0:
-            p = realloc(self.parent, new_cap * sizeof(int32_t))
-            if p == NULL:
-                return False
-            self.parent = <int32_t*>p
-            p = realloc(self.item, new_cap * sizeof(int32_t))
-            if p == NULL:
-                return False
-            self.item = <int32_t*>p
-        return True
+        return Cache._grow(self, new_cap) and (self.max_size == 0 or (
+            _grow_array(<void**>&self.parent, new_cap, sizeof(int32_t))
+            and _grow_array(<void**>&self.item, new_cap, sizeof(int32_t))))
 
     cdef bint _grow_edges(self) noexcept nogil:
         cdef Py_ssize_t old_size = self.edge_mask + 1, new_size = 2 * old_size
@@ -541,37 +498,14 @@ cdef class TrieCache(Cache):
         return True
 
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
-        cdef Py_ssize_t node = 0, p
-        cdef uint64_t key
-        cdef int i
-        for i in range(n):
-            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
-            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-            while self.edge_keys[p] != key:
-                if self.edge_keys[p] == 0:
-                    return -1
-                p = (p + 1) & self.edge_mask
-            node = self.edge_child[p]
-        return node
+        cdef Py_ssize_t node
+        return node if _walk(self, items, n, &node, False) == n else -1
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
-        cdef Py_ssize_t node = 0, p, child
+        cdef Py_ssize_t node, p, child
         cdef uint64_t key
-        cdef int i = 0
         cdef bint bounded = self.max_size > 0
-        while i < n:
-            # parent + 1 keeps key 0 free as the empty-slot marker
-            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
-            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-            while self.edge_keys[p] != key and self.edge_keys[p] != 0:
-                p = (p + 1) & self.edge_mask
-            if self.edge_keys[p] == 0:
-                break
-            node = self.edge_child[p]
-            if bounded:
-                # reuses, propagated to the prefixes on the way
-                self.score[node] += 1
-            i += 1
+        cdef int i = _walk(self, items, n, &node, bounded)
         if i == n:
             return node
         if not create:
@@ -580,17 +514,7 @@ cdef class TrieCache(Cache):
             if not self._wipe(n, n - i, node):
                 return -1
             # the wipe may have removed part of the path: walk it again
-            node = self._peek(items, 0)
-            i = 0
-            while i < n:
-                key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
-                p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-                while self.edge_keys[p] != key and self.edge_keys[p] != 0:
-                    p = (p + 1) & self.edge_mask
-                if self.edge_keys[p] == 0:
-                    break
-                node = self.edge_child[p]
-                i += 1
+            i = _walk(self, items, n, &node, False)
             if self.n_live + (n - i) > self.max_size:  # pragma: no cover
                 self.cache_full = True
                 return -1
@@ -608,7 +532,7 @@ cdef class TrieCache(Cache):
             if bounded:
                 self.parent[child] = <int32_t>node
                 self.item[child] = items[i]
-                self.depth[child] = <uint8_t>(i + 1)
+                wipe.new_entry(&self.policy, child, self.max_len - (i + 1))
             node = child
             # load factor 1/2 (bounded: 0.7, the table's share of the bound)
             if (10 * self.n_edges > 7 * (self.edge_mask + 1) if bounded
@@ -630,19 +554,17 @@ cdef class TrieCache(Cache):
             e = self.parent[e]
 
     cdef void _count_descendants(self) noexcept nogil:
-        """Descendant paths of every live node (post-order, by depth)."""
+        """Descendant paths of every live node (post-order: the nodes of
+        remaining depth 0 first, then 1, ...; the root last)."""
+        cdef uint32_t* score = self.policy.score
         cdef Py_ssize_t e
-        cdef int d
-        cdef uint64_t v
+        cdef int r
         for e in range(self.n_entries):
-            self.score[e] = 0
-        d = self.max_len
-        while d >= 1:
+            score[e] = 0
+        for r in range(self.max_len):
             for e in range(1, self.n_entries):
-                if self.depth[e] == d and not (self.entries[e].flags & ENTRY_FREE):
-                    v = <uint64_t>self.score[self.parent[e]] + self.score[e] + 1
-                    self.score[self.parent[e]] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
-            d -= 1
+                if self.policy.remaining[e] == r and not (self.entries[e].flags & ENTRY_FREE):
+                    _add_paths(score, self.parent[e], score[e])
 
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
         """Remove the leaf node e: its edge (backward-shift deletion)."""
@@ -661,23 +583,14 @@ cdef class TrieCache(Cache):
                 if self.edge_keys[j] == 0:
                     break
                 h = <Py_ssize_t>(_mix(self.edge_keys[j]) & <uint64_t>mask)
-                # keep slot j when its home lies cyclically in (i, j]
-                if i <= j:
-                    if i < h and h <= j:
-                        continue
-                elif i < h or h <= j:
+                if _stays(i, h, j):
                     continue
                 self.edge_keys[i] = self.edge_keys[j]
                 self.edge_child[i] = self.edge_child[j]
                 i = j
             self.edge_keys[i] = 0
             self.n_edges -= 1
-        self.entries[e].flags = ENTRY_FREE
-        self.entries[e].feature = <int32_t>self.free_head
-        self.free_head = e
-        self.n_free += 1
-        self.n_live -= 1
-        self.n_wiped += 1
+        self._release(e)
 
 
 cdef class HashCache(Cache):
@@ -722,22 +635,10 @@ cdef class HashCache(Cache):
 
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
         cdef int width = self.max_len if self.max_len > 0 else 1
-        cdef void* p
-        if not Cache._grow(self, new_cap):
-            return False
-        p = realloc(self.keys, new_cap * width * sizeof(int32_t))
-        if p == NULL:
-            return False
-        self.keys = <int32_t*>p
-        p = realloc(self.lengths, new_cap * sizeof(int32_t))
-        if p == NULL:
-            return False
-        self.lengths = <int32_t*>p
-        p = realloc(self.hashes, new_cap * sizeof(uint64_t))
-        if p == NULL:
-            return False
-        self.hashes = <uint64_t*>p
-        return True
+        return (Cache._grow(self, new_cap)
+                and _grow_array(<void**>&self.keys, new_cap * width, sizeof(int32_t))
+                and _grow_array(<void**>&self.lengths, new_cap, sizeof(int32_t))
+                and _grow_array(<void**>&self.hashes, new_cap, sizeof(uint64_t)))
 
     cdef bint _grow_slots(self) noexcept nogil:
         cdef Py_ssize_t new_size = 2 * (self.slot_mask + 1), mask = new_size - 1
@@ -790,7 +691,7 @@ cdef class HashCache(Cache):
         e = self.slots[p]
         if e >= 0:
             if self.max_size > 0:
-                self.score[e] += 1
+                wipe.hit(&self.policy, e)
             return e
         if not create:
             return -1
@@ -806,7 +707,7 @@ cdef class HashCache(Cache):
         self.lengths[e] = n
         self.hashes[e] = h
         if self.max_size > 0:
-            self.depth[e] = <uint8_t>n
+            wipe.new_entry(&self.policy, e, self.max_len - n)
         self.slots[p] = <int32_t>e
         if 2 * self.n_live > self.slot_mask:
             if not self._grow_slots():
@@ -821,9 +722,9 @@ cdef class HashCache(Cache):
         cdef int d, j, k, L, width = self.max_len if self.max_len > 0 else 1
         cdef int32_t buf[64]
         cdef int32_t* key
-        cdef uint64_t v
+        cdef uint32_t* score = self.policy.score
         for e in range(self.n_entries):
-            self.score[e] = 0
+            score[e] = 0
         d = self.max_len
         while d >= 1:
             for e in range(self.n_entries):
@@ -838,8 +739,7 @@ cdef class HashCache(Cache):
                             L += 1
                     s = self._peek(buf, d - 1)
                     if s >= 0:
-                        v = <uint64_t>self.score[s] + self.score[e] + 1
-                        self.score[s] = <uint32_t>(v if v < SCORE_SAT else SCORE_SAT)
+                        _add_paths(score, s, score[e])
             d -= 1
 
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
@@ -857,17 +757,9 @@ cdef class HashCache(Cache):
                 if self.slots[j] < 0:
                     break
                 h = <Py_ssize_t>(self.hashes[self.slots[j]] & <uint64_t>mask)
-                if i <= j:
-                    if i < h and h <= j:
-                        continue
-                elif i < h or h <= j:
+                if _stays(i, h, j):
                     continue
                 self.slots[i] = self.slots[j]
                 i = j
             self.slots[i] = -1
-        self.entries[e].flags = ENTRY_FREE
-        self.entries[e].feature = <int32_t>self.free_head
-        self.free_head = e
-        self.n_free += 1
-        self.n_live -= 1
-        self.n_wiped += 1
+        self._release(e)

@@ -133,10 +133,17 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         allocated as entries are created, not from the bound.
     wipe_factor : float, default=0.5
         Fraction of ``max_cache_size`` freed by each wipe, in (0, 1].
-    wipe_strategy : {"reuses", "descendants", "all_non_useful"}, default="reuses"
-        Which entries a wipe deletes first: the least reused ones, those
-        with the fewest descendant paths, or every entry that is neither on
-        a path under evaluation nor in the current best tree.
+    wipe_strategy : {"reuses", "descendants", "remaining_depth", "all_non_useful"}, \
+            default="reuses"
+        Which entries a wipe deletes first (entries on a path under
+        evaluation or in the current best tree are never deleted): the
+        least reused ones (lookups that returned them), those with the
+        fewest descendant paths in the cache, those of smallest remaining
+        depth (the cheapest to solve again), or every other entry. One
+        meaning in every cache (``odtstudy.dl85._cache_policy``).
+        ``"descendants"`` is for 0/1 data only: with ``thresholds`` it
+        raises a ``ValueError`` (the numeric search's box cache has no
+        links from an entry to its descendants).
     thresholds : {"all"} or int, default=None
         Fit numeric features directly. ``None``: ``X`` must be 0/1 (the
         bitset search). ``"all"``: every midpoint between two consecutive

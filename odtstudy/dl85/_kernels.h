@@ -301,78 +301,84 @@ static int odt_fast_pext(void) {
     return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1")
            && !__builtin_cpu_is("znver2");
 }
+#endif
+
+/* The kernels of one instruction-set level, 0 baseline to 3 AVX-512;
+   pext: may use BMI2's pext / pdep where they are fast. */
+typedef struct {
+    const char* isa;
+    odt_pair_counts_fn pair_counts;
+    odt_quadrants_fn quadrants;
+    odt_cost_quadrants_i_fn cost_quadrants_i;
+    odt_cost_quadrants_d_fn cost_quadrants_d;
+    odt_table_quadrants_fn table_quadrants;
+    odt_and_prefix_fn and_prefix;
+    int pext;
+} odt_kernel_level;
+#define ODT_BASELINE_LEVEL {"baseline", odt_pair_counts_base, odt_quadrants_base, \
+    odt_cost_quadrants_i_base, odt_cost_quadrants_d_base, \
+    odt_table_quadrants_base, odt_and_prefix_base, 0}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+static const odt_kernel_level odt_levels[4] = {
+    ODT_BASELINE_LEVEL,
+    {"popcnt", odt_pair_counts_popcnt, odt_quadrants_sse42,
+     odt_cost_quadrants_i_sse42, odt_cost_quadrants_d_sse42,
+     odt_table_quadrants_sse42, odt_and_prefix_popcnt, 0},
+    {"avx2", odt_pair_counts_avx2, odt_quadrants_avx2,
+     odt_cost_quadrants_i_avx2, odt_cost_quadrants_d_avx2,
+     odt_table_quadrants_avx2, odt_and_prefix_popcnt, 1},
+    {"avx512", odt_pair_counts_512, odt_quadrants_512,
+     odt_cost_quadrants_i_512, odt_cost_quadrants_d_512,
+     odt_table_quadrants_512, odt_and_prefix_512, 1},
+};
+
+static int odt_level_supported(int level) {
+    __builtin_cpu_init();
+    if (level == 3)
+        return __builtin_cpu_supports("avx512vpopcntdq")
+               && __builtin_cpu_supports("avx512vl")
+               && __builtin_cpu_supports("avx512bw");
+    if (level == 2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+    if (level == 1)
+        return __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2");
+    return 1;
+}
+#else
+static const odt_kernel_level odt_levels[1] = {
+    ODT_BASELINE_LEVEL,
+};
+
+static int odt_level_supported(int level) { return level == 0; }
+#endif
 
 static int odt_kernels_set(int level) {
-    /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512; returns 0 if unsupported */
-    __builtin_cpu_init();
-    if (level == 3) {
-        if (!(__builtin_cpu_supports("avx512vpopcntdq")
-              && __builtin_cpu_supports("avx512vl")
-              && __builtin_cpu_supports("avx512bw"))) return 0;
-        odt_pair_counts = odt_pair_counts_512;
-        odt_quadrants = odt_quadrants_512;
-        odt_cost_quadrants_i = odt_cost_quadrants_i_512;
-        odt_cost_quadrants_d = odt_cost_quadrants_d_512;
-        odt_table_quadrants = odt_table_quadrants_512;
-        odt_and_prefix = odt_and_prefix_512;
-        odt_kernel_isa = "avx512";
-        odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        odt_select = odt_fast_pext() ? odt_select_bmi2 : odt_select_base;
-    } else if (level == 2) {
-        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")))
-            return 0;
-        odt_pair_counts = odt_pair_counts_avx2;
-        odt_quadrants = odt_quadrants_avx2;
-        odt_cost_quadrants_i = odt_cost_quadrants_i_avx2;
-        odt_cost_quadrants_d = odt_cost_quadrants_d_avx2;
-        odt_table_quadrants = odt_table_quadrants_avx2;
-        odt_and_prefix = odt_and_prefix_popcnt;
-        odt_kernel_isa = "avx2";
-        odt_compact = odt_fast_pext() ? odt_compact_bmi2 : 0;
-        odt_select = odt_fast_pext() ? odt_select_bmi2 : odt_select_base;
-    } else if (level == 1) {
-        if (!(__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2")))
-            return 0;
-        odt_pair_counts = odt_pair_counts_popcnt;
-        odt_quadrants = odt_quadrants_sse42;
-        odt_cost_quadrants_i = odt_cost_quadrants_i_sse42;
-        odt_cost_quadrants_d = odt_cost_quadrants_d_sse42;
-        odt_table_quadrants = odt_table_quadrants_sse42;
-        odt_and_prefix = odt_and_prefix_popcnt;
-        odt_kernel_isa = "popcnt";
-        odt_compact = 0;
-        odt_select = odt_select_base;
-    } else {
-        odt_pair_counts = odt_pair_counts_base;
-        odt_quadrants = odt_quadrants_base;
-        odt_cost_quadrants_i = odt_cost_quadrants_i_base;
-        odt_cost_quadrants_d = odt_cost_quadrants_d_base;
-        odt_table_quadrants = odt_table_quadrants_base;
-        odt_and_prefix = odt_and_prefix_base;
-        odt_kernel_isa = "baseline";
-        odt_compact = 0;
-        odt_select = odt_select_base;
-    }
+    /* 0 baseline, 1 popcnt, 2 avx2, 3 avx512 (any other: baseline);
+       returns 0 if the CPU does not support it */
+    const odt_kernel_level* k;
+    int top = (int)(sizeof(odt_levels) / sizeof(odt_levels[0])) - 1;
+    if (!odt_level_supported(level)) return 0;
+    k = &odt_levels[level >= 1 && level <= top ? level : 0];
+    odt_pair_counts = k->pair_counts;
+    odt_quadrants = k->quadrants;
+    odt_cost_quadrants_i = k->cost_quadrants_i;
+    odt_cost_quadrants_d = k->cost_quadrants_d;
+    odt_table_quadrants = k->table_quadrants;
+    odt_and_prefix = k->and_prefix;
+    odt_kernel_isa = k->isa;
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    odt_compact = k->pext && odt_fast_pext() ? odt_compact_bmi2 : 0;
+    odt_select = k->pext && odt_fast_pext() ? odt_select_bmi2 : odt_select_base;
+#endif
     return 1;
 }
 
 static void odt_kernels_init(void) {
-    if (!odt_kernels_set(3) && !odt_kernels_set(2) && !odt_kernels_set(1))
-        odt_kernels_set(0);
+    int level = (int)(sizeof(odt_levels) / sizeof(odt_levels[0])) - 1;
+    while (level > 0 && !odt_kernels_set(level)) level--;
+    if (level == 0) odt_kernels_set(0);
 }
-#else
-static int odt_kernels_set(int level) {
-    odt_pair_counts = odt_pair_counts_base;
-    odt_quadrants = odt_quadrants_base;
-    odt_cost_quadrants_i = odt_cost_quadrants_i_base;
-    odt_cost_quadrants_d = odt_cost_quadrants_d_base;
-    odt_table_quadrants = odt_table_quadrants_base;
-    odt_and_prefix = odt_and_prefix_base;
-    odt_kernel_isa = "baseline";
-    return level == 0;
-}
-static void odt_kernels_init(void) {}
-#endif
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #pragma GCC target("popcnt,sse4.2")

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.dl85._cache import MAX_CACHE_SIZE
+from odtstudy.dl85._cache_policy import WIPE_STRATEGIES, check_wipe_strategy
 
 __all__ = ["MAX_DEPTH_LIMIT", "MAX_MIN_SUP", "SEARCH_CONSTRAINTS", "SearchOptionsMixin"]
 
@@ -28,7 +29,7 @@ SEARCH_CONSTRAINTS: dict = {
     "algorithm": [StrOptions({"dl85", "dl8"})],
     "max_cache_size": [Interval(Integral, 1, MAX_CACHE_SIZE, closed="both"), None],
     "wipe_factor": [Interval(Real, 0, 1, closed="right")],
-    "wipe_strategy": [StrOptions({"reuses", "descendants", "all_non_useful"})],
+    "wipe_strategy": [StrOptions(set(WIPE_STRATEGIES))],
     "random_state": ["random_state"],
 }
 
@@ -52,5 +53,12 @@ class SearchOptionsMixin:
             "algorithm": str(self.algorithm),
             "max_cache_size": self.max_cache_size,
             "wipe_factor": self.wipe_factor,
-            "wipe_strategy": str(self.wipe_strategy),
+            "wipe_strategy": self._wipe_strategy(),
         }
+
+    def _wipe_strategy(self) -> str:
+        # with thresholds, whichever search the data goes to: the option's
+        # validity must not depend on the data
+        numeric = getattr(self, "thresholds", None) is not None
+        check_wipe_strategy(str(self.wipe_strategy), numeric=numeric)
+        return str(self.wipe_strategy)

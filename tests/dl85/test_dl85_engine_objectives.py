@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from odtstudy.dl85._cache_policy import WIPE_STRATEGIES
 from test_dl85obj_bruteforce import (
     absolute_loss,
     brute,
@@ -135,7 +136,7 @@ def test_every_objective_and_switch_equals_bruteforce(kind, switch):
 
 
 @pytest.mark.parametrize("kind", OBJECTIVES)
-@pytest.mark.parametrize("strategy", ["reuses", "descendants", "all_non_useful"])
+@pytest.mark.parametrize("strategy", sorted(WIPE_STRATEGIES))
 def test_every_objective_bounded_equals_unbounded(kind, strategy):
     """A bounded cache at 25 % of the unbounded peak keeps every optimum."""
     rng = np.random.default_rng(7)

@@ -5,11 +5,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from odtstudy.dl85._cache import HashCache, TrieCache
+from odtstudy.dl85._cache_policy import WIPE_STRATEGIES
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Classifier
 
-STRATEGIES = ["reuses", "descendants", "all_non_useful"]
+STRATEGIES = sorted(WIPE_STRATEGIES)
 CACHES = ["trie", "hash"]
 MEMORY_KEYS = (
     "cache_entries_created",

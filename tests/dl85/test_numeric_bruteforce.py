@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from odtstudy.dl85._cache_policy import NUMERIC_WIPE_STRATEGIES
 
 import odtstudy.dl85._numeric_fit as nf
 from odtstudy.datasets import Binarizer
@@ -655,7 +656,7 @@ def test_squared_error_equals_bruteforce(problem, weighted, min_sup, thresholds)
 # Caches: bounded == unbounded, hash == trie
 # --------------------------------------------------------------------------
 
-STRATEGIES = ["reuses", "descendants", "all_non_useful"]
+STRATEGIES = sorted(NUMERIC_WIPE_STRATEGIES)
 
 
 def _min_size(cache, depth):
