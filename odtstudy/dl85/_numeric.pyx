@@ -133,6 +133,7 @@ cdef class NumericSearcher:
     cdef double* wl           # per depth: weights by rank
     cdef double* fen          # a Fenwick tree pair (weights, weighted targets)
     cdef double* qbuf         # a batch of leaves for a Python loss
+    cdef double* sfx          # per split position: the right side's sums
     cdef double* qout
     cdef int32_t* qk
     cdef bint use_inf_lb, use_d2, monotone
@@ -278,6 +279,7 @@ cdef class NumericSearcher:
             self.qbuf = <double*>_alloc(2 * PY_CHUNK * S * sizeof(double))
             self.qout = <double*>_alloc(2 * PY_CHUNK * sizeof(double))
             self.qk = <int32_t*>_alloc(PY_CHUNK * sizeof(int32_t))
+            self.sfx = <double*>_alloc((n + 1) * S * sizeof(double))
         self.trace_cap = 4 * (p + 4)
         self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
         self._root()
@@ -310,6 +312,7 @@ cdef class NumericSearcher:
         free(self.qbuf)
         free(self.qout)
         free(self.qk)
+        free(self.sfx)
 
     def _check_objective(self):
         """The objective's kind and its agreement with the rows' statistics."""
@@ -357,7 +360,6 @@ cdef class NumericSearcher:
         """Loss of a leaf with statistics ``t - a``."""
         cdef int c, q, S = self.S
         cdef double tot = 0.0, big = 0.0, v, best, x, w
-        cdef double rest[64]
         if self.kind == OBJ_ERROR:
             if S == 2:
                 x = t[0] - a[0]
@@ -378,10 +380,6 @@ cdef class NumericSearcher:
                 if v < best:
                     best = v
             return best
-        if self.py_add:
-            for c in range(S):
-                rest[c] = t[c] - a[c]
-            return self.obj.class_loss_py(rest)
         w = t[0] - a[0]
         if w <= 0.0:
             return 0.0
@@ -850,7 +848,7 @@ cdef class NumericSearcher:
         if m < 2 * self.min_sup or m < 2:
             return best
         if self.py_add:
-            best = self._side_py(rows, m, rg, tot, best, out_k)
+            best = self._side_py(rows, m, rg, best, out_k)
         elif self.order:
             best = self._side_order(rows, m, rg, best, lb, out_k)
         else:
@@ -860,36 +858,49 @@ cdef class NumericSearcher:
         return best
 
     cdef double _side_py(self, const int32_t* rows, int m, const int32_t* rg,
-                         const double* tot, double best, int* out_k) noexcept nogil:
+                         double best, int* out_k) noexcept nogil:
         """Python loss of summed statistics: both sides of up to
-        ``PY_CHUNK`` positions priced per ``batch_loss``."""
+        ``PY_CHUNK`` positions priced per ``batch_loss``. Each side is summed
+        over its own rows (a backward pass for the right ones), never as a
+        difference: a class absent from a side has a support of exactly 0
+        for the user's function."""
         cdef int S = self.S, ms = self.min_sup, i, c, row, k = 0
         cdef double acc[64]
         cdef double* q
-        cdef const double* r
+        for c in range(S):
+            acc[c] = 0.0
+        for i in range(m - 1, 0, -1):
+            self._add_stats(acc, rows[i])
+            if rg[rows[i]] != rg[rows[i - 1]]:
+                memcpy(self.sfx + i * S, acc, S * sizeof(double))
         for c in range(S):
             acc[c] = 0.0
         for i in range(m):
             row = rows[i]
             if i > 0 and rg[row] != rg[rows[i - 1]] and i >= ms and m - i >= ms:
                 q = self.qbuf + 2 * k * S
-                for c in range(S):
-                    q[c] = acc[c]
-                    q[S + c] = tot[c] - acc[c]
+                memcpy(q, acc, S * sizeof(double))
+                memcpy(q + S, self.sfx + i * S, S * sizeof(double))
                 self.qk[k] = i
                 k += 1
                 if k == PY_CHUNK:
                     best = self._py_flush(k, best, out_k)
                     k = 0
-            if self.cls != NULL:
-                acc[self.cls[row]] += self.wt[row]
-            else:
-                r = self.rs + row * S
-                for c in range(S):
-                    acc[c] += r[c]
+            self._add_stats(acc, row)
         if k:
             best = self._py_flush(k, best, out_k)
         return best
+
+    cdef inline void _add_stats(self, double* acc, int row) noexcept nogil:
+        """Add one row's statistics to ``acc`` (additive objectives)."""
+        cdef int c
+        cdef const double* r
+        if self.cls != NULL:
+            acc[self.cls[row]] += self.wt[row]
+            return
+        r = self.rs + row * self.S
+        for c in range(self.S):
+            acc[c] += r[c]
 
     cdef double _py_flush(self, int k, double best, int* out_k) noexcept nogil:
         """Price the k positions of ``qbuf``; the best below ``best``."""
@@ -1017,6 +1028,9 @@ cdef class NumericSearcher:
         for c in range(S):
             ta[c] = ps[c]
             tb[c] = ps[S + c] if self.stable else tt[c] - ps[c]
+        if self.py_add:
+            lst = self.srt + (d * p + f) * n
+            self._stats_of(lst + nl, s - nl, tb)
         self.od = d
         if self.order or self.by_rows:
             bestL = self._split_leaf(d, f, j, True)

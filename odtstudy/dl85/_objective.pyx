@@ -135,7 +135,8 @@ cdef class Objective:
         callback's value of their sum over the leaf's rows.
     worst : ndarray of float64, shape (n_rows,), optional
         "py_stats": the largest loss each row can add to a leaf (the
-        similarity bound holds then); None: no similarity bound.
+        similarity bound holds then, for a ``monotone`` loss); None: no
+        similarity bound.
     monotone : bool, optional
         Python kinds: the user declares that a leaf's optimal loss never
         grows when rows are removed (default False); built-in kinds are.
@@ -231,7 +232,8 @@ cdef class Objective:
                    n_rows * K * sizeof(double))
         # the largest loss each row can add to a leaf (similarity bound)
         self.similarity = not self.python or (self.kind == OBJ_PY_STATS
-                                              and worst is not None)
+                                              and worst is not None
+                                              and self.monotone)
         self.worst_max = 0.0
         if self.kind == OBJ_PY_STATS and self.similarity:
             wv = np.ascontiguousarray(worst, dtype=np.float64)
