@@ -1,9 +1,13 @@
 # cython: language_level=3
 """Leaf objectives of the DL8.5 engine: what a leaf costs, and which bounds hold.
 
-The search (``_search.pyx``) never knows which loss it minimises. It asks an
-:class:`Objective` for the loss of a cover taken as one leaf, and reads the
-objective's declarations to decide which of its refinements apply:
+Both searches take an :class:`Objective`: the 0/1 search (``_search.pyx``)
+asks it for the loss of a cover taken as one leaf; the numeric search
+(``_numeric.pyx``) sums the rows' statistics along its sweeps and prices
+them with the objective's losses (inline for the C kinds, ``batch_loss`` for
+the Python ones; order statistics and row lists as its kind says). Neither
+knows which loss it minimises; they read the objective's declarations to
+decide which of their refinements apply:
 
 * ``class_based``: the loss is a function of the K class supports of the
   leaf (misclassification, cost matrix, Python ``f(class weights)``);
@@ -18,7 +22,16 @@ objective's declarations to decide which of its refinements apply:
   distance to the range of ``y`` for the regression losses). Then an
   optimum of cover ``D_old`` bounds the one of ``D_new`` from below by
   ``opt(D_old) - worst(D_old minus D_new)``, MurTree's similarity bound.
-  Python losses make no such promise: no similarity bound for them.
+  Python losses make no such promise: no similarity bound for them, unless
+  a "py_stats" objective (a ``LeafObjective``) gives its rows' ``worst``
+  and declares ``monotone``;
+* ``monotone``: a leaf's optimal loss never grows when rows are removed
+  (true of every built-in kind; a Python loss declares it or not). The
+  numeric search's interval bounds need it.
+
+A new leaf objective written in Python is one class
+(``_leaf_objective.LeafObjective``: per-row statistics, a batched loss of
+their sums, a leaf value, its declarations), kind "py_stats" here.
 
 Every leaf loss is non-negative and additive over leaves, so the purity
 test (a leaf of loss 0 is optimal) holds for every objective.
