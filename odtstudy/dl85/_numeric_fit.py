@@ -7,7 +7,10 @@ at most ``k`` of them per column, the ones the
 search (``_numeric.pyx``) sees each column as threshold ranks; its tree
 comes back as a :class:`~odtstudy.dl85._engine.SearchOutput` with the
 column indices and real thresholds, so the estimators build their ``Tree``
-and ``FitResult`` through the same path as on 0/1 data.
+and ``FitResult`` through the same path as on 0/1 data. The leaf objective
+is built by the same ``make_objective`` as the 0/1 search's, from the same
+arguments (:func:`numeric_search` mirrors :func:`_engine.search`): every
+objective works on both kinds of data.
 """
 
 from __future__ import annotations
