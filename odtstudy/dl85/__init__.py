@@ -41,6 +41,7 @@ try:
     from odtstudy.base import export_graphviz, export_text
     from odtstudy.dl85._classes import DL85Classifier
     from odtstudy.dl85._helpers import shallowest_perfect_tree
+    from odtstudy.dl85._leaf_objective import LeafObjective
     from odtstudy.dl85._predictor import DL85Cluster, DL85Predictor
     from odtstudy.dl85._regressor import DL85Regressor
 except ModuleNotFoundError as exc:
@@ -53,6 +54,7 @@ __all__ = [
     "DL85Cluster",
     "DL85Predictor",
     "DL85Regressor",
+    "LeafObjective",
     "export_graphviz",
     "export_text",
     "shallowest_perfect_tree",

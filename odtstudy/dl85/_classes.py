@@ -5,15 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from odtstudy.base import BaseTreeClassifier
-from odtstudy.dl85._class_loss import class_result, leaf_labeller, solve_class_loss
+from odtstudy.dl85._class_loss import solve_class_loss
 from odtstudy.dl85._engine import _pack_classes
 from odtstudy.dl85._losses import check_cost_matrix, checked_fast
 from odtstudy.dl85._numeric_fit import (
     THRESHOLDS_CONSTRAINT,
     NumericInputMixin,
     bitset_encodes,
-    class_stats,
-    numeric_search,
+    solve_class_loss_numeric,
     threshold_columns,
 )
 from odtstudy.dl85._options import (
@@ -161,10 +160,13 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         similarity bound is that neighbour bound. Few thresholds (at most
         16 per varying column on average and 2000 in all) go to the bitset
         search as threshold columns, as do 0/1 data; both give the same
-        optimum. ``fast_error_function``, ``algorithm="dl8"`` and
-        ``branching`` other than ``"data"`` are not available with
-        thresholds (the numeric search tries features by increasing loss of
-        their best single split).
+        optimum. Every leaf loss works with thresholds (the misclassification,
+        weights, ``cost_matrix``, ``fast_error_function``; the numeric search
+        prices a Python loss in batches, but without its interval bounds,
+        which need a loss that never grows when rows are removed).
+        ``algorithm="dl8"`` and ``branching`` other than ``"data"`` are not
+        available with thresholds (the numeric search tries features by
+        increasing loss of their best single split).
 
     Attributes
     ----------
@@ -300,31 +302,27 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         self.thresholds = thresholds
 
     def _fit(self, X, y, sample_weight):
-        decode = None
-        if self.thresholds is not None and self.fast_error_function is not None:
-            raise ValueError(
-                "fast_error_function is not available with thresholds (numeric "
-                "features): use cost_matrix for a cost-sensitive loss, or "
-                "binarise the data and use thresholds=None"
-            )
+        n_classes = len(self.classes_)
+        cost, fast = self._class_loss(n_classes)
+        replicate = cost is None and fast is None
         cuts = self._thresholds_of(X, sample_weight)
+        decode = None
+        if cuts is not None and not bitset_encodes(cuts):
+            X, y, weights = self._weighted_rows(X, y, sample_weight, replicate)
+            result = solve_class_loss_numeric(
+                X,
+                cuts,
+                y,
+                n_classes,
+                weights,
+                self._search_options(),
+                cost=cost,
+                fast=fast,
+            )
+            return _worded_as_error(result)
         if cuts is not None:
-            if not bitset_encodes(cuts):
-                return self._fit_numeric(X, y, sample_weight, cuts)
             X, decode = threshold_columns(X, cuts)
         X = np.ascontiguousarray(X, dtype=np.uint8)
-        n_classes = len(self.classes_)
-        cost, fast = None, None
-        if self.cost_matrix is not None:
-            if self.fast_error_function is not None:
-                raise ValueError(
-                    "give either cost_matrix or fast_error_function, not both "
-                    "(a cost matrix is a fast_error_function computed in C)"
-                )
-            cost = check_cost_matrix(self.cost_matrix, n_classes)
-        elif self.fast_error_function is not None:
-            fast = checked_fast(self.fast_error_function, n_classes)
-        replicate = cost is None and fast is None
         X, y, weights = self._weighted_rows(X, y, sample_weight, replicate)
         result = solve_class_loss(
             X, y, n_classes, weights, self._search_options(), cost=cost, fast=fast
@@ -333,41 +331,18 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
             result.tree = decode(result.tree)
         return _worded_as_error(result)
 
-    def _fit_numeric(self, X, y, sample_weight, cuts):
-        """The search on numeric features (``thresholds`` set; ``cuts``: the
-        candidate thresholds of each column)."""
-        n_classes = len(self.classes_)
-        X, y, weights = self._weighted_rows(
-            X, y, sample_weight, self.cost_matrix is None
-        )
-        w = np.ones(len(y)) if weights is None else weights
-        kind, cost = "error", None
-        worst = w
+    def _class_loss(self, n_classes):
+        """The checked ``(cost_matrix, fast_error_function)``, at most one set."""
         if self.cost_matrix is not None:
-            cost = check_cost_matrix(self.cost_matrix, n_classes)
-            kind = "cost"
-            worst = w * cost.max(axis=0)[y]
-        tol = 0.0 if weights is None and kind == "error" else 1e-12 * worst.sum()
-        options = self._search_options()
-        out = numeric_search(
-            X,
-            cuts,
-            kind=kind,
-            stats=class_stats(y, n_classes, weights),
-            cost=cost,
-            worst=worst,
-            purity_tol=tol,
-            **options,
-        )
-        result = class_result(
-            out,
-            n_classes,
-            options,
-            label_of=leaf_labeller(out, cost),
-            X=X,
-            loss_unit=float(np.sum(w)),
-        )
-        return _worded_as_error(result)
+            if self.fast_error_function is not None:
+                raise ValueError(
+                    "give either cost_matrix or fast_error_function, not both "
+                    "(a cost matrix is a fast_error_function computed in C)"
+                )
+            return check_cost_matrix(self.cost_matrix, n_classes), None
+        if self.fast_error_function is not None:
+            return None, checked_fast(self.fast_error_function, n_classes)
+        return None, None
 
     @classmethod
     def _weighted_rows(cls, X, y, sample_weight, replicate):

@@ -18,7 +18,7 @@ import numpy as np
 from odtstudy._deadline import Deadline
 from odtstudy.base import FitResult
 from odtstudy.dl85._bitset import pack_columns
-from odtstudy.dl85._objective import Objective
+from odtstudy.dl85._objective import make_objective
 from odtstudy.dl85._search import Searcher
 from odtstudy.tree import TreeBuilder
 
@@ -118,6 +118,7 @@ def search(
     quantile=0.5,
     callback=None,
     purity_tol=None,
+    declared=None,
     **options,
 ) -> SearchOutput:
     """Run one DL8.5 search on the 0/1 matrix ``X``.
@@ -145,6 +146,9 @@ def search(
     purity_tol : float, default=None
         Leaves of loss at most this are pure (default: 0 for counts,
         ``1e-12`` times the total weight or the root leaf's loss otherwise).
+    declared : dict, default=None
+        More arguments of the ``Objective`` ("py_stats": ``row_stats``,
+        ``worst``, ``monotone``, ``loss_name``).
     **options
         The search options of :data:`SEARCH_OPTIONS`.
 
@@ -157,6 +161,7 @@ def search(
     if unknown:
         raise TypeError(f"unknown search options {sorted(unknown)}")
     opts = {**SEARCH_OPTIONS, **options}
+    declared = declared or {}
     X = np.ascontiguousarray(X, dtype=np.uint8)
     n = X.shape[0]
     if kind in ("absolute", "quantile"):
@@ -171,19 +176,20 @@ def search(
         cmask = _pack_classes(y_class, n_classes)
     else:
         cmask = pack_columns(np.ones((n, 1), dtype=np.uint8))
-    objective = Objective(
+    objective = make_objective(
         kind,
         cols,
         n,
-        n_classes=n_classes if y_class is not None else 1,
         y_class=y_class,
-        weights=None if weights is None else np.ascontiguousarray(weights, float),
-        y=None if y is None else np.ascontiguousarray(y, dtype=np.float64),
-        cost=None if cost is None else np.ascontiguousarray(cost, dtype=np.float64),
-        quantile=float(quantile),
+        n_classes=n_classes,
+        weights=weights,
+        y=y,
+        cost=cost,
+        quantile=quantile,
         callback=callback,
         min_sup=int(opts["min_sup"]),
         pair_stats=bool(opts["use_depth2_solver"]),
+        **declared,
     )
     searcher = Searcher(
         cols,

@@ -25,9 +25,25 @@ Subproblems are cached by their box (``_boxcache.pyx``) with the best split,
 the best loss and a lower bound (the strong bound of a search that found no
 tree under its upper bound), as in the 0/1 search (``_search.pyx``): the
 hierarchical upper bound, the time limit (anytime: the best tree so far),
-the root's anytime trace and the bounded cache work as there. Objectives:
-misclassification (weighted), a cost matrix, and squared error; a row's
-statistics are one vector (class weights, or ``w, w y, w y^2``).
+the root's anytime trace and the bounded cache work as there.
+
+The leaf objective is the 0/1 search's plug-in (``_objective.Objective``),
+and its kind decides how a sweep prices a split:
+
+* additive statistics (misclassification, weights, a cost matrix, squared
+  error, and the Python losses of summed statistics: ``fast_error_function``
+  on class supports, ``"py_stats"``): a row's statistics are one vector
+  (class weights, ``w, w y, w y^2``, or the user's), summed along the
+  sweep; the C losses are priced inline, the Python ones in batches through
+  the objective's memoised ``batch_loss``;
+* order statistics (absolute and pinball losses): each side of a split is a
+  Fenwick tree over the node's rows ranked by target (``_order.pxd``), so a
+  threshold costs O(log n) per row moved;
+* the row list (``error_function``): each side's rows go to Python.
+
+The interval bounds need the objective's ``monotone`` declaration (a
+subset's optimal loss is never larger) and ``min_sup = 1``; the neighbour
+bound needs each row's ``worst`` loss.
 
 The squared error has a second, stable form (``values`` given): a set of
 rows is ``(W, mean, M2)``, grown one row at a time by Welford's update, and
@@ -46,9 +62,22 @@ cimport numpy as cnp
 from libc.math cimport INFINITY, ceil
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, qsort
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
+from odtstudy.dl85._objective cimport (
+    OBJ_ABSOLUTE,
+    OBJ_COST,
+    OBJ_ERROR,
+    OBJ_PY_CLASS,
+    OBJ_PY_ROWS,
+    OBJ_PY_STATS,
+    OBJ_QUANTILE,
+    OBJ_SQUARED,
+    OBJ_WEIGHTED,
+    Objective,
+)
+from odtstudy.dl85._order cimport fw_add, fw_loss, fw_top, sorted_loss
 from odtstudy.dl85._util cimport (
     KeyIdx,
     _alloc,
@@ -62,11 +91,7 @@ from odtstudy.dl85._util cimport (
 cnp.import_array()
 
 cdef enum:
-    K_ERROR = 0
-    K_COST = 1
-    K_SQUARED = 2
-
-KINDS = {"error": K_ERROR, "cost": K_COST, "squared": K_SQUARED}
+    PY_CHUNK = 256    # split positions priced per call of a Python loss
 
 
 cdef class NumericSearcher:
@@ -79,11 +104,12 @@ cdef class NumericSearcher:
     n_thresholds : ndarray of int32, shape (n_features,)
     stats : ndarray of float64, shape (n_rows, n_stats)
         Each row's statistics vector: its weight in its class's column
-        ("error", "cost"), or ``(w, w y, w y^2)`` ("squared").
-    kind : {"error", "cost", "squared"}
+        (class-based objectives), ``(w, w y, w y^2)`` (squared error),
+        ``(w, w y)`` (absolute and pinball losses), the objective's row
+        statistics ("py_stats"), or the weight ("py_rows").
+    objective : Objective
+        The leaf objective, made for these rows with ``bitsets=False``.
     max_depth, min_sup : int
-    cost : ndarray of float64, shape (n_classes, n_classes), optional
-        ``cost[p, c]`` ("cost").
     worst : ndarray of float64, shape (n_rows,), optional
         Largest loss a row adds to a leaf; enables the neighbour bound.
     time_limit : float
@@ -94,6 +120,22 @@ cdef class NumericSearcher:
     """
 
     cdef int n, p, S, kind, max_depth, min_sup, D, L
+    cdef Objective obj
+    cdef bint special         # priced by _side_any (Python, order statistics)
+    cdef bint py_add          # Python loss of summed statistics
+    cdef bint order           # absolute / pinball loss
+    cdef bint by_rows         # Python loss of the row list
+    cdef double tau, below, above
+    cdef int od               # the node whose target ranks _side_order uses
+    cdef int32_t* yrow        # per depth: the node's rows by target
+    cdef int32_t* lrank       # per depth: each row's rank in yrow
+    cdef double* yl           # per depth: targets by rank
+    cdef double* wl           # per depth: weights by rank
+    cdef double* fen          # a Fenwick tree pair (weights, weighted targets)
+    cdef double* qbuf         # a batch of leaves for a Python loss
+    cdef double* sfx          # per split position: the right side's sums
+    cdef double* qout
+    cdef int32_t* qk
     cdef bint use_inf_lb, use_d2, monotone
     cdef object _refs
     cdef const int32_t* rank
@@ -137,15 +179,13 @@ cdef class NumericSearcher:
     cdef double root_lb
 
     def __cinit__(self, const int32_t[:, ::1] rank, const int32_t[::1] n_thresholds,
-                  const double[:, ::1] stats, str kind, int max_depth, int min_sup=1,
-                  object cost=None, object worst=None, double time_limit=0.0,
+                  const double[:, ::1] stats, Objective objective, int max_depth,
+                  int min_sup=1, object worst=None, double time_limit=0.0,
                   Py_ssize_t max_cache_size=0, double wipe_factor=0.5,
                   str wipe_strategy="reuses", bint use_infeasibility_lb=True,
                   bint use_depth2_solver=True, double purity_tol=0.0,
                   object values=None):
         cdef int D, n, p, S
-        if kind not in KINDS:
-            raise ValueError(f"unknown objective {kind!r}")
         self.p = rank.shape[0]
         self.n = rank.shape[1]
         self.S = stats.shape[1]
@@ -153,17 +193,14 @@ cdef class NumericSearcher:
             raise ValueError("rank, n_thresholds and stats do not match")
         if max_depth < 0 or max_depth > 60:
             raise ValueError("max_depth must be in [0, 60]")
-        self.kind = KINDS[kind]
+        self.obj = objective
+        self.kind = OBJ_ERROR if objective.kind == OBJ_WEIGHTED else objective.kind
+        self._check_objective()
         self.max_depth = max_depth
         self.min_sup = min_sup
         self.D = max_depth + 1
         self.L = 1 + 3 * self.D
         D, n, p, S = self.D, self.n, self.p, self.S
-        cost_arr = None
-        if self.kind == K_COST:
-            cost_arr = np.ascontiguousarray(cost, dtype=np.float64)
-            if cost_arr.shape != (S, S):
-                raise ValueError("cost must be (n_classes, n_classes)")
         worst_arr = None
         if worst is not None:
             worst_arr = np.ascontiguousarray(worst, dtype=np.float64)
@@ -173,7 +210,7 @@ cdef class NumericSearcher:
         self.stable = False
         self.yv = NULL
         if values is not None:
-            if self.kind != K_SQUARED:
+            if self.kind != OBJ_SQUARED:
                 raise ValueError("values (the stable form) is for kind='squared'")
             values_arr = np.ascontiguousarray(values, dtype=np.float64)
             if values_arr.shape != (n,):
@@ -183,14 +220,14 @@ cdef class NumericSearcher:
         if self.stable and S != 4:
             raise ValueError("the stable form takes stats (w, w y, w y^2, 0)")
         self.PS = 2 * S if self.stable else S
-        self._refs = (rank, n_thresholds, stats, cost_arr, worst_arr, values_arr)
+        self._refs = (rank, n_thresholds, stats, worst_arr, values_arr)
         self.rank = &rank[0, 0] if p > 0 else NULL
         self.nthr = &n_thresholds[0] if p > 0 else NULL
         self.rs = &stats[0, 0]
         self.cls = NULL
         self.wt = NULL
         cls_arr = wt_arr = None
-        if self.kind != K_SQUARED:
+        if objective.class_based:
             # one non-zero statistic per row: its class and weight
             st = np.asarray(stats)
             cls_arr = np.ascontiguousarray(np.argmax(st, axis=1), dtype=np.int32)
@@ -199,17 +236,15 @@ cdef class NumericSearcher:
                 self.cls = <const int32_t*>cnp.PyArray_DATA(cls_arr)
                 self.wt = <const double*>cnp.PyArray_DATA(wt_arr)
         self._refs = self._refs + (cls_arr, wt_arr)
-        self.unit = (self.kind == K_ERROR and self.cls != NULL
+        self.unit = (self.kind == OBJ_ERROR and self.cls != NULL
                       and bool(np.all(wt_arr == 1.0)) and worst_arr is not None
                       and bool(np.all(worst_arr == 1.0)))
-        self.cost = NULL
-        if cost_arr is not None:
-            self.cost = <const double*>cnp.PyArray_DATA(cost_arr)
+        self.cost = objective.cost
         self.worst = NULL
         if worst_arr is not None:
             self.worst = <const double*>cnp.PyArray_DATA(worst_arr)
         # subset monotonicity of the optimal loss needs every split allowed
-        self.monotone = min_sup == 1
+        self.monotone = min_sup == 1 and objective.monotone
         self.use_inf_lb = use_infeasibility_lb
         self.use_d2 = use_depth2_solver
         self.eps = purity_tol
@@ -234,6 +269,17 @@ cdef class NumericSearcher:
         self.forder = <KeyIdx*>_alloc(D * (p + 1) * sizeof(KeyIdx))
         self.fk = <int32_t*>_alloc(D * (p + 1) * sizeof(int32_t))
         self.buf = <int32_t*>_alloc(2 * n * sizeof(int32_t))
+        if self.order:
+            self.yrow = <int32_t*>_alloc(D * n * sizeof(int32_t))
+            self.lrank = <int32_t*>_alloc(D * n * sizeof(int32_t))
+            self.yl = <double*>_alloc(D * n * sizeof(double))
+            self.wl = <double*>_alloc(D * n * sizeof(double))
+            self.fen = <double*>_alloc(2 * (n + 1) * sizeof(double))
+        if self.py_add:
+            self.qbuf = <double*>_alloc(2 * PY_CHUNK * S * sizeof(double))
+            self.qout = <double*>_alloc(2 * PY_CHUNK * sizeof(double))
+            self.qk = <int32_t*>_alloc(PY_CHUNK * sizeof(int32_t))
+            self.sfx = <double*>_alloc((n + 1) * S * sizeof(double))
         self.trace_cap = 4 * (p + 4)
         self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
         self._root()
@@ -258,18 +304,51 @@ cdef class NumericSearcher:
         free(self.fk)
         free(self.trace)
         free(self.buf)
+        free(self.yrow)
+        free(self.lrank)
+        free(self.yl)
+        free(self.wl)
+        free(self.fen)
+        free(self.qbuf)
+        free(self.qout)
+        free(self.qk)
+        free(self.sfx)
+
+    def _check_objective(self):
+        """The objective's kind and its agreement with the rows' statistics."""
+        cdef Objective o = self.obj
+        cdef int k = self.kind
+        if o.n != self.n:
+            raise ValueError("the objective was made for another number of rows")
+        self.py_add = k == OBJ_PY_CLASS or k == OBJ_PY_STATS
+        self.order = k == OBJ_ABSOLUTE or k == OBJ_QUANTILE
+        self.by_rows = k == OBJ_PY_ROWS
+        self.special = self.py_add or self.order or self.by_rows
+        if (o.class_based or k == OBJ_PY_STATS) and o.K != self.S:
+            raise ValueError("stats must have one column per class (statistic) "
+                             "of the objective")
+        if self.order and (self.S != 2 or o.y == NULL):
+            raise ValueError("the absolute / pinball losses take stats (w, w y) "
+                             "and an objective with y")
+        if k == OBJ_SQUARED and self.S not in (3, 4):
+            raise ValueError("the squared error takes stats (w, w y, w y^2)")
+        self.tau = 0.5 if k == OBJ_ABSOLUTE else o.tau
+        self.below = 1.0 if k == OBJ_ABSOLUTE else 1.0 - o.tau
+        self.above = 1.0 if k == OBJ_ABSOLUTE else o.tau
 
     # ------------------------------------------------------------ leaves
     cdef inline double _loss(self, const double* s) noexcept nogil:
         """Loss of a leaf with statistics ``s``."""
         cdef int S = self.S
         cdef double v
-        if self.kind == K_ERROR:
+        if self.kind == OBJ_ERROR:
             if S == 2:
                 return s[0] if s[0] < s[1] else s[1]
             return _misclassified(s, S)
-        if self.kind == K_COST:
+        if self.kind == OBJ_COST:
             return _cheapest_cost(self.cost, s, S)
+        if self.py_add:
+            return self.obj.class_loss_py(s)
         if self.stable:
             return s[3] if s[3] > 0.0 else 0.0
         if s[0] <= 0.0:
@@ -281,7 +360,7 @@ cdef class NumericSearcher:
         """Loss of a leaf with statistics ``t - a``."""
         cdef int c, q, S = self.S
         cdef double tot = 0.0, big = 0.0, v, best, x, w
-        if self.kind == K_ERROR:
+        if self.kind == OBJ_ERROR:
             if S == 2:
                 x = t[0] - a[0]
                 v = t[1] - a[1]
@@ -292,7 +371,7 @@ cdef class NumericSearcher:
                 if x > big:
                     big = x
             return tot - big
-        if self.kind == K_COST:
+        if self.kind == OBJ_COST:
             best = INFINITY
             for q in range(S):
                 v = 0.0
@@ -417,11 +496,52 @@ cdef class NumericSearcher:
             for c in range(S):
                 t[c] += self.rs[i * S + c]
         self.cnt[0] = n
-        self.leafv[0] = self._loss(t)
+        if self.order:
+            self._rank_root()
+        self.leafv[0] = self._leaf_of(0, t)
         self.ncons[0] = 0
         self.key[0] = self.max_depth
         self.keylen[0] = 1
         return 0
+
+    cdef int _rank_root(self) except -1:
+        """The root's rows by target, their ranks, targets and weights."""
+        cdef int i, n = self.n
+        cdef KeyIdx* ki = <KeyIdx*>_alloc(n * sizeof(KeyIdx))
+        for i in range(n):
+            ki[i].key = self.obj.y[i]
+            ki[i].idx = i
+        qsort(ki, n, sizeof(KeyIdx), _cmp_keyidx)
+        for i in range(n):
+            self.yrow[i] = ki[i].idx
+        free(ki)
+        self._rank_rows(0)
+        return 0
+
+    cdef void _rank_rows(self, int d) noexcept nogil:
+        """Ranks, targets and weights of the depth-d node's rows by target."""
+        cdef int k, row, n = self.n
+        cdef const int32_t* yr = self.yrow + d * n
+        cdef const double* w = self.obj.w
+        for k in range(self.cnt[d]):
+            row = yr[k]
+            self.lrank[d * n + row] = k
+            self.yl[d * n + k] = self.obj.y[row]
+            self.wl[d * n + k] = w[row] if w != NULL else 1.0
+
+    cdef double _leaf_of(self, int d, const double* tt) noexcept nogil:
+        """Loss of the depth-d node as one leaf (statistics ``tt``)."""
+        cdef int i
+        if self.order:
+            return sorted_loss(self.yl + d * self.n, self.wl + d * self.n, self.cnt[d],
+                               self.tau, self.below, self.above)
+        if self.by_rows:
+            if self.p > 0:
+                return self.obj.rows_loss_of(self.srt + d * self.p * self.n, self.cnt[d])
+            for i in range(self.n):
+                self.obj.rows[i] = i
+            return self.obj.rows_loss_of(self.obj.rows, self.n)
+        return self._loss(tt)
 
     cdef void _make_child(self, int d, int f, int t, bint left) noexcept nogil:
         """Rows of the depth-d node with ``rank[f] <= t`` (left) or ``> t``
@@ -454,7 +574,16 @@ cdef class NumericSearcher:
                     m += rf[row] > t
         self._stats_of(self.srt + (d + 1) * p * n, m, tt)
         self.cnt[d + 1] = m
-        self.leafv[d + 1] = self._loss(tt)
+        if self.order:
+            src = self.yrow + d * n
+            dst = self.yrow + (d + 1) * n
+            m = 0
+            for i in range(s):
+                row = src[i]
+                dst[m] = row
+                m += (rf[row] <= t) == left
+            self._rank_rows(d + 1)
+        self.leafv[d + 1] = self._leaf_of(d + 1, tt)
         # constraints: the parent's, with f's interval narrowed
         nc = 0
         j = 0
@@ -519,6 +648,11 @@ cdef class NumericSearcher:
         cdef bint done = False
         if self.stable:
             best = self._stable_side(lst, s, rg, INFINITY, -INFINITY, &done, &bk)
+            out_k[0] = bk
+            return best
+        if self.special:
+            self.od = d
+            best = self._side_any(lst, s, rg, t, INFINITY, -INFINITY, &done, &bk)
             out_k[0] = bk
             return best
         for c in range(S):
@@ -676,6 +810,8 @@ cdef class NumericSearcher:
             if S == 2:
                 return self._side2(rows, m, rg, tot, best, lb, done)
             return self._sidek(rows, m, rg, tot, best, lb, done)
+        if self.special:
+            return self._side_any(rows, m, rg, tot, best, lb, done, &k)
         if m < 2 * ms:
             return best
         for c in range(S):
@@ -704,6 +840,167 @@ cdef class NumericSearcher:
                     acc[c] += r[c]
         return best
 
+    cdef double _side_any(self, const int32_t* rows, int m, const int32_t* rg,
+                          const double* tot, double best, double lb, bint* done,
+                          int* out_k) noexcept nogil:
+        """``_side`` for the objectives not priced inline (``special``); the
+        best split's rows on the left in ``out_k``."""
+        if m < 2 * self.min_sup or m < 2:
+            return best
+        if self.py_add:
+            best = self._side_py(rows, m, rg, best, out_k)
+        elif self.order:
+            best = self._side_order(rows, m, rg, best, lb, out_k)
+        else:
+            best = self._side_rows(rows, m, rg, best, lb, out_k)
+        if best <= lb:
+            done[0] = True
+        return best
+
+    cdef double _side_py(self, const int32_t* rows, int m, const int32_t* rg,
+                         double best, int* out_k) noexcept nogil:
+        """Python loss of summed statistics: both sides of up to
+        ``PY_CHUNK`` positions priced per ``batch_loss``. Each side is summed
+        over its own rows (a backward pass for the right ones), never as a
+        difference: a class absent from a side has a support of exactly 0
+        for the user's function."""
+        cdef int S = self.S, ms = self.min_sup, i, c, row, k = 0
+        cdef double acc[64]
+        cdef double* q
+        for c in range(S):
+            acc[c] = 0.0
+        for i in range(m - 1, 0, -1):
+            self._add_stats(acc, rows[i])
+            if rg[rows[i]] != rg[rows[i - 1]]:
+                memcpy(self.sfx + i * S, acc, S * sizeof(double))
+        for c in range(S):
+            acc[c] = 0.0
+        for i in range(m):
+            row = rows[i]
+            if i > 0 and rg[row] != rg[rows[i - 1]] and i >= ms and m - i >= ms:
+                q = self.qbuf + 2 * k * S
+                memcpy(q, acc, S * sizeof(double))
+                memcpy(q + S, self.sfx + i * S, S * sizeof(double))
+                self.qk[k] = i
+                k += 1
+                if k == PY_CHUNK:
+                    best = self._py_flush(k, best, out_k)
+                    k = 0
+            self._add_stats(acc, row)
+        if k:
+            best = self._py_flush(k, best, out_k)
+        return best
+
+    cdef inline void _add_stats(self, double* acc, int row) noexcept nogil:
+        """Add one row's statistics to ``acc`` (additive objectives)."""
+        cdef int c
+        cdef const double* r
+        if self.cls != NULL:
+            acc[self.cls[row]] += self.wt[row]
+            return
+        r = self.rs + row * self.S
+        for c in range(self.S):
+            acc[c] += r[c]
+
+    cdef double _py_flush(self, int k, double best, int* out_k) noexcept nogil:
+        """Price the k positions of ``qbuf``; the best below ``best``."""
+        cdef int i
+        cdef double v
+        self.obj.batch_loss(self.qbuf, 2 * k, self.qout)
+        for i in range(k):
+            v = self.qout[2 * i] + self.qout[2 * i + 1]
+            if v < best:
+                best = v
+                out_k[0] = self.qk[i]
+        return best
+
+    cdef double _side_order(self, const int32_t* rows, int m, const int32_t* rg,
+                            double best, double lb, int* out_k) noexcept nogil:
+        """Absolute / pinball loss: ``rows[:m]`` are rows of the node at
+        depth ``od``, ranked by target there. A backward pass prices every
+        right side (into ``scr``), a forward pass every left side, each side
+        a Fenwick tree over those ranks."""
+        cdef int d = self.od, n = self.n, M = self.cnt[d], ms = self.min_sup
+        cdef int i, k, top = fw_top(M)
+        cdef const int32_t* lr = self.lrank + d * n
+        cdef const double* yr = self.yl + d * n
+        cdef const double* wr = self.wl + d * n
+        cdef double* fw = self.fen
+        cdef double* fy = self.fen + (n + 1)
+        cdef double* right = self.scr
+        cdef double W = 0.0, WY = 0.0, v
+        memset(fw, 0, (M + 1) * sizeof(double))
+        memset(fy, 0, (M + 1) * sizeof(double))
+        for i in range(m - 1, 0, -1):
+            k = lr[rows[i]]
+            fw_add(fw, fy, M, k, wr[k], wr[k] * yr[k])
+            W += wr[k]
+            WY += wr[k] * yr[k]
+            if rg[rows[i]] != rg[rows[i - 1]] and i >= ms and m - i >= ms:
+                right[i] = fw_loss(fw, fy, M, top, W, WY, self.tau, self.below,
+                                   self.above, yr)
+        memset(fw, 0, (M + 1) * sizeof(double))
+        memset(fy, 0, (M + 1) * sizeof(double))
+        W = 0.0
+        WY = 0.0
+        for i in range(m - 1):
+            k = lr[rows[i]]
+            fw_add(fw, fy, M, k, wr[k], wr[k] * yr[k])
+            W += wr[k]
+            WY += wr[k] * yr[k]
+            if (rg[rows[i + 1]] != rg[rows[i]] and i + 1 >= ms
+                    and m - i - 1 >= ms):
+                v = fw_loss(fw, fy, M, top, W, WY, self.tau, self.below,
+                            self.above, yr) + right[i + 1]
+                if v < best:
+                    best = v
+                    out_k[0] = i + 1
+                    if best <= lb:
+                        return best
+        return best
+
+    cdef double _side_rows(self, const int32_t* rows, int m, const int32_t* rg,
+                           double best, double lb, int* out_k) noexcept nogil:
+        """Python loss of the row list: each side's rows go to Python (the
+        right side only when the left one leaves room under ``best``)."""
+        cdef int i, ms = self.min_sup
+        cdef double v
+        for i in range(1, m):
+            if rg[rows[i]] == rg[rows[i - 1]] or i < ms or m - i < ms:
+                continue
+            v = self.obj.rows_loss_of(rows, i)
+            if v >= best:
+                continue
+            v += self.obj.rows_loss_of(rows + i, m - i)
+            if v < best:
+                best = v
+                out_k[0] = i
+                if best <= lb:
+                    return best
+        return best
+
+    cdef double _split_leaf(self, int d, int f, int j, bint left) noexcept nogil:
+        """Loss of one child of position j of f, as a leaf (order statistics
+        and row lists; the additive objectives use the position's sums)."""
+        cdef int n = self.n, s = self.cnt[d], i, m = 0, row
+        cdef int t = self.pos_t[d * (n + 1) + j], nl = self.pos_k[d * (n + 1) + j]
+        cdef const int32_t* rf = self.rank + f * n
+        cdef const int32_t* lst
+        cdef double* ys = self.fen
+        cdef double* ws = self.fen + (n + 1)
+        if self.by_rows:
+            lst = self.srt + (d * self.p + f) * n
+            if left:
+                return self.obj.rows_loss_of(lst, nl)
+            return self.obj.rows_loss_of(lst + nl, s - nl)
+        for i in range(s):
+            row = self.yrow[d * n + i]
+            if (rf[row] <= t) == left:
+                ys[m] = self.yl[d * n + i]
+                ws[m] = self.wl[d * n + i]
+                m += 1
+        return sorted_loss(ys, ws, m, self.tau, self.below, self.above)
+
     cdef void _d2_eval(self, int d, int f, int j, double ubL, double ubR,
                        double lbL, double lbR, double* outL, double* outR) noexcept nogil:
         """Depth-1 optima of both children of position j of f: per feature,
@@ -731,8 +1028,16 @@ cdef class NumericSearcher:
         for c in range(S):
             ta[c] = ps[c]
             tb[c] = ps[S + c] if self.stable else tt[c] - ps[c]
-        bestL = self._loss(ta)
-        bestR = self._loss(tb)
+        if self.py_add:
+            lst = self.srt + (d * p + f) * n
+            self._stats_of(lst + nl, s - nl, tb)
+        self.od = d
+        if self.order or self.by_rows:
+            bestL = self._split_leaf(d, f, j, True)
+            bestR = self._split_leaf(d, f, j, False)
+        else:
+            bestL = self._loss(ta)
+            bestR = self._loss(tb)
         if bestL > ubL:
             bestL = ubL
         if bestR > ubR:

@@ -7,7 +7,10 @@ at most ``k`` of them per column, the ones the
 search (``_numeric.pyx``) sees each column as threshold ranks; its tree
 comes back as a :class:`~odtstudy.dl85._engine.SearchOutput` with the
 column indices and real thresholds, so the estimators build their ``Tree``
-and ``FitResult`` through the same path as on 0/1 data.
+and ``FitResult`` through the same path as on 0/1 data. The leaf objective
+is built by the same ``make_objective`` as the 0/1 search's, from the same
+arguments (:func:`numeric_search` mirrors :func:`_engine.search`): every
+objective works on both kinds of data.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from odtstudy._deadline import Deadline
 from odtstudy.base import as_float64
 from odtstudy.datasets._binarizer import _midpoints, _quantile_thresholds
+from odtstudy.dl85._class_loss import class_result, leaf_labeller
 from odtstudy.dl85._engine import PURITY_RTOL, SearchOutput
 from odtstudy.dl85._numeric import NumericSearcher
+from odtstudy.dl85._objective import make_objective
 
 __all__ = [
     "BITSET_MAX_THRESHOLDS",
@@ -30,6 +35,7 @@ __all__ = [
     "NumericInputMixin",
     "candidate_thresholds",
     "numeric_search",
+    "solve_class_loss_numeric",
 ]
 
 #: ``_parameter_constraints`` entry of ``thresholds``.
@@ -172,15 +178,27 @@ def numeric_search(
     X,
     cuts,
     *,
-    kind,
-    stats,
+    kind="error",
+    y_class=None,
+    n_classes=1,
+    weights=None,
+    y=None,
     cost=None,
+    quantile=0.5,
+    callback=None,
+    row_stats=None,
     worst=None,
+    monotone=None,
+    loss_name="fast_error_function",
+    stats=None,
     purity_tol=None,
     values=None,
     **options,
 ) -> SearchOutput:
     """Run the numeric DL8.5 search on ``X`` (float, no NaN).
+
+    The objective arguments are those of :func:`~odtstudy.dl85._engine.search`
+    (the same ``Objective`` prices the leaves of both searches).
 
     Parameters
     ----------
@@ -188,14 +206,34 @@ def numeric_search(
     cuts : list of ndarray
         The sorted candidate thresholds of each column
         (:func:`candidate_thresholds`).
-    kind : {"error", "cost", "squared"}
-    stats : ndarray of shape (n_samples, n_stats)
-        Each row's statistics: its weight in its class's column, or
-        ``(w, w y, w y^2)``.
+    kind : {"error", "weighted", "cost", "squared", "absolute", "quantile", \
+"py_class", "py_rows", "py_stats"}, default="error"
+        The leaf objective; "error" with ``weights`` is "weighted".
+    y_class : ndarray of int, default=None
+        Class index of each row (class-based kinds).
+    n_classes : int, default=1
+    weights : ndarray of float, default=None
+        Row weights (None: every row counts 1).
+    y : ndarray of float, default=None
+        Regression target.
     cost : ndarray of shape (n_classes, n_classes), default=None
+    quantile : float, default=0.5
+    callback : callable, default=None
+        The Python loss: ``f(Q) -> losses`` on 2-D batches of summed
+        statistics ("py_class", "py_stats"; ``batched``), ``f(rows) -> loss``
+        ("py_rows").
+    row_stats : ndarray of shape (n_samples, n_stats), default=None
+        "py_stats": each row's additive statistics.
     worst : ndarray of shape (n_samples,), default=None
-        Largest loss a row adds to a leaf (the neighbour bound); None
-        switches that bound off.
+        "py_stats": each row's largest loss in a leaf (the neighbour bound).
+    monotone : bool, default=None
+        Python kinds: whether a subset's optimal loss is never larger (the
+        interval bounds).
+    loss_name : str, default="fast_error_function"
+        The Python loss, as its error messages name it.
+    stats : ndarray of shape (n_samples, n_stats), default=None
+        The rows' statistics, when not the kind's own (the stable squared
+        form: ``(w, w y, w y^2, 0)``).
     purity_tol : float, default=None
         A leaf of loss at most this is not split; None: ``PURITY_RTOL``
         times the root's loss as one leaf, as :func:`_engine.search` does
@@ -214,22 +252,51 @@ def numeric_search(
         thresholds; ``value`` each node's statistics.
     """
     clock = Deadline(None)
+    X = np.asarray(X, dtype=np.float64)
+    if kind == "error" and weights is not None:
+        kind = "weighted"
+    if kind in ("absolute", "quantile"):
+        # the pinball loss does not move with y; centred, the Fenwick sums
+        # of w y cancel less
+        y = np.asarray(y, dtype=np.float64)
+        y = y - np.median(y) if len(y) else y
+    if stats is None:
+        stats = _row_stats(kind, len(X), y_class, n_classes, weights, y, row_stats)
     if stats.shape[1] > MAX_STATS:
         raise ValueError(
-            f"the numeric DL8.5 search takes at most {MAX_STATS} classes, got "
-            f"{stats.shape[1]}; binarise the data and use thresholds=None"
+            f"the numeric DL8.5 search takes at most {MAX_STATS} classes "
+            f"(statistics per row), got {stats.shape[1]}; binarise the data and "
+            "use thresholds=None"
         )
-    X = np.asarray(X, dtype=np.float64)
+    objective = make_objective(
+        kind,
+        np.zeros((0, 1), dtype=np.uint64),
+        len(X),
+        y_class=y_class,
+        n_classes=n_classes,
+        weights=weights,
+        y=y,
+        cost=cost,
+        quantile=quantile,
+        callback=callback,
+        min_sup=int(options.get("min_sup", 1)),
+        row_stats=row_stats,
+        worst=worst,
+        monotone=monotone,
+        bitsets=False,
+        loss_name=loss_name,
+    )
+    # the squared error keeps its search without the neighbour bound
+    neighbour = options.get("use_similarity_lb", True) and kind != "squared"
     rank, n_thr, used = _ranks(X, cuts)
     searcher = NumericSearcher(
         rank,
         n_thr,
         np.ascontiguousarray(stats, dtype=np.float64),
-        kind,
+        objective,
         int(options.get("max_depth", 3)),
         min_sup=int(options.get("min_sup", 1)),
-        cost=cost,
-        worst=worst if options.get("use_similarity_lb", True) else None,
+        worst=objective.row_worst() if neighbour else None,
         time_limit=float(options.get("time_limit") or 0.0),
         max_cache_size=int(options.get("max_cache_size") or 0),
         wipe_factor=float(options.get("wipe_factor", 0.5)),
@@ -239,12 +306,14 @@ def numeric_search(
         purity_tol=0.0 if purity_tol is None else float(purity_tol),
         values=values,
     )
+    _raise_python_error(objective)
     if purity_tol is None and values is None:
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
     max_error = options.get("max_error")
     max_error = math.inf if max_error is None else float(max_error)
     setup = clock.elapsed()
     result = searcher.run(max_error, purity_tol)
+    _raise_python_error(objective)
     out = SearchOutput.of_run(
         result, searcher.stats(), searcher.anytime(), setup, max_error
     )
@@ -253,6 +322,7 @@ def numeric_search(
         feature, thr, left, right, value, node_loss = searcher.tree_arrays(
             out.loss if not out.timed_out else math.inf
         )
+        _raise_python_error(objective)
         out.feature = [used[f] if f >= 0 else -1 for f in feature]
         out.threshold = [
             float(cuts[used[f]][t]) if f >= 0 else -2.0 for f, t in zip(feature, thr)
@@ -262,6 +332,64 @@ def numeric_search(
         out.node_loss = list(node_loss)
         _trace_returned_tree(out, clock.elapsed())
     return out
+
+
+def solve_class_loss_numeric(
+    X, cuts, y, n_classes, weights, options, *, cost=None, fast=None
+):
+    """The optimal tree on numeric features for a loss of the leaves' class
+    supports: :func:`~odtstudy.dl85._class_loss.solve_class_loss` on the
+    numeric search (same arguments, plus the candidate thresholds ``cuts``);
+    a :class:`~odtstudy.base.FitResult`."""
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    kind, tol, callback = "error", 0.0, None
+    if fast is not None:
+        kind, tol, callback = "py_class", None, fast.losses
+    elif cost is not None:
+        kind, tol = "cost", 1e-12 * float(np.sum(w * cost.max(axis=0)[y]))
+    elif weights is not None:
+        tol = 1e-12 * float(np.sum(w))
+    out = numeric_search(
+        X,
+        cuts,
+        kind=kind,
+        y_class=y,
+        n_classes=n_classes,
+        weights=weights,
+        cost=cost,
+        callback=callback,
+        purity_tol=tol,
+        **options,
+    )
+    return class_result(
+        out,
+        n_classes,
+        options,
+        label_of=leaf_labeller(out, cost, fast),
+        X=X,
+        loss_unit=float(np.sum(w)),
+    )
+
+
+def _raise_python_error(objective) -> None:
+    """Re-raise the exception a Python loss raised inside the search."""
+    exc = objective.pop_error()
+    if exc is not None:
+        raise exc
+
+
+def _row_stats(kind, n, y_class, n_classes, weights, y, row_stats) -> np.ndarray:
+    """Each row's statistics vector for the objective ``kind``."""
+    if kind in ("error", "weighted", "cost", "py_class"):
+        return class_stats(y_class, n_classes, weights)
+    if kind == "squared":
+        return squared_stats(y, weights)
+    w = np.ones(n) if weights is None else np.asarray(weights, float)
+    if kind in ("absolute", "quantile"):
+        return np.column_stack([w, w * np.asarray(y, float)])
+    if kind == "py_stats":
+        return np.asarray(row_stats, dtype=np.float64)
+    return w[:, None]
 
 
 def _trace_returned_tree(out: SearchOutput, now: float) -> None:

@@ -14,6 +14,7 @@ cdef enum:
     OBJ_QUANTILE = 5    # pinball loss around the tau-quantile
     OBJ_PY_CLASS = 6    # Python f(class supports) -> loss, batched
     OBJ_PY_ROWS = 7     # Python f(row indices) -> loss
+    OBJ_PY_STATS = 8    # Python f(summed per-row statistics) -> loss, batched
 
 
 cdef inline double ysum(const double* ybytes, int j, uint64_t x) noexcept nogil:
@@ -37,11 +38,15 @@ cdef class Objective:
     cdef readonly bint similarity    # the similarity lower bound is valid
     cdef readonly bint python        # calls Python (only with the GIL, batched)
     cdef readonly bint batched       # the Python callback prices a 2-D batch at once
+    cdef readonly bint monotone      # a leaf's optimal loss never grows when
+                                     # rows are removed (interval bounds)
     cdef double* w                   # row weights, or NULL (all ones)
     cdef double* y                   # regression target (sorted for absolute / quantile)
     cdef int32_t* ycls               # class of each row
     cdef double* cost                # K x K, cost[p * K + c]: predict p, true c
     cdef double* worst               # per row: largest loss it can add to a leaf
+    cdef double* rstats              # "py_stats": K additive statistics per row
+    cdef double* sbuf                # scratch: K summed statistics
     cdef readonly double worst_max   # largest ``worst`` (counts: per row)
     cdef double tau
     cdef double* ybytes              # unit weights, order statistics: per word j and
@@ -50,6 +55,7 @@ cdef class Objective:
     cdef int32_t* rows               # scratch: the rows of one cover
     cdef object callback
     cdef object error
+    cdef object loss_name            # the user loss, in error messages
     cdef readonly bint aborted
     cdef readonly WeightedCore core  # pair statistics (weights, costs, squared error)
     # Python losses of class supports: a C hash table of the vectors
@@ -79,6 +85,8 @@ cdef class Objective:
     cdef int gather(self, const uint64_t* cov, const int32_t* idx,
                     int nnz) noexcept nogil
     cdef double rows_loss_py(self, int cnt) noexcept with gil
+    cdef double stats_loss(self, const int32_t* rows, int cnt) noexcept nogil
+    cdef double rows_loss_of(self, const int32_t* rows, int cnt) noexcept nogil
     cdef double _worst_class(self, int32_t c)
     cdef void _ybytes(self)
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,

@@ -1,9 +1,13 @@
 # cython: language_level=3
 """Leaf objectives of the DL8.5 engine: what a leaf costs, and which bounds hold.
 
-The search (``_search.pyx``) never knows which loss it minimises. It asks an
-:class:`Objective` for the loss of a cover taken as one leaf, and reads the
-objective's declarations to decide which of its refinements apply:
+Both searches take an :class:`Objective`: the 0/1 search (``_search.pyx``)
+asks it for the loss of a cover taken as one leaf; the numeric search
+(``_numeric.pyx``) sums the rows' statistics along its sweeps and prices
+them with the objective's losses (inline for the C kinds, ``batch_loss`` for
+the Python ones; order statistics and row lists as its kind says). Neither
+knows which loss it minimises; they read the objective's declarations to
+decide which of their refinements apply:
 
 * ``class_based``: the loss is a function of the K class supports of the
   leaf (misclassification, cost matrix, Python ``f(class weights)``);
@@ -18,7 +22,16 @@ objective's declarations to decide which of its refinements apply:
   distance to the range of ``y`` for the regression losses). Then an
   optimum of cover ``D_old`` bounds the one of ``D_new`` from below by
   ``opt(D_old) - worst(D_old minus D_new)``, MurTree's similarity bound.
-  Python losses make no such promise: no similarity bound for them.
+  Python losses make no such promise: no similarity bound for them, unless
+  a "py_stats" objective (a ``LeafObjective``) gives its rows' ``worst``
+  and declares ``monotone``;
+* ``monotone``: a leaf's optimal loss never grows when rows are removed
+  (true of every built-in kind; a Python loss declares it or not). The
+  numeric search's interval bounds need it.
+
+A new leaf objective written in Python is one class
+(``_leaf_objective.LeafObjective``: per-row statistics, a batched loss of
+their sums, a leaf value, its declarations), kind "py_stats" here.
 
 Every leaf loss is non-negative and additive over leaves, so the purity
 test (a leaf of loss 0 is optimal) holds for every objective.
@@ -39,7 +52,7 @@ from odtstudy.dl85._losses import _checked_loss
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 
 from odtstudy.dl85._util cimport _alloc, _cheapest_cost, _misclassified
@@ -57,6 +70,10 @@ cdef extern from *:
     """
     int odt_o_ctz(uint64_t x) noexcept nogil
     int odt_o_popcount(uint64_t x) noexcept nogil
+
+
+cdef int _cmp_int32(const void* a, const void* b) noexcept nogil:
+    return (<const int32_t*>a)[0] - (<const int32_t*>b)[0]
 
 
 cdef inline uint64_t _hash(const double* key, int K) noexcept nogil:
@@ -92,6 +109,7 @@ OBJECTIVES = {
     "quantile": OBJ_QUANTILE,
     "py_class": OBJ_PY_CLASS,
     "py_rows": OBJ_PY_ROWS,
+    "py_stats": OBJ_PY_STATS,
 }
 
 
@@ -101,7 +119,7 @@ cdef class Objective:
     Parameters
     ----------
     kind : {"error", "weighted", "cost", "squared", "absolute", "quantile", \
-"py_class", "py_rows"}
+"py_class", "py_rows", "py_stats"}
     cols : ndarray of uint64, shape (n_features, n_words)
         Packed feature columns (for the depth-2 statistics).
     n_rows : int
@@ -117,22 +135,47 @@ cdef class Objective:
         ``cost[p, c]``: the loss of predicting class p for a row of class c.
     quantile : float, default=0.5
     callback : callable, optional
-        "py_class": ``f(class_supports) -> loss``; "py_rows": ``f(rows) -> loss``.
+        "py_class": ``f(class_supports) -> loss``; "py_rows": ``f(rows) -> loss``;
+        "py_stats": ``f(summed_row_stats) -> loss``.
         A "py_class" callback whose ``batched`` attribute is true is called
         once per batch instead, with the batch's class supports as a 2-D
         float array (one leaf per row), and returns one loss per row.
     min_sup : int, default=1
     pair_stats : bool, default=True
         Allow the depth-2 solver when the kind supports it.
+    row_stats : ndarray of float64, shape (n_rows, n_stats), optional
+        "py_stats": each row's additive statistics; a leaf's loss is the
+        callback's value of their sum over the leaf's rows.
+    worst : ndarray of float64, shape (n_rows,), optional
+        "py_stats": the largest loss each row can add to a leaf (the
+        similarity bound holds then, for a ``monotone`` loss); None: no
+        similarity bound.
+    monotone : bool, optional
+        Python kinds: the user declares that a leaf's optimal loss never
+        grows when rows are removed (default False); built-in kinds are.
+    bitsets : bool, default=True
+        Build the 0/1 search's aids (byte tables of y, depth-2 statistics);
+        the numeric search needs neither.
+    loss_name : str, default="fast_error_function"
+        The Python loss, as error messages name it.
     """
 
     def __cinit__(self, str kind, const uint64_t[:, ::1] cols, int n_rows, *,
                   int n_classes=1, y_class=None, weights=None, y=None, cost=None,
                   double quantile=0.5, object callback=None, int min_sup=1,
-                  bint pair_stats=True):
+                  bint pair_stats=True, row_stats=None, worst=None,
+                  object monotone=None, bint bitsets=True,
+                  str loss_name="fast_error_function"):
         cdef Py_ssize_t i, c, p
         cdef int K = n_classes if n_classes > 0 else 1
         cdef double v, lo, hi, a, b
+        if kind == "py_stats":
+            if row_stats is None:
+                raise ValueError("objective 'py_stats' needs row_stats")
+            row_stats = np.ascontiguousarray(row_stats, dtype=np.float64)
+            if row_stats.ndim != 2 or row_stats.shape[0] != n_rows:
+                raise ValueError("row_stats must be (n_rows, n_stats)")
+            K = max(int(row_stats.shape[1]), 1)
         if kind not in OBJECTIVES:
             raise ValueError(f"unknown objective {kind!r}")
         self.kind = OBJECTIVES[kind]
@@ -140,6 +183,7 @@ cdef class Objective:
         self.K = K
         self.tau = quantile
         self.callback = callback
+        self.loss_name = loss_name
         self.batched = bool(getattr(callback, "batched", False))
         self.error = None
         self.aborted = False
@@ -149,7 +193,8 @@ cdef class Objective:
         self.dense = NULL
         self.dstride = NULL
         self.class_based = self.kind in (OBJ_ERROR, OBJ_WEIGHTED, OBJ_COST, OBJ_PY_CLASS)
-        self.python = self.kind in (OBJ_PY_CLASS, OBJ_PY_ROWS)
+        self.python = self.kind in (OBJ_PY_CLASS, OBJ_PY_ROWS, OBJ_PY_STATS)
+        self.monotone = (not self.python) or bool(monotone)
         if self.python and callback is None:
             raise ValueError(f"objective {kind!r} needs a callback")
         if self.kind == OBJ_ERROR and weights is not None:
@@ -176,7 +221,7 @@ cdef class Objective:
                 self.w[i] = wv[i]
         if not self.class_based:
             if y is None:
-                if self.kind != OBJ_PY_ROWS:
+                if self.kind not in (OBJ_PY_ROWS, OBJ_PY_STATS):
                     raise ValueError(f"objective {kind!r} needs y")
             else:
                 yv = np.ascontiguousarray(y, dtype=np.float64)
@@ -193,10 +238,25 @@ cdef class Objective:
             for p in range(K):
                 for c in range(K):
                     self.cost[p * K + c] = C[p, c]
+        if self.kind == OBJ_PY_STATS:
+            self.rstats = <double*>_alloc(n_rows * K * sizeof(double))
+            self.sbuf = <double*>_alloc(K * sizeof(double))
+            memcpy(self.rstats, cnp.PyArray_DATA(<cnp.ndarray>row_stats),
+                   n_rows * K * sizeof(double))
         # the largest loss each row can add to a leaf (similarity bound)
-        self.similarity = not self.python
+        self.similarity = not self.python or (self.kind == OBJ_PY_STATS
+                                              and worst is not None
+                                              and self.monotone)
         self.worst_max = 0.0
-        if self.similarity and not self.counts:
+        if self.kind == OBJ_PY_STATS and self.similarity:
+            wv = np.ascontiguousarray(worst, dtype=np.float64)
+            if wv.shape != (n_rows,) or not (np.isfinite(wv).all() and (wv >= 0).all()):
+                raise ValueError("worst must hold one finite loss >= 0 per row")
+            self.worst = <double*>_alloc(n_rows * sizeof(double))
+            for i in range(n_rows):
+                self.worst[i] = wv[i]
+            self.worst_max = float(wv.max()) if n_rows else 0.0
+        elif self.similarity and not self.counts:
             self.worst = <double*>_alloc(n_rows * sizeof(double))
             lo = INFINITY
             hi = -INFINITY
@@ -245,12 +305,12 @@ cdef class Objective:
                 self.dense = <double*>_alloc(size * sizeof(double))
                 for i in range(size):
                     self.dense[i] = NAN
-        if (self.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE) and self.w == NULL
+        if (bitsets and self.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE) and self.w == NULL
                 and n_rows <= YBYTES_MAX_ROWS):
             self._ybytes()
         # depth-2 statistics: counts in the engine; weights / costs / squared
         # error in a WeightedCore; none for the order statistics and Python
-        self.pair_stats = pair_stats and (
+        self.pair_stats = bitsets and pair_stats and (
             self.kind in (OBJ_ERROR, OBJ_WEIGHTED, OBJ_COST, OBJ_SQUARED)
             or (self.kind == OBJ_PY_CLASS and self.counts))
         if self.pair_stats and not self.counts:
@@ -286,6 +346,8 @@ cdef class Objective:
         free(self.ycls)
         free(self.cost)
         free(self.worst)
+        free(self.rstats)
+        free(self.sbuf)
         free(self.rows)
         free(self.hkeys)
         free(self.hvals)
@@ -451,7 +513,7 @@ cdef class Objective:
             for i in range(nmiss):
                 v = vv[i]
                 if not (0.0 <= v < INFINITY):
-                    _checked_loss(v, "fast_error_function")   # raises
+                    _checked_loss(v, self.loss_name)   # raises
                 table[self.hslot[self.hmiss[i]]] = v
             self.n_priced += nmiss
         except BaseException as exc:  # re-raised by the searcher
@@ -532,6 +594,8 @@ cdef class Objective:
             return 0.0
         if self.kind == OBJ_PY_ROWS:
             return self.rows_loss_py(cnt)
+        if self.kind == OBJ_PY_STATS:
+            return self.stats_loss(self.rows, cnt)
         if self.kind == OBJ_SQUARED:
             for i in range(cnt):
                 r = self.rows[i]
@@ -572,6 +636,26 @@ cdef class Objective:
                 loss -= wr * (1.0 - tau) * diff
         return loss
 
+    cdef double stats_loss(self, const int32_t* rows, int cnt) noexcept nogil:
+        """"py_stats": the loss of the summed statistics of ``rows[:cnt]``."""
+        cdef int i, c, K = self.K
+        cdef const double* r
+        for c in range(K):
+            self.sbuf[c] = 0.0
+        for i in range(cnt):
+            r = self.rstats + <Py_ssize_t>rows[i] * K
+            for c in range(K):
+                self.sbuf[c] += r[c]
+        return self.class_loss_py(self.sbuf)
+
+    cdef double rows_loss_of(self, const int32_t* rows, int cnt) noexcept nogil:
+        """"py_rows": the loss of ``rows[:cnt]`` (the rows are copied to
+        ``rows`` and sorted ascending first, as a cover's are)."""
+        if rows != self.rows:
+            memcpy(self.rows, rows, cnt * sizeof(int32_t))
+        qsort(self.rows, cnt, sizeof(int32_t), _cmp_int32)
+        return self.rows_loss_py(cnt)
+
     # -------------------------------------------------------- similarity
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
                            int nnz) noexcept nogil:
@@ -601,6 +685,20 @@ cdef class Objective:
                 x &= x - 1
         return total
 
+    def row_worst(self):
+        """Each row's ``worst`` loss (ndarray), or None (no similarity bound)."""
+        if not self.similarity:
+            return None
+        if self.worst != NULL:
+            return np.array(<double[:self.n]>self.worst)
+        return np.array([self._worst_class(self.ycls[i]) for i in range(self.n)],
+                        dtype=np.float64)
+
+    def pop_error(self):
+        """The exception a Python loss raised during the search (cleared), or None."""
+        exc, self.error = self.error, None
+        return exc
+
     def describe(self):
         """What the engine may use for this objective (for tests and docs)."""
         return {
@@ -609,8 +707,32 @@ cdef class Objective:
             "pair_stats": bool(self.pair_stats),
             "similarity": bool(self.similarity),
             "python": bool(self.python),
+            "monotone": bool(self.monotone),
         }
 
     def python_calls(self):
         """(vectors priced in Python, lookups of the priced-vector table)."""
         return int(self.n_priced), int(self.n_lookups)
+
+
+def make_objective(str kind, cols, int n_rows, *, y_class=None, n_classes=1,
+                   weights=None, y=None, cost=None, quantile=0.5, callback=None,
+                   min_sup=1, **declared):
+    """An :class:`Objective` from the estimators' arrays (any dtypes): the
+    class count applies with ``y_class`` only; ``declared``: the keyword
+    arguments of :class:`Objective` past ``min_sup`` (``pair_stats``,
+    ``row_stats``, ``worst``, ``monotone``, ``bitsets``, ``loss_name``)."""
+    return Objective(
+        kind,
+        cols,
+        n_rows,
+        n_classes=n_classes if y_class is not None else 1,
+        y_class=y_class,
+        weights=None if weights is None else np.ascontiguousarray(weights, float),
+        y=None if y is None else np.ascontiguousarray(y, dtype=np.float64),
+        cost=None if cost is None else np.ascontiguousarray(cost, dtype=np.float64),
+        quantile=float(quantile),
+        callback=callback,
+        min_sup=int(min_sup),
+        **declared,
+    )

@@ -18,7 +18,16 @@ from odtstudy.base import (
 )
 from odtstudy.dl85._class_loss import solve_class_loss
 from odtstudy.dl85._engine import build_tree, fit_result, node_rows, search
+from odtstudy.dl85._leaf_objective import LeafObjective, objective_arguments
 from odtstudy.dl85._losses import checked_fast, checked_rows
+from odtstudy.dl85._numeric_fit import (
+    THRESHOLDS_CONSTRAINT,
+    NumericInputMixin,
+    bitset_encodes,
+    numeric_search,
+    solve_class_loss_numeric,
+    threshold_columns,
+)
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
 
 __all__ = ["DL85Cluster", "DL85Predictor", "fit_classifier_general"]
@@ -43,7 +52,9 @@ def fit_classifier_general(
     return solve_class_loss(X, y, n_classes, sample_weight, options, fast=fast)
 
 
-class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
+class DL85Predictor(
+    NumericInputMixin, SearchOptionsMixin, _FittedTreeMixin, BaseEstimator
+):
     """DL8.5 for a user-defined additive objective (PyDL8.5's ``DL85Predictor``).
 
     Give exactly one of:
@@ -58,6 +69,9 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
       function captures what it needs, e.g. for predictive clustering).
       ``leaf_value_function(rows)`` then gives each leaf's prediction
       (default: the leaf's number, a cluster id).
+    * ``objective``: a :class:`~odtstudy.dl85.LeafObjective`, a loss of
+      summed per-row statistics with its declarations; each leaf predicts
+      ``objective.value`` of its statistics.
 
     The loss must be non-negative; the tree minimises the sum of the leaf
     losses, and ``objective_`` is that sum. The callables run with the GIL.
@@ -73,6 +87,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
     error_function : callable, default=None
     fast_error_function : callable, default=None
     leaf_value_function : callable, default=None
+    objective : LeafObjective, default=None
     time_limit : float, default=None
     max_error : float, default=None
     random_state : None, int or RandomState, default=None
@@ -83,13 +98,23 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         The search options of ``DL85Classifier``, same defaults (Python
         losses promise no similarity bound; the depth-2 solver applies to
         ``fast_error_function`` on unweighted data).
+    thresholds : {"all"} or int, default=None
+        Fit numeric features directly; see :class:`DL85Classifier`. Every
+        loss works on numeric data: the numeric search sums the class
+        supports (``fast_error_function``) or the objective's statistics
+        along its sweeps and prices them in batches, and gives
+        ``error_function`` the rows of each side of each threshold it
+        evaluates (exact, and slow: one call per side). Python losses get no
+        interval bounds unless they declare ``monotone``
+        (:class:`LeafObjective`).
 
     Attributes
     ----------
     tree_ : Tree or None
         A classifier tree (``fast_error_function``; labels from the
         function) or a regressor tree whose ``value[:, 0]`` is the leaf
-        value when it is a number, else the leaf number.
+        value when it is a number, else the leaf number (``objective``:
+        ``objective.value``).
     classes_ : ndarray
         Only with ``fast_error_function``.
     leaf_values_ : dict
@@ -121,7 +146,10 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         "error_function": [callable, None],
         "fast_error_function": [callable, None],
         "leaf_value_function": [callable, None],
+        "objective": [LeafObjective, None],
+        "thresholds": THRESHOLDS_CONSTRAINT,
     }
+    _requires_binary = True
 
     def __init__(
         self,
@@ -131,6 +159,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         error_function=None,
         fast_error_function=None,
         leaf_value_function=None,
+        objective=None,
         time_limit=None,
         max_error=None,
         random_state=None,
@@ -143,12 +172,14 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         max_cache_size=None,
         wipe_factor=0.5,
         wipe_strategy="reuses",
+        thresholds=None,
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
         self.error_function = error_function
         self.fast_error_function = fast_error_function
         self.leaf_value_function = leaf_value_function
+        self.objective = objective
         self.time_limit = time_limit
         self.max_error = max_error
         self.random_state = random_state
@@ -161,6 +192,7 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         self.max_cache_size = max_cache_size
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
+        self.thresholds = thresholds
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the tree.
@@ -168,11 +200,13 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            0/1 features.
+            0/1 features (numbers with ``thresholds``).
         y : array-like of shape (n_samples,), default=None
-            Labels (needed by ``fast_error_function``).
+            Labels (needed by ``fast_error_function``); ``objective`` gets
+            it as given.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the class supports (``fast_error_function`` only).
+            Weights of the class supports (``fast_error_function``), or
+            given to ``objective.row_stats``.
 
         Returns
         -------
@@ -180,10 +214,15 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         """
         self._enter_fit()
         self._validate_params()
-        if (self.error_function is None) == (self.fast_error_function is None):
+        given = [
+            name
+            for name in ("error_function", "fast_error_function", "objective")
+            if getattr(self, name) is not None
+        ]
+        if len(given) != 1:
             raise ValueError(
-                "DL85Predictor needs exactly one of error_function and "
-                "fast_error_function"
+                "DL85Predictor needs exactly one of error_function, "
+                f"fast_error_function and objective; got {given or 'none'}"
             )
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
         self._timed_fit(X, y, sample_weight)
@@ -196,49 +235,86 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
             X = _validate_X(self, X, reset=True)
         else:
             X, y = _validate_supervised_data(self, X, y, y_numeric=False)
-        check_binary_features(X, type(self).__name__)
+        if self.thresholds is None:
+            check_binary_features(X, type(self).__name__)
         sample_weight = _validate_sample_weight(sample_weight, X)
         if self.fast_error_function is None:
-            return X, None, sample_weight
+            return X, y, sample_weight
         if y is None:
             raise ValueError("fast_error_function needs the labels y")
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
         return X, y_encoded.astype(np.int64), sample_weight
 
     def _fit(self, X, y, sample_weight) -> FitResult:
-        if self.fast_error_function is None:
-            return self._fit_rows(X)
-        result = fit_classifier_general(
-            X,
-            y,
-            len(self.classes_),
-            sample_weight,
-            fast_error_function=self.fast_error_function,
-            **self._search_options(),
-        )
+        cuts = self._thresholds_of(X, sample_weight)
+        decode = None
+        if cuts is not None and bitset_encodes(cuts):
+            X, decode = threshold_columns(X, cuts)
+            cuts = None
+        if self.fast_error_function is not None:
+            result = self._fit_class(X, y, sample_weight, cuts)
+        else:
+            result = self._fit_rows(X, y, sample_weight, cuts)
+        if decode is not None and result.tree is not None:
+            result.tree = decode(result.tree)
+        return result
+
+    def _fit_class(self, X, y, sample_weight, cuts):
+        options = self._search_options()
+        if cuts is None:
+            result = fit_classifier_general(
+                X,
+                y,
+                len(self.classes_),
+                sample_weight,
+                fast_error_function=self.fast_error_function,
+                **options,
+            )
+        else:
+            fast = checked_fast(self.fast_error_function, len(self.classes_))
+            result = solve_class_loss_numeric(
+                X, cuts, y, len(self.classes_), sample_weight, options, fast=fast
+            )
         if result.tree is not None:
             result.tree.classes = self.classes_
         return result
 
-    def _fit_rows(self, X):
+    def _leaf_search(self, X, y, sample_weight, cuts):
+        """The search for ``error_function`` or ``objective`` (on the
+        numeric search when ``cuts`` are given)."""
+        options = self._search_options()
+        if self.objective is not None:
+            args = objective_arguments(self.objective, y, sample_weight)
+            callback = args.pop("callback")
+            if cuts is not None:
+                return numeric_search(
+                    X, cuts, kind="py_stats", callback=callback, **args, **options
+                )
+            return search(
+                X, kind="py_stats", callback=callback, declared=args, **options
+            )
         fn = checked_rows(self.error_function)
-        out = search(X, kind="py_rows", callback=fn, **self._search_options())
+        if cuts is not None:
+            return numeric_search(
+                X,
+                cuts,
+                kind="py_rows",
+                callback=fn,
+                loss_name="error_function",
+                **options,
+            )
+        return search(X, kind="py_rows", callback=fn, **options)
+
+    def _fit_rows(self, X, y, sample_weight, cuts):
+        out = self._leaf_search(X, y, sample_weight, cuts)
         if not out.found:
             self.leaf_values_ = {}
             return fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
         rows = node_rows(out, X)
-        leaf_values = {}
-        leaf_number = {}
-        for i, f in enumerate(out.feature):
-            if f < 0:
-                leaf_number[i] = len(leaf_number)
-                leaf_values[i] = (
-                    leaf_number[i]
-                    if self.leaf_value_function is None
-                    else self.leaf_value_function(rows[i])
-                )
+        leaf_values = self._leaf_values(out, rows, y, sample_weight)
+        leaf_number = {node: i for i, node in enumerate(sorted(leaf_values))}
 
         def value_of(node, rows):
             v = leaf_values.get(node, np.nan)
@@ -249,6 +325,17 @@ class DL85Predictor(SearchOptionsMixin, _FittedTreeMixin, BaseEstimator):
         tree = build_tree(out, 1, value_of, X=X, kind="regressor")
         self.leaf_values_ = leaf_values
         return fit_result(out, tree, max_depth=self.max_depth, max_error=self.max_error)
+
+    def _leaf_values(self, out, rows, y, sample_weight) -> dict:
+        """Leaf node id -> leaf value: ``objective.value`` of the leaf's
+        statistics, ``leaf_value_function(rows)``, or the leaf's number."""
+        leaves = [i for i, f in enumerate(out.feature) if f < 0]
+        if self.objective is not None:
+            stats = np.asarray(self.objective.row_stats(y, sample_weight), float)
+            return {i: self.objective.value(stats[rows[i]].sum(axis=0)) for i in leaves}
+        if self.leaf_value_function is None:
+            return {i: number for number, i in enumerate(leaves)}
+        return {i: self.leaf_value_function(rows[i]) for i in leaves}
 
     def predict(self, X):
         """Class (``fast_error_function``) or leaf value of each row of ``X``."""

@@ -72,10 +72,12 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         similarity bound holds for every criterion (a row adds at most its
         largest distance to the range of ``y`` to a leaf's loss).
     thresholds : {"all"} or int, default=None
-        Fit numeric features directly (``criterion="squared_error"`` only);
-        see :class:`DL85Classifier` (0/1 data goes to the bitset search).
-        The neighbour bound does not hold for the squared error; the
-        interval bounds do.
+        Fit numeric features directly, for every criterion; see
+        :class:`DL85Classifier` (0/1 data goes to the bitset search). The
+        numeric search prices the absolute and pinball losses of every
+        threshold of a sweep from Fenwick trees over the rows ranked by
+        target (O(log n) per row). The neighbour bound is off for the
+        squared error; the interval bounds hold for every criterion.
 
     Attributes
     ----------
@@ -168,7 +170,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         options = self._scaled_options(factor)
         stable_stats = np.column_stack([stats, np.zeros(len(stats))])
         out = numeric_search(
-            X, cuts, kind="squared", stats=stable_stats, values=y, **options
+            X, cuts, kind="squared", y=y, stats=stable_stats, values=y, **options
         )
         out.stats["stable_form"] = True
         return out
@@ -190,20 +192,22 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         factor = scale * scale if squared else scale
         tau = float(self.quantile)
         options = self._scaled_options(factor)
-        if self.thresholds is not None and not squared:
-            raise ValueError(
-                f"criterion={self.criterion!r} is not available with "
-                "thresholds (numeric features): use "
-                "criterion='squared_error', or binarise the data and use "
-                "thresholds=None"
-            )
         cuts = self._thresholds_of(X, sample_weight)
         numeric_X, decode = X, None
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)
         stats = squared_stats(y_search / scale, sample_weight) if squared else None
         if cuts is not None and decode is None:
-            out = numeric_search(X, cuts, kind="squared", stats=stats, **options)
+            out = numeric_search(
+                X,
+                cuts,
+                kind=objective,
+                weights=sample_weight,
+                y=y_search / scale,
+                quantile=tau,
+                stats=stats,
+                **options,
+            )
         else:
             out = search(
                 X,

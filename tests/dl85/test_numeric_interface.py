@@ -178,14 +178,6 @@ def test_invalid_thresholds_raise(cls, value):
 
 def test_unsupported_combinations_name_the_argument():
     X, y = _random_numeric(5)
-
-    def fast(weights):
-        return float(weights.sum() - weights.max()), int(np.argmax(weights))
-
-    with pytest.raises(ValueError, match="fast_error_function"):
-        DL85Classifier(max_depth=2, thresholds="all", fast_error_function=fast).fit(
-            X, y
-        )
     with pytest.raises(ValueError, match="algorithm"):
         DL85Classifier(max_depth=2, thresholds="all", algorithm="dl8").fit(X, y)
     with pytest.raises(ValueError, match="algorithm"):
@@ -200,16 +192,6 @@ def test_unsupported_combinations_name_the_argument():
             )
     with pytest.raises(ValueError, match="algorithm"):
         DL85Regressor(max_depth=2, thresholds="all", algorithm="dl8").fit(X, X[:, 0])
-
-
-@pytest.mark.parametrize("criterion", ["absolute_error", "quantile"])
-@pytest.mark.parametrize("thresholds", ["all", 4])
-def test_regressor_other_criteria_refuse_thresholds(criterion, thresholds):
-    X, _ = _random_numeric(6)
-    with pytest.raises(ValueError, match="criterion"):
-        DL85Regressor(max_depth=2, criterion=criterion, thresholds=thresholds).fit(
-            X, X[:, 1]
-        )
 
 
 # --------------------------------------------------------------------------
