@@ -98,16 +98,8 @@ from odtstudy.dl85._objective cimport (
     Objective,
 )
 from odtstudy.dl85._objective import Objective as _Objective
-from odtstudy.dl85._skeleton cimport (
-    CACHE_FAILED,
-    NO_ENTRY,
-    SPLIT_EXACT,
-    SPLIT_SEARCHED,
-    TREE_INCUMBENT,
-    TREE_NONE,
-    TREE_SOLVED,
-    Skeleton,
-)
+from odtstudy.dl85._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
+                                      Skeleton, _tree_state)
 from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx
 from odtstudy.dl85._weighted cimport WeightedCore
 
@@ -430,11 +422,7 @@ cdef class Searcher(Skeleton):
         if e < 0:
             return NO_ENTRY
         ent = &self.cache.entries[e]
-        if ent.error == INFINITY:
-            return TREE_NONE
-        err[0] = ent.error
-        f[0] = ent.feature
-        return TREE_SOLVED if ent.flags & ENTRY_SOLVED else TREE_INCUMBENT
+        return _tree_state(ent.error, ent.feature, ent.flags & ENTRY_SOLVED, err, f)
 
     cdef bint _child_known(self, int d, int f, int t, int side,
                            double* err) noexcept nogil:

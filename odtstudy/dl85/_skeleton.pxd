@@ -3,6 +3,7 @@
 ``_skeleton.pyx``)."""
 
 cimport cython
+from libc.math cimport INFINITY
 
 from odtstudy.dl85._util cimport _now, _trace_point
 
@@ -19,6 +20,17 @@ cdef enum:
     TREE_NONE = 0         # ``_tree_of``: no tree known for the node
     TREE_INCUMBENT = 1    # the best tree found so far (a timed-out search)
     TREE_SOLVED = 2       # the node's optimal tree
+
+
+cdef inline int _tree_state(double error, int feature, bint solved, double* err,
+                            int* f) noexcept nogil:
+    """``_tree_of``'s answer for an entry of best loss ``error`` (split
+    ``feature``, optimal when ``solved``)."""
+    if error == INFINITY:
+        return TREE_NONE
+    err[0] = error
+    f[0] = feature
+    return TREE_SOLVED if solved else TREE_INCUMBENT
 
 
 cdef class Skeleton:
