@@ -1,7 +1,12 @@
 # cython: language_level=3
 """The DL8.5 search on ordered numeric features (C-level Cython).
 
-Responsibility: the recursion over numeric features. A feature is a column
+Responsibility: the split search over numeric features.
+:class:`NumericSearcher` extends the search skeleton
+(``_skeleton.Skeleton``: the node protocol, the failure bound, the time
+limit, the anytime trace, ``run`` and the rebuild of the tree, written once
+for both searches) and adds the nodes' sorted rows and the search of their
+thresholds (``_splits``). A feature is a column
 of threshold ranks (``rank[f, i]`` = number of candidate thresholds below
 row i's value; row i goes left at threshold t when ``rank[f, i] <= t``),
 and each node keeps its rows sorted by every feature, so the search works
@@ -22,10 +27,12 @@ on the order instead of one bitset per threshold:
   thresholds are thereby pruned without being evaluated.
 
 Subproblems are cached by their box (``_boxcache.pyx``) with the best split,
-the best loss and a lower bound (the strong bound of a search that found no
-tree under its upper bound), as in the 0/1 search (``_search.pyx``): the
-hierarchical upper bound, the time limit (anytime: the best tree so far),
-the root's anytime trace and the bounded cache work as there. Objectives:
+the best loss and a lower bound (the skeleton's strong bound of a search
+that found no tree under its upper bound); ``_open`` only looks an entry
+up and each store finds it again, since a bounded box cache may wipe any
+entry meanwhile. The depth-1 optimum (one sweep per feature) is the
+skeleton's direct solver (``_direct``) and the best tree known when the
+failure bound proves it optimal. Objectives:
 misclassification (weighted), a cost matrix, and squared error; a row's
 statistics are one vector (class weights, or ``w, w y, w y^2``).
 

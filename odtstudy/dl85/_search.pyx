@@ -1,13 +1,16 @@
 # cython: language_level=3
-"""The DL8.5 search: one recursion for every leaf objective (C-level Cython).
+"""The DL8.5 search over 0/1 features, for every leaf objective (C-level Cython).
 
-Responsibility: the recursion. It searches the trees of bounded depth
-for the one of least total leaf loss, given a leaf objective
-(``_objective.pyx``) that prices covers and declares which bounds hold, and
-owns the bounds of that recursion (hierarchical upper bound, infeasibility
-and similarity lower bounds) and the order of the candidate splits; it does
-not know what a leaf costs. The engine is split by responsibility, as
-scikit-learn splits ``_tree`` / ``_splitter`` / ``_criterion``:
+Responsibility: the split search of 0/1 data. :class:`Searcher` extends the
+search skeleton (``_skeleton.Skeleton``: the node protocol, the failure
+bound, the time limit, the anytime trace, ``run`` and the rebuild of the
+tree) and adds what is particular to itemsets: the covers of the search
+path, the order of the candidate features, the hierarchical upper bound
+over the two children of a feature, the similarity lower bound and the
+depth-2 solver. It is given a leaf objective (``_objective.pyx``) that
+prices covers and declares which bounds hold; it does not know what a leaf
+costs. The engine is split by responsibility, as scikit-learn splits
+``_tree`` / ``_splitter`` / ``_criterion``:
 
 * ``_kernels.h`` / ``_kernels.pxd``: ISA kernels (popcount, compaction,
   two-class pair counts and quadrants, pair sums of y and bit selection
@@ -19,7 +22,10 @@ scikit-learn splits ``_tree`` / ``_splitter`` / ``_criterion``:
   dispatch to the weighted ones;
 * ``_weighted.pyx``: the weighted pair statistics and their depth-2 solver;
 * ``_objective.pyx``: the leaf objectives; ``_cache.pyx``: the cache;
-* ``_search.pyx`` (this module): the recursion.
+* ``_skeleton.pyx``: what every search does (``_solve``, ``run``, the
+  rebuild), with hooks for what differs;
+* ``_search.pyx`` (this module): the 0/1 split search and its hooks;
+  ``_numeric.pyx``: the numeric one.
 
 No Python objects in the hot loop (a Python objective calls back with the
 GIL, batched); the modules call each other through ``cdef`` methods
@@ -27,9 +33,10 @@ declared in their ``.pxd``.
 
 Search
 ------
-``_solve`` is DL8.5's recursion (Aglin, Nijssen & Schaus, AAAI 2020) over
-itemsets with the MurTree refinements (Demirović et al., JMLR 2022) listed
-in the package's methods notes:
+The skeleton's ``_solve`` is DL8.5's recursion (Aglin, Nijssen & Schaus,
+AAAI 2020); over itemsets, with this module's hooks (``_open``, ``_splits``,
+``_extra_lb``, ...), it has the MurTree refinements (Demirović et al., JMLR
+2022) listed in the package's methods notes:
 
 * hierarchical upper bound: a node looks for a tree with error ``< ub``;
   the first child gets ``ub - lb(second)``, the second ``ub - err(first)``;
@@ -58,9 +65,9 @@ Objectives and memory
   bound only when it declares ``similarity`` (each row's largest loss,
   ``worst``, replaces the row count).
 * The cache (``_cache.pyx``) may be bounded (``max_cache_size``): wipes
-  free entries off the paths under evaluation, and the optimal tree is
-  reconstituted after the search by re-solving wiped nodes
-  (``_reconstitute_tree``).
+  free entries off the paths under evaluation (``_open`` and ``_tree_of``
+  keep the path in ``cur_path``), and the skeleton's rebuild re-solves the
+  wiped nodes of the tree after the search.
 
 The two-class depth-2 kernels (``_kernels.h``) are compiled for several
 instruction sets and chosen at import (``kernel_isa()``; ``set_kernel_isa``
