@@ -180,6 +180,9 @@ cdef class Skeleton:
         """
         cdef double err, lb, leaf, value = 0.0
         cdef bint solved = False
+        if self.trace == NULL:
+            raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
+                            "Searcher or a NumericSearcher")
         if purity_tol is not None:
             self.eps = purity_tol
         self._root_node()

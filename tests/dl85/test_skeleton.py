@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from odtstudy.dl85._numeric import NumericSearcher
 from odtstudy.dl85._search import Searcher
+from odtstudy.dl85._skeleton import Skeleton
 
 import odtstudy.dl85._numeric_fit as nf
 from odtstudy.dl85 import DL85Classifier, _bitset, _classes
@@ -174,3 +175,8 @@ def test_both_searches_answer_the_same_trace_and_counters():
         stats = s.stats()
         assert stats["reconstituted_nodes"] == 0
         assert stats["itemsets_explored"] > 0
+
+
+def test_the_skeleton_alone_does_not_search():
+    with pytest.raises(TypeError, match="Searcher or a NumericSearcher"):
+        Skeleton().run()
