@@ -1,7 +1,12 @@
 # cython: language_level=3
 """The DL8.5 search on ordered numeric features (C-level Cython).
 
-Responsibility: the recursion over numeric features. A feature is a column
+Responsibility: the split search over numeric features.
+:class:`NumericSearcher` extends the search skeleton
+(``_skeleton.Skeleton``: the node protocol, the failure bound, the time
+limit, the anytime trace, ``run`` and the rebuild of the tree, written once
+for both searches) and adds the nodes' sorted rows and the search of their
+thresholds (``_splits``). A feature is a column
 of threshold ranks (``rank[f, i]`` = number of candidate thresholds below
 row i's value; row i goes left at threshold t when ``rank[f, i] <= t``),
 and each node keeps its rows sorted by every feature, so the search works
@@ -22,10 +27,12 @@ on the order instead of one bitset per threshold:
   thresholds are thereby pruned without being evaluated.
 
 Subproblems are cached by their box (``_boxcache.pyx``) with the best split,
-the best loss and a lower bound (the strong bound of a search that found no
-tree under its upper bound), as in the 0/1 search (``_search.pyx``): the
-hierarchical upper bound, the time limit (anytime: the best tree so far),
-the root's anytime trace and the bounded cache work as there.
+the best loss and a lower bound (the skeleton's strong bound of a search
+that found no tree under its upper bound); ``_open`` only looks an entry
+up and each store finds it again, since a bounded box cache may wipe any
+entry meanwhile. The depth-1 optimum (one sweep per feature) is the
+skeleton's direct solver (``_direct``) and the best tree known when the
+failure bound proves it optimal.
 
 The leaf objective is the 0/1 search's plug-in (``_objective.Objective``),
 and its kind decides how a sweep prices a split:
@@ -58,6 +65,7 @@ checks that bound and re-runs in the stable form when it cannot certify.
 
 import numpy as np
 
+cimport cython
 cimport numpy as cnp
 from libc.math cimport INFINITY, ceil
 from libc.stdint cimport int32_t
@@ -78,14 +86,14 @@ from odtstudy.dl85._objective cimport (
     Objective,
 )
 from odtstudy.dl85._order cimport fw_add, fw_loss, fw_top, sorted_loss
+from odtstudy.dl85._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Skeleton,
+                                      _tree_state)
 from odtstudy.dl85._util cimport (
     KeyIdx,
     _alloc,
     _cheapest_cost,
     _cmp_keyidx,
     _misclassified,
-    _now,
-    _trace_point,
 )
 
 cnp.import_array()
@@ -94,7 +102,8 @@ cdef enum:
     PY_CHUNK = 256    # split positions priced per call of a Python loss
 
 
-cdef class NumericSearcher:
+@cython.final
+cdef class NumericSearcher(Skeleton):
     """One DL8.5 search over numeric features given as threshold ranks.
 
     Parameters
@@ -119,7 +128,7 @@ cdef class NumericSearcher:
     use_infeasibility_lb, use_depth2_solver : bool
     """
 
-    cdef int n, p, S, kind, max_depth, min_sup, D, L
+    cdef int n, p, S, kind, D, L
     cdef Objective obj
     cdef bint special         # priced by _side_any (Python, order statistics)
     cdef bint py_add          # Python loss of summed statistics
@@ -136,7 +145,7 @@ cdef class NumericSearcher:
     cdef double* sfx          # per split position: the right side's sums
     cdef double* qout
     cdef int32_t* qk
-    cdef bint use_inf_lb, use_d2, monotone
+    cdef bint use_d2, monotone
     cdef object _refs
     cdef const int32_t* rank
     cdef const int32_t* nthr
@@ -163,20 +172,12 @@ cdef class NumericSearcher:
     cdef double* stkb
     cdef KeyIdx* forder
     cdef int32_t* fk
-    cdef double eps
-    cdef double time_limit, deadline, t_start
-    cdef double t_limit_run   # the time limit of the search (rebuild budgets)
-    cdef readonly bint timed_out
     cdef readonly bint stable     # squared error as (W, mean, M2)
     cdef const double* yv         # each row's target (the stable form)
     cdef double* scr              # suffix statistics of one pass
     cdef int PS                   # doubles per split position in pos_s
     cdef readonly BoxCache cache
-    cdef readonly long long n_explored, n_hits, n_d2, n_evals, n_interval_pruned
-    cdef double* trace
-    cdef int n_trace, trace_cap
-    cdef bint tracing
-    cdef double root_lb
+    cdef readonly long long n_d2, n_evals, n_interval_pruned
 
     def __cinit__(self, const int32_t[:, ::1] rank, const int32_t[::1] n_thresholds,
                   const double[:, ::1] stats, Objective objective, int max_depth,
@@ -196,8 +197,10 @@ cdef class NumericSearcher:
         self.obj = objective
         self.kind = OBJ_ERROR if objective.kind == OBJ_WEIGHTED else objective.kind
         self._check_objective()
-        self.max_depth = max_depth
-        self.min_sup = min_sup
+        self._init_skeleton(max_depth, min_sup, time_limit, use_infeasibility_lb,
+                            max_cache_size, 4 * (self.p + 4))
+        self.direct_depth = 1
+        self.abort_flag = &objective.aborted
         self.D = max_depth + 1
         self.L = 1 + 3 * self.D
         D, n, p, S = self.D, self.n, self.p, self.S
@@ -245,11 +248,8 @@ cdef class NumericSearcher:
             self.worst = <const double*>cnp.PyArray_DATA(worst_arr)
         # subset monotonicity of the optimal loss needs every split allowed
         self.monotone = min_sup == 1 and objective.monotone
-        self.use_inf_lb = use_infeasibility_lb
         self.use_d2 = use_depth2_solver
         self.eps = purity_tol
-        self.time_limit = time_limit
-        self.t_limit_run = time_limit
         self.cache = BoxCache(max_cache_size, wipe_factor, wipe_strategy)
         self.srt = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
         self.cnt = <int*>_alloc(D * sizeof(int))
@@ -280,8 +280,6 @@ cdef class NumericSearcher:
             self.qout = <double*>_alloc(2 * PY_CHUNK * sizeof(double))
             self.qk = <int32_t*>_alloc(PY_CHUNK * sizeof(int32_t))
             self.sfx = <double*>_alloc((n + 1) * S * sizeof(double))
-        self.trace_cap = 4 * (p + 4)
-        self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
         self._root()
 
     def __dealloc__(self):
@@ -302,7 +300,6 @@ cdef class NumericSearcher:
         free(self.stkb)
         free(self.forder)
         free(self.fk)
-        free(self.trace)
         free(self.buf)
         free(self.yrow)
         free(self.lrank)
@@ -1069,40 +1066,95 @@ cdef class NumericSearcher:
         outL[0] = bestL
         outR[0] = bestR
 
-    # ---------------------------------------------------------- the search
-    cdef inline bint _check_time(self) noexcept nogil:
-        if self.timed_out:
-            return True
-        if self.time_limit > 0 and _now() >= self.deadline:
-            self.timed_out = True
-        return self.timed_out
-
-    cdef void _trace_root(self, double obj, double lb) noexcept nogil:
-        """Append a point to the root's anytime trace if it improves."""
-        if self.tracing:
-            self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
-                                        _now() - self.t_start, obj, lb)
-
-    cdef void _store(self, int d, double err, double lb, int f, int t, bint solved) noexcept nogil:
-        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], True)
+    # ------------------------------------------------- the cache (hooks)
+    cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
         cdef BoxEntry* ent
         if e < 0:
-            return
+            value[0] = 0.0
+            solved[0] = False
+            return NO_ENTRY
         ent = &self.cache.entries[e]
-        if solved:
+        solved[0] = ent.flags & BOX_SOLVED
+        value[0] = ent.error if solved[0] else ent.lb
+        return e
+
+    cdef inline BoxEntry* _entry(self, int d) noexcept nogil:
+        """The entry of the depth-d node, made if new (NULL: out of memory).
+        A bounded cache may have wiped the one ``_open`` found."""
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], True)
+        return &self.cache.entries[e] if e >= 0 else NULL
+
+    cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
+                            int t) noexcept nogil:
+        cdef BoxEntry* ent = self._entry(d)
+        if ent != NULL:
             ent.error = err
             ent.lb = err
             ent.feature = f
             ent.threshold = t
             ent.flags = ent.flags | BOX_SOLVED
-            return
+
+    cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
+        cdef BoxEntry* ent = self._entry(d)
+        if ent != NULL and lb > ent.lb:
+            ent.lb = lb
+
+    cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
+                                int t) noexcept nogil:
+        cdef BoxEntry* ent = self._entry(d)
+        if ent == NULL:
+            return err
         if err < ent.error:
             ent.error = err
             ent.feature = f
             ent.threshold = t
-        if self.use_inf_lb and lb > ent.lb:
-            ent.lb = lb
+        return ent.error
 
+    cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+        cdef BoxEntry* ent
+        if e < 0:
+            return NO_ENTRY
+        ent = &self.cache.entries[e]
+        t[0] = ent.threshold
+        return _tree_state(ent.error, ent.feature, ent.flags & BOX_SOLVED, err, f)
+
+    cdef bint _out_of_memory(self) noexcept nogil:
+        return self.cache.out_of_memory
+
+    # ------------------------------------------------- the nodes (hooks)
+    cdef double _leaf_loss(self, int d) noexcept nogil:
+        return self.leafv[d]
+
+    cdef double _rows(self, int d) noexcept nogil:
+        return self.cnt[d]
+
+    cdef void _child(self, int d, int f, int t, int side) noexcept nogil:
+        self._make_child(d, f, t, side == 0)
+
+    cdef double _direct(self, int d, int r, double leaf, int* f, int* t) noexcept nogil:
+        """The depth-1 optimum: one sweep per feature."""
+        cdef double err = leaf, v
+        cdef int g, k
+        for g in range(self.p):
+            v = self._sweep(d, g, &k)
+            if v < err:
+                err = v
+                f[0] = g
+                t[0] = self.rank[g * self.n + self.srt[(d * self.p + g) * self.n + k - 1]]
+        return err
+
+    cdef int _raise_if_aborted(self) except -1:
+        exc = self.obj.pop_error()
+        if exc is not None:
+            raise exc
+        return 0
+
+    cdef object _node_value(self, int d):
+        return [self.tot[d * self.S + c] for c in range(self.S)]
+
+    # ------------------------------------------------------- split search
     cdef inline void _pruned(self, double bound, double* min_lb) noexcept nogil:
         self.n_interval_pruned += 1
         if bound < min_lb[0]:
@@ -1134,16 +1186,17 @@ cdef class NumericSearcher:
                 if v > lowR[i]:
                     lowR[i] = v
 
-    cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil:
-        """Optimal loss of the depth-d node if it is < ub (or known), else
-        INFINITY with a lower bound (>= ub) in ``out_lb``."""
+    cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
+                     double* best_out, int* f_out, int* t_out,
+                     double* min_lb_out) noexcept nogil:
+        """Every feature's depth-1 sweep (the depth-1 optimum, and the order
+        of the features), then the thresholds of each feature searched as
+        intervals of positions under the hierarchical upper bound."""
         cdef int r = self.max_depth - d, n = self.n, p = self.p, g, f, i, P, j
-        cdef int lo, hi, top, head, bf = -1, bt = -1, seed, first, k, ms = self.min_sup
+        cdef int lo, hi, top, head, bf = -1, bt = -1, seed, first, k
         cdef int qcap = n + 2
         cdef bint big_left
-        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
-        cdef BoxEntry* ent
-        cdef double lb = 0.0, leaf = self.leafv[d], best, cur_ub, min_lb, v
+        cdef double best, cur_ub, min_lb, v
         cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack, min_before
         cdef bint Lex, Rex, found
         cdef KeyIdx* order = self.forder + d * (p + 1)
@@ -1154,26 +1207,6 @@ cdef class NumericSearcher:
         cdef int32_t* stk = self.stk + d * 2 * (n + 2)
         cdef double* lowL = self.stkb + d * 2 * (n + 2)
         cdef double* lowR = lowL + (n + 2)
-        if e >= 0:
-            ent = &self.cache.entries[e]
-            if ent.flags & BOX_SOLVED:
-                self.n_hits += 1
-                out_lb[0] = ent.error
-                return ent.error
-            lb = ent.lb
-            if lb >= ub:
-                self.n_hits += 1
-                out_lb[0] = lb
-                return INFINITY
-        out_lb[0] = lb
-        if self._check_time():
-            self._store(d, leaf, lb, -1, -1, False)
-            return leaf
-        self.n_explored += 1
-        if leaf <= self.eps or r == 0 or self.cnt[d] < 2 * ms or lb >= leaf:
-            self._store(d, leaf, leaf, -1, -1, True)
-            out_lb[0] = leaf
-            return leaf
         # every feature's best single split: the depth-1 optimum, the first
         # threshold tried per feature, and the order of the features
         best = leaf
@@ -1186,10 +1219,11 @@ cdef class NumericSearcher:
                 best = v
                 bf = g
                 bt = self.rank[g * n + self.srt[(d * p + g) * n + k - 1]]
+        best_out[0] = best
+        f_out[0] = bf
+        t_out[0] = bt
         if r == 1 or best <= self.eps or lb >= best:
-            self._store(d, best, best, bf, bt, True)
-            out_lb[0] = best
-            return best
+            return SPLIT_EXACT
         qsort(order, p, sizeof(KeyIdx), _cmp_keyidx)
         found = best < ub
         cur_ub = best if found else ub
@@ -1333,136 +1367,19 @@ cdef class NumericSearcher:
                     if lowL[j] + lowR[j] < v:
                         v = lowL[j] + lowR[j]
                 min_lb = v if v < min_before else min_before
-        if self.timed_out:
-            self._store(d, best, lb, bf, bt, False)
-            out_lb[0] = lb
-            return best
-        if found:
-            self._store(d, best, best, bf, bt, True)
-            out_lb[0] = best
-            return best
-        if min_lb > lb:
-            lb = min_lb
-        self._store(d, INFINITY, lb, -1, -1, False)
-        out_lb[0] = lb
-        return INFINITY
+        best_out[0] = best
+        f_out[0] = bf
+        t_out[0] = bt
+        min_lb_out[0] = min_lb
+        return SPLIT_SEARCHED
 
     # ------------------------------------------------------------ results
-    def root_leaf_loss(self):
-        """Loss of the whole training set as a single leaf."""
-        return self.leafv[0]
-
-    def run(self, double max_error=INFINITY, purity_tol=None):
-        """Search from the root; returns ``(loss, lower_bound)``.
-
-        ``loss`` is ``inf`` when no tree has loss < ``max_error``. A leaf
-        whose loss is ``<= purity_tol`` is not split further (default: the
-        searcher's ``purity_tol``).
-        """
-        cdef double err, lb
-        if purity_tol is not None:
-            self.eps = purity_tol
-        self.t_start = _now()
-        self.deadline = self.t_start + self.time_limit
-        self.n_trace = 0
-        self.tracing = True
-        if self.leafv[0] < max_error:
-            self._trace_root(self.leafv[0], 0.0)
-        with nogil:
-            err = self._solve(0, max_error, &lb)
-        if err < max_error:
-            self._trace_root(err, lb if self.timed_out else err)
-        self.tracing = False
-        if self.cache.out_of_memory:
-            raise MemoryError("the numeric DL8.5 cache ran out of memory")
-        self.root_lb = lb
-        return err, lb
-
-    def anytime(self):
-        """``(seconds, best loss, lower bound)`` each time the root improved."""
-        return [(self.trace[3 * i], self.trace[3 * i + 1], self.trace[3 * i + 2])
-                for i in range(self.n_trace)]
-
-    def tree_arrays(self, double loss):
-        """The best tree found, in preorder: ``feature``, ``threshold`` (rank
-        index), ``left``, ``right``, ``value`` (statistics) and each node's
-        loss as a leaf. Nodes of the optimal tree wiped from a bounded cache
-        are re-solved (``loss``: the proven optimum, or ``inf`` after a
-        time-out)."""
-        out = ([], [], [], [], [], [])
-        cdef double tl = self.time_limit
-        cdef bint timed = self.timed_out
-        self.time_limit = 0.0
-        self.timed_out = False
-        try:
-            self._rebuild(0, loss if not timed else INFINITY, timed, out)
-        finally:
-            self.time_limit = tl
-            self.timed_out = timed
-        if self.cache.out_of_memory:
-            raise MemoryError("the numeric DL8.5 cache ran out of memory")
-        return out
-
-    cdef double _rebuild(self, int d, double known, bint timed, tuple out) except? -1.0:
-        """Emit the subtree of the depth-d node; ``known``: its optimal loss
-        when proven. A node wiped from a bounded cache is re-solved: under
-        ``known`` + tolerance after a proof; after a time-out, with a short
-        time budget (its best tree then replaces the lost incumbent)."""
-        cdef int r = self.max_depth - d, f = -1, t = -1, k, g, node, c
-        cdef double leaf = self.leafv[d], err = leaf, lb, v, left, tol, budget
-        cdef Py_ssize_t e
-        cdef BoxEntry* ent
-        if r >= 1 and not (leaf <= self.eps or self.cnt[d] < 2 * self.min_sup):
-            e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
-            if e >= 0 and (self.cache.entries[e].flags & BOX_SOLVED or timed):
-                ent = &self.cache.entries[e]
-                if ent.error < INFINITY:
-                    f = ent.feature
-                    t = ent.threshold
-                    err = ent.error
-            elif r == 1:
-                err = leaf
-                for g in range(self.p):
-                    v = self._sweep(d, g, &k)
-                    if v < err:
-                        err = v
-                        f = g
-                        t = self.rank[g * self.n + self.srt[(d * self.p + g) * self.n + k - 1]]
-            else:
-                if timed:
-                    budget = 0.1 * self.t_limit_run
-                    self.time_limit = budget if budget > 0.05 else 0.05
-                    self.deadline = _now() + self.time_limit
-                    self._solve(d, INFINITY, &lb)
-                    self.time_limit = 0.0
-                    self.timed_out = False
-                else:
-                    tol = 1e-9 * (known if known > 1.0 else 1.0)
-                    self._solve(d, known + tol + 1e-12, &lb)
-                e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
-                if e >= 0 and (timed or self.cache.entries[e].flags & BOX_SOLVED):
-                    f = self.cache.entries[e].feature
-                    t = self.cache.entries[e].threshold
-                    if f >= 0:
-                        err = self.cache.entries[e].error
-                elif not timed:  # pragma: no cover
-                    raise RuntimeError("numeric DL8.5: a wiped node was not re-solved")
-        feature, threshold, left_, right_, value, loss = out
-        node = len(feature)
-        feature.append(f)
-        threshold.append(t)
-        left_.append(-1)
-        right_.append(-1)
-        value.append([self.tot[d * self.S + c] for c in range(self.S)])
-        loss.append(leaf)
-        if f < 0:
-            return leaf
-        self._make_child(d, f, t, True)
-        left_[node] = len(feature)
-        left = self._rebuild(d + 1, err, timed, out)
-        self._make_child(d, f, t, False)
-        right_[node] = len(feature)
-        return left + self._rebuild(d + 1, err - left, timed, out)
+    def tree_arrays(self, loss=None):
+        """The best tree found (rebuilt by :meth:`run`), in preorder:
+        ``feature``, ``threshold`` (rank index), ``left``, ``right``,
+        ``value`` (statistics) and each node's loss as a leaf. ``loss`` is
+        not used (the searcher knows whether it proved its tree)."""
+        return self._tree_lists()
 
     def stats(self):
         """Search counters."""
@@ -1474,4 +1391,6 @@ cdef class NumericSearcher:
             "thresholds_pruned": int(self.n_interval_pruned),
             "timeout": bool(self.timed_out),
             **self.cache.stats(),
+            "reconstitution_ms": float(self.reconstitution_ms),
+            "reconstituted_nodes": int(self.n_reconstituted),
         }

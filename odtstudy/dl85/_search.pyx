@@ -1,13 +1,16 @@
 # cython: language_level=3
-"""The DL8.5 search: one recursion for every leaf objective (C-level Cython).
+"""The DL8.5 search over 0/1 features, for every leaf objective (C-level Cython).
 
-Responsibility: the recursion. It searches the trees of bounded depth
-for the one of least total leaf loss, given a leaf objective
-(``_objective.pyx``) that prices covers and declares which bounds hold, and
-owns the bounds of that recursion (hierarchical upper bound, infeasibility
-and similarity lower bounds) and the order of the candidate splits; it does
-not know what a leaf costs. The engine is split by responsibility, as
-scikit-learn splits ``_tree`` / ``_splitter`` / ``_criterion``:
+Responsibility: the split search of 0/1 data. :class:`Searcher` extends the
+search skeleton (``_skeleton.Skeleton``: the node protocol, the failure
+bound, the time limit, the anytime trace, ``run`` and the rebuild of the
+tree) and adds what is particular to itemsets: the covers of the search
+path, the order of the candidate features, the hierarchical upper bound
+over the two children of a feature, the similarity lower bound and the
+depth-2 solver. It is given a leaf objective (``_objective.pyx``) that
+prices covers and declares which bounds hold; it does not know what a leaf
+costs. The engine is split by responsibility, as scikit-learn splits
+``_tree`` / ``_splitter`` / ``_criterion``:
 
 * ``_kernels.h`` / ``_kernels.pxd``: ISA kernels (popcount, compaction,
   two-class pair counts and quadrants, pair sums of y and bit selection
@@ -19,7 +22,10 @@ scikit-learn splits ``_tree`` / ``_splitter`` / ``_criterion``:
   dispatch to the weighted ones;
 * ``_weighted.pyx``: the weighted pair statistics and their depth-2 solver;
 * ``_objective.pyx``: the leaf objectives; ``_cache.pyx``: the cache;
-* ``_search.pyx`` (this module): the recursion.
+* ``_skeleton.pyx``: what every search does (``_solve``, ``run``, the
+  rebuild), with hooks for what differs;
+* ``_search.pyx`` (this module): the 0/1 split search and its hooks;
+  ``_numeric.pyx``: the numeric one.
 
 No Python objects in the hot loop (a Python objective calls back with the
 GIL, batched); the modules call each other through ``cdef`` methods
@@ -27,9 +33,10 @@ declared in their ``.pxd``.
 
 Search
 ------
-``_solve`` is DL8.5's recursion (Aglin, Nijssen & Schaus, AAAI 2020) over
-itemsets with the MurTree refinements (Demirović et al., JMLR 2022) listed
-in the package's methods notes:
+The skeleton's ``_solve`` is DL8.5's recursion (Aglin, Nijssen & Schaus,
+AAAI 2020); over itemsets, with this module's hooks (``_open``, ``_splits``,
+``_extra_lb``, ...), it has the MurTree refinements (Demirović et al., JMLR
+2022) listed in the package's methods notes:
 
 * hierarchical upper bound: a node looks for a tree with error ``< ub``;
   the first child gets ``ub - lb(second)``, the second ``ub - err(first)``;
@@ -58,9 +65,9 @@ Objectives and memory
   bound only when it declares ``similarity`` (each row's largest loss,
   ``worst``, replaces the row count).
 * The cache (``_cache.pyx``) may be bounded (``max_cache_size``): wipes
-  free entries off the paths under evaluation, and the optimal tree is
-  reconstituted after the search by re-solving wiped nodes
-  (``_reconstitute_tree``).
+  free entries off the paths under evaluation (``_open`` and ``_tree_of``
+  keep the path in ``cur_path``), and the skeleton's rebuild re-solves the
+  wiped nodes of the tree after the search.
 
 The two-class depth-2 kernels (``_kernels.h``) are compiled for several
 instruction sets and chosen at import (``kernel_isa()``; ``set_kernel_isa``
@@ -72,6 +79,7 @@ the objective declares valid for it.
 
 import numpy as np
 
+cimport cython
 cimport numpy as cnp
 from libc.math cimport INFINITY, log
 from libc.stdint cimport int32_t, uint64_t
@@ -97,7 +105,9 @@ from odtstudy.dl85._objective cimport (
     Objective,
 )
 from odtstudy.dl85._objective import Objective as _Objective
-from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx, _now, _trace_point
+from odtstudy.dl85._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
+                                      Skeleton, _tree_state)
+from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx
 from odtstudy.dl85._weighted cimport WeightedCore
 
 # the kernels' instruction set lives with the solvers that call them
@@ -118,7 +128,8 @@ cdef inline double _xlogx(double x) noexcept nogil:
     return x * log(x) if x > 0 else 0.0
 
 
-cdef class Searcher:
+@cython.final
+cdef class Searcher(Skeleton):
     """One DL8.5 search over packed 0/1 data.
 
     Parameters
@@ -138,11 +149,9 @@ cdef class Searcher:
         Seconds; ``<= 0`` means no limit.
     """
 
-    cdef int n, m, K, W, max_depth, min_sup, branching
-    cdef bint use_inf_lb, use_sim, use_d2, dl8, dynamic
+    cdef int n, m, K, W, branching
+    cdef bint use_sim, use_d2, dl8, dynamic
     cdef int d2_depth         # subtrees up to this depth go to a direct solver
-    cdef readonly bint timed_out
-    cdef double time_limit, deadline
     cdef Covers cv            # the covers of the search path (``_covers.pyx``)
     cdef Depth2 d2            # the depth-2 solvers (``_depth2.pyx``)
     cdef KeyIdx* order
@@ -154,29 +163,15 @@ cdef class Searcher:
     cdef double* sim_val
     cdef double* sim_size
     cdef readonly Cache cache
-    cdef readonly long long n_explored, n_d2, n_hits, n_sim_pruned
-    cdef readonly double root_error, root_lb
-    # bounded cache (issue 5): reconstitution of wiped nodes after the search
-    cdef bint bounded
-    cdef readonly double reconstitution_ms
-    cdef readonly long long n_reconstituted
-    cdef object _recon_out
+    cdef readonly long long n_d2, n_sim_pruned
     # the leaf objective (``_objective.pyx``); ``weighted``: its class
     # supports / losses are not popcounts (the objective computes them)
     cdef readonly Objective objective
     cdef int okind
     cdef WeightedCore wcore
     cdef bint weighted
-    cdef double eps
     cdef double sim_scale     # counts: largest loss one row adds to a leaf
     cdef double* ntot         # rows of the cover per depth
-    cdef list _node_loss
-    # anytime trace of the root: (seconds since run, incumbent, lower bound),
-    # appended only when the root's incumbent or bound improves
-    cdef double* trace
-    cdef int n_trace, trace_cap
-    cdef bint tracing
-    cdef double t_start
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
@@ -197,12 +192,10 @@ cdef class Searcher:
             raise ValueError("not enough words for n_rows")
         if max_depth < 0 or max_depth > 60:
             raise ValueError("max_depth must be in [0, 60]")
-        self.max_depth = max_depth
         D = max_depth + 1
         W = self.W
         m = self.m
         K = self.K
-        self.min_sup = min_sup
         self.branching = BRANCHINGS[branching]
         self.dl8 = dl8
         if objective is None:
@@ -224,7 +217,11 @@ cdef class Searcher:
             raise ValueError("the objective and cmask have different class counts")
         self.objective = objective
         self.okind = objective.kind
-        self.use_inf_lb = use_infeasibility_lb and not dl8
+        # the root's incumbent improves at most once per feature, plus the
+        # leaf and the final proof
+        self._init_skeleton(max_depth, min_sup, time_limit,
+                            use_infeasibility_lb and not dl8, max_cache_size, self.m + 3)
+        self.abort_flag = &self.objective.aborted
         self.use_sim = (use_similarity_lb and not dl8 and min_sup == 1
                         and objective.similarity)
         self.use_d2 = use_depth2_solver and not dl8 and objective.pair_stats
@@ -234,19 +231,14 @@ cdef class Searcher:
             # order statistics: a depth-2 solver over packed rows in target
             # order for unit weights, a depth-1 solver over rows otherwise
             self.d2_depth = 2 if objective.ybytes != NULL else 1
+        self.direct_depth = self.d2_depth
         self.dynamic = not dl8
-        self.time_limit = time_limit
-        self.timed_out = False
         if cache == "trie":
             self.cache = TrieCache(max_depth)
         elif cache == "hash":
             self.cache = HashCache(max_depth)
         else:
             raise ValueError(f"unknown cache {cache!r}")
-        self.bounded = max_cache_size > 0
-        self.reconstitution_ms = 0.0
-        self.n_reconstituted = 0
-        self._recon_out = None
         if self.bounded:
             # raises ValueError when the bound is too small for max_depth
             self.cache.configure(max_cache_size, wipe_factor, wipe_strategy)
@@ -263,13 +255,6 @@ cdef class Searcher:
                 self.wcore.enable_sibling_counts()
         self.ntot = <double*>_alloc(D * sizeof(double))
         self.d2 = Depth2(self.cv, objective, min_sup, self.use_d2)
-        self._node_loss = None
-        # the root's incumbent improves at most once per feature, plus the
-        # leaf and the final proof
-        self.trace_cap = self.m + 3
-        self.trace = <double*>_alloc(3 * self.trace_cap * sizeof(double))
-        self.n_trace = 0
-        self.tracing = False
         self.order = <KeyIdx*>_alloc(D * (m + 1) * sizeof(KeyIdx))
         self.sup = <double*>_alloc(D * K * sizeof(double))
         self.sim_words = <uint64_t*>_alloc(2 * D * W * sizeof(uint64_t))
@@ -280,7 +265,7 @@ cdef class Searcher:
         cdef int i
         for i in range(2 * D):
             self.sim_val[i] = -1.0
-        self._root_cover()
+        self.cv.root()
         if self.bounded:
             # the itemsets of the paths under evaluation, for the wipes
             self.cache.cur_items = self.cv.items
@@ -290,7 +275,6 @@ cdef class Searcher:
         if self.cache is not None:
             self.cache.cur_items = NULL
         free(self.ntot)
-        free(self.trace)
         free(self.order)
         free(self.sup)
         free(self.sim_words)
@@ -298,9 +282,6 @@ cdef class Searcher:
         free(self.sim_nnz)
         free(self.sim_val)
         free(self.sim_size)
-
-    cdef inline void _root_cover(self) noexcept nogil:
-        self.cv.root()
 
     # ------------------------------------------------------------ leaves
     cdef double _leaf(self, int d) noexcept nogil:
@@ -321,10 +302,6 @@ cdef class Searcher:
         self.ntot[d] = self.cv.rows(d)
         return self.objective.leaf(self.cv.cov + d * self.W, self.cv.cidx + d * self.W,
                                    self.cv.cnnz[d], s)
-
-    cdef inline double _rows(self, int d) noexcept nogil:
-        """Rows of the depth-d cover (after ``_leaf(d)``)."""
-        return self.ntot[d]
 
     cdef double _sim_size(self, int d) noexcept nogil:
         """Size of the depth-d cover for the similarity bound: rows, or the
@@ -408,23 +385,96 @@ cdef class Searcher:
         self.sim_val[slot] = value
         self.sim_size[slot] = size
 
-    # ------------------------------------------------------ entry updates
-    cdef inline void _store_solved(self, Py_ssize_t e, double err, int f) noexcept nogil:
+    # ------------------------------------------------- the cache (hooks)
+    cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, True)
+        cdef Entry* ent
+        if e < 0:
+            self.timed_out = True
+            return CACHE_FAILED
+        if self.bounded:
+            # the path under evaluation (never wiped)
+            self.cache.cur_path[d] = <int32_t>e
+        ent = &self.cache.entries[e]
+        solved[0] = ent.flags & ENTRY_SOLVED
+        value[0] = ent.error if solved[0] else ent.lb
+        return e
+
+    cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
+                            int t) noexcept nogil:
         cdef Entry* ent = &self.cache.entries[e]
         ent.error = err
         ent.lb = err
         ent.feature = f
         ent.flags = ent.flags | ENTRY_SOLVED
 
-    cdef inline bint _check_time(self) noexcept nogil:
-        if self.timed_out:
+    cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
+        cdef Entry* ent = &self.cache.entries[e]
+        if lb > ent.lb:
+            ent.lb = lb
+
+    cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
+                                int t) noexcept nogil:
+        cdef Entry* ent = &self.cache.entries[e]
+        if err < ent.error:
+            ent.error = err
+            ent.feature = f
+        return ent.error
+
+    cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, False)
+        cdef Entry* ent
+        if self.bounded:
+            self.cache.cur_path[d] = <int32_t>e
+        if e < 0:
+            return NO_ENTRY
+        ent = &self.cache.entries[e]
+        return _tree_state(ent.error, ent.feature, ent.flags & ENTRY_SOLVED, err, f)
+
+    cdef bint _child_known(self, int d, int f, int t, int side,
+                           double* err) noexcept nogil:
+        cdef Py_ssize_t e = self._child_entry(d, f, side, False)
+        if e >= 0 and (self.cache.entries[e].flags & ENTRY_SOLVED):
+            err[0] = self.cache.entries[e].error
             return True
-        if self.time_limit > 0 and _now() >= self.deadline:
-            self.timed_out = True
-        if self.objective.aborted:
-            # a Python loss raised: stop (``run`` re-raises)
-            self.timed_out = True
-        return self.timed_out
+        return False
+
+    cdef bint _cache_full(self) noexcept nogil:
+        return self.bounded and self.cache.cache_full
+
+    cdef bint _out_of_memory(self) noexcept nogil:
+        return self.cache.out_of_memory
+
+    # ------------------------------------------------- the nodes (hooks)
+    cdef void _root_node(self) noexcept nogil:
+        self.cv.root()
+
+    cdef double _leaf_loss(self, int d) noexcept nogil:
+        return self._leaf(d)
+
+    cdef double _rows(self, int d) noexcept nogil:
+        return self.ntot[d]
+
+    cdef double _extra_lb(self, int d) noexcept nogil:
+        return self._sim_lb(d) if self.use_sim else 0.0
+
+    cdef void _remember(self, int d, double value) noexcept nogil:
+        self._sim_store(d, value)
+
+    cdef void _child(self, int d, int f, int t, int side) noexcept nogil:
+        self.cv.make_child(d, f, side)
+
+    cdef double _direct(self, int d, int r, double leaf, int* f, int* t) noexcept nogil:
+        return self._depth2(d, r, leaf, f)
+
+    cdef object _node_value(self, int d):
+        return [self.sup[d * self.K + c] for c in range(self.K)]
+
+    cdef int _raise_if_aborted(self) except -1:
+        exc = self.objective.pop_error()
+        if exc is not None:
+            raise exc
+        return 0
 
     # --------------------------------------------------- depth-2 solver
     cdef inline double _depth2(self, int d, int r, double leaf, int* out_f) noexcept nogil:
@@ -480,13 +530,7 @@ cdef class Searcher:
             qsort(out, nc, sizeof(KeyIdx), _cmp_keyidx)
         return nc
 
-    # ------------------------------------------------------------ search
-    cdef void _trace_root(self, double obj, double lb) noexcept nogil:
-        """Append a point to the root's anytime trace if it improves."""
-        if self.tracing:
-            self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
-                                        _now() - self.t_start, obj, lb)
-
+    # ------------------------------------------------------ split search
     cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
         if e < 0:
             return 0.0
@@ -495,69 +539,22 @@ cdef class Searcher:
             return ent.error
         return ent.lb
 
-    cdef double _timeout_leaf(self, Py_ssize_t e, double leaf) noexcept nogil:
-        """On time-out a node not searched yet answers with its leaf."""
-        cdef Entry* ent = &self.cache.entries[e]
-        if ent.error <= leaf:
-            return ent.error
-        ent.error = leaf
-        ent.feature = FEATURE_LEAF
-        return leaf
-
-    cdef double _solve(self, int d, Py_ssize_t e, double ub, double* out_lb) noexcept nogil:
-        """Best error < ub of the itemset at depth d (entry e), or INFINITY.
-
-        May return an exact optimum >= ub (then ``out_lb`` equals it). When
-        no tree < ub exists, returns INFINITY and a lower bound in out_lb.
-        """
-        cdef Entry* ent = &self.cache.entries[e]
-        cdef double lb, leaf, s, best, cur_ub, min_lb, v0, v1, lbs
-        cdef double b1, b2, err1, err2, l1, l2, newlb
+    cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
+                     double* best_out, int* f_out, int* t_out,
+                     double* min_lb_out) noexcept nogil:
+        """The features of the depth-d itemset (entry e), in order: both
+        children of a feature are solved under the hierarchical upper bound
+        unless their cached or similarity bounds exceed it; subtrees of
+        depth <= ``d2_depth`` go to the depth-2 solver."""
+        cdef double s, best, cur_ub, min_lb = leaf, v0, v1, lbs
+        cdef double b1, b2, err1, err2, l1, l2
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
-        cdef Py_ssize_t e0, e1, ef, es
-        if self.bounded:
-            # the path under evaluation (never wiped)
-            self.cache.cur_path[d] = <int32_t>e
-        if ent.flags & ENTRY_SOLVED:
-            self.n_hits += 1
-            out_lb[0] = ent.error
-            return ent.error
-        lb = ent.lb
-        out_lb[0] = lb
-        if lb >= ub:
-            self.n_hits += 1
-            return INFINITY
-        leaf = self._leaf(d)
-        if self._check_time():
-            return self._timeout_leaf(e, leaf)
-        self.n_explored += 1
-        if (leaf <= self.eps or r == 0 or self._rows(d) < 2 * self.min_sup
-                or lb >= leaf):
-            self._store_solved(e, leaf, FEATURE_LEAF)
-            out_lb[0] = leaf
-            return leaf
-        if self.use_sim:
-            s = self._sim_lb(d)
-            if s > lb:
-                lb = s
-                out_lb[0] = lb
-                if lb >= leaf:
-                    self._store_solved(e, leaf, FEATURE_LEAF)
-                    out_lb[0] = leaf
-                    return leaf
-                if lb >= ub:
-                    self.n_sim_pruned += 1
-                    if self.use_inf_lb and lb > ent.lb:
-                        ent.lb = lb
-                    return INFINITY
+        cdef Py_ssize_t e0, e1
         if r <= self.d2_depth:
             self.n_d2 += 1
-            best = self._depth2(d, r, leaf, &f)
-            self._store_solved(e, best, f)
-            self._sim_store(d, best)
-            out_lb[0] = best
-            return best
-
+            best_out[0] = self._depth2(d, r, leaf, &f)
+            f_out[0] = f
+            return SPLIT_EXACT
         nc = self._candidates(d, self._rows(d))
         if leaf < ub:
             best = leaf
@@ -567,7 +564,6 @@ cdef class Searcher:
             best = INFINITY
             bestf = FEATURE_NONE
             cur_ub = ub
-        min_lb = leaf
         for i in range(nc):
             if lb >= cur_ub:
                 if lb < min_lb:
@@ -604,12 +600,8 @@ cdef class Searcher:
             first = 1 if (self.dynamic and v1 > v0) else 0
             lbs = v0 if first else v1
             self._make_child(d, f, first)
-            ef = self.cache.find(self.cv.items + (d + 1) * (self.max_depth + 1), d + 1, True)
-            if ef < 0:
-                self.timed_out = True
-                break
             b1 = INFINITY if self.dl8 else cur_ub - lbs
-            err1 = self._solve(d + 1, ef, b1, &l1)
+            err1 = self._solve(d + 1, b1, &l1)
             if not (err1 < b1) or (self.dl8 and err1 >= cur_ub):
                 if not self.timed_out and l1 + lbs < min_lb:
                     min_lb = l1 + lbs
@@ -617,12 +609,8 @@ cdef class Searcher:
                     break
                 continue
             self._make_child(d, f, 1 - first)
-            es = self.cache.find(self.cv.items + (d + 1) * (self.max_depth + 1), d + 1, True)
-            if es < 0:
-                self.timed_out = True
-                break
             b2 = INFINITY if self.dl8 else cur_ub - err1
-            err2 = self._solve(d + 1, es, b2, &l2)
+            err2 = self._solve(d + 1, b2, &l2)
             if err1 + err2 < cur_ub:
                 best = err1 + err2
                 bestf = f
@@ -637,108 +625,14 @@ cdef class Searcher:
                 min_lb = err1 + l2
             if self.timed_out:
                 break
+        best_out[0] = best
+        f_out[0] = bestf
+        min_lb_out[0] = min_lb
+        return SPLIT_SEARCHED
 
-        ent = &self.cache.entries[e]
-        if self.timed_out:
-            if best < ent.error:
-                ent.error = best
-                ent.feature = bestf
-            out_lb[0] = lb
-            return ent.error
-        if best < ub:
-            self._store_solved(e, best, bestf)
-            self._sim_store(d, best)
-            out_lb[0] = best
-            return best
-        newlb = lb
-        if ub > newlb:
-            newlb = ub
-        if min_lb > newlb:
-            newlb = min_lb
-        if newlb >= leaf:
-            # no split beats the leaf: the leaf is optimal
-            self._store_solved(e, leaf, FEATURE_LEAF)
-            self._sim_store(d, leaf)
-            out_lb[0] = leaf
-            return leaf
-        if self.use_inf_lb and newlb > ent.lb:
-            ent.lb = newlb
-        self._sim_store(d, newlb)
-        out_lb[0] = newlb
-        return INFINITY
-
-    def root_leaf_loss(self):
-        """Loss of the whole training set as a single leaf."""
-        cdef double v
-        self._root_cover()
-        with nogil:
-            v = self._leaf(0)
-        self._raise_if_aborted()
-        return v
-
-    def _raise_if_aborted(self):
-        if self.objective.aborted:
-            exc, self.objective.error = self.objective.error, None
-            raise exc
-
-    def run(self, double max_error=INFINITY, purity_tol=None):
-        """Search from the root; returns ``(error, lower_bound)``.
-
-        ``error`` is ``inf`` when no tree has error < ``max_error``. A leaf
-        whose loss is ``<= purity_tol`` is not split further (default: 0
-        for counts, ``1e-12`` times the total weight for weights).
-        """
-        cdef double err, lb, leaf
-        cdef Py_ssize_t root
-        if purity_tol is not None:
-            self.eps = purity_tol
-        root = self.cache.find(self.cv.items, 0, True)
-        if root < 0:
-            raise MemoryError("cache allocation failed")
-        self.t_start = _now()
-        self.deadline = self.t_start + self.time_limit
-        self.n_trace = 0
-        self.tracing = True
-        leaf = self._leaf(0)
-        if leaf < max_error:
-            self._trace_root(leaf, self.cache.entries[root].lb)
-        with nogil:
-            err = self._solve(0, root, max_error, &lb)
-        if err < max_error:
-            self._trace_root(err, lb if self.timed_out else err)
-        self.tracing = False
-        self._raise_if_aborted()
-        if self.bounded and self.cache.cache_full:
-            raise MemoryError(
-                f"the bounded DL8.5 cache ({self.cache.max_size} entries) "
-                "could not make room for the paths under evaluation")
-        if self.bounded and not self.timed_out and err < INFINITY:
-            self._reconstitute_tree(err)
-            self._raise_if_aborted()
-        if self.cache.out_of_memory:
-            raise MemoryError("the DL8.5 cache ran out of memory")
-        self.root_error = err
-        self.root_lb = lb
-        return err, lb
-
-    def anytime(self):
-        """The root's anytime trace of the last :meth:`run`.
-
-        Returns
-        -------
-        list of tuple of (float, float, float)
-            ``(seconds since the search started, best error, lower bound)``,
-            one point each time the incumbent or the bound of the root
-            improved: the root leaf first, the proof (error = bound) last.
-        """
-        return [
-            (self.trace[3 * i], self.trace[3 * i + 1], self.trace[3 * i + 2])
-            for i in range(self.n_trace)
-        ]
-
-    # --------------------------------------------------- reconstruction
+    # ------------------------------------------------------------ results
     def tree_arrays(self):
-        """Rebuild the best tree found from the cache.
+        """The best tree found (rebuilt by :meth:`run`).
 
         Returns
         -------
@@ -746,143 +640,12 @@ cdef class Searcher:
         value : list of list of float
             Class supports per node.
         """
-        if self._recon_out is not None:
-            return self._recon_out
-        out = ([], [], [], [])
-        self._node_loss = []
-        self._root_cover()
-        self._rebuild(0, out)
-        self._raise_if_aborted()
-        return out
+        feature, _, left, right, value, _ = self._tree_lists()
+        return feature, left, right, value
 
     def node_losses(self):
         """Loss of each node of :meth:`tree_arrays` taken as one leaf."""
-        if self._node_loss is None:
-            self.tree_arrays()
-        return list(self._node_loss)
-
-    # -------------------------------------------- bounded cache (issue 5)
-    def _reconstitute_tree(self, double err):
-        """reconstituteWipedNodes: walk the optimal tree from the root and
-        re-solve the nodes whose entries were wiped, with the tight bounds
-        of the paper (exact error = parent - sibling; upper bound + 1).
-
-        The tree is emitted during the walk (``tree_arrays`` returns it), so
-        a subtree may be wiped again once emitted.
-        """
-        cdef double t0 = _now(), tl = self.time_limit
-        cdef int node
-        out = ([], [], [], [])
-        self._node_loss = []
-        self.time_limit = 0.0   # the search is over: no deadline here
-        try:
-            self._root_cover()
-            got = self._reconstitute(0, err, err + 1.0, out, &node)
-        finally:
-            self.time_limit = tl
-        if self.cache.cache_full or self.cache.out_of_memory:
-            raise MemoryError("the bounded DL8.5 cache ran out of room "
-                              "while reconstituting wiped nodes")
-        if abs(got - err) > 1e-6 * max(1.0, abs(err)):  # pragma: no cover
-            raise RuntimeError(f"DL8.5 reconstitution found error {got}, "
-                               f"the search proved {err}")
-        self._recon_out = out
-        self.reconstitution_ms = 1000.0 * (_now() - t0)
-
-    cdef double _reconstitute(self, int d, double lo, double hi, tuple out,
-                              int* node_out) except? -1.0:
-        """Emit the optimal subtree of the depth-d itemset (cover and items
-        at depth d), whose error is known to lie in [lo, hi); re-solve it
-        when its entry is gone. Returns its error."""
-        cdef int L = self.max_depth + 1, r = self.max_depth - d, f, node, c
-        cdef int ln, rn
-        cdef Py_ssize_t e = self.cache.find(self.cv.items + d * L, d, False)
-        cdef Py_ssize_t e0, e1
-        cdef double leaf = self._leaf(d), err, lb, left, right, tol
-        cdef Entry* ent
-        self.cache.cur_path[d] = <int32_t>e
-        if e >= 0 and (self.cache.entries[e].flags & ENTRY_SOLVED):
-            err = self.cache.entries[e].error
-            f = self.cache.entries[e].feature
-        elif r == 0:
-            err = leaf
-            f = FEATURE_LEAF
-        elif r <= self.d2_depth:
-            err = self._depth2(d, r, leaf, &f)
-        else:
-            self.n_reconstituted += 1
-            e = self.cache.find(self.cv.items + d * L, d, True)
-            if e < 0:
-                raise MemoryError("the bounded DL8.5 cache ran out of room")
-            ent = &self.cache.entries[e]
-            if lo > ent.lb:
-                ent.lb = lo
-            err = self._solve(d, e, hi, &lb)
-            ent = &self.cache.entries[e]
-            if not (err < hi) or not (ent.flags & ENTRY_SOLVED):  # pragma: no cover
-                raise RuntimeError("DL8.5 reconstitution: wiped node not re-solved")
-            f = ent.feature
-        if r == 0 or f < 0:
-            f = FEATURE_LEAF
-        feature, left_, right_, value = out
-        node = len(feature)
-        node_out[0] = node
-        feature.append(f)
-        left_.append(-1)
-        right_.append(-1)
-        value.append([self.sup[d * self.K + c] for c in range(self.K)])
-        self._node_loss.append(leaf)
-        if f == FEATURE_LEAF:
-            return err
-        # bounds of the left child from its sibling when that one is known
-        tol = 1e-9 * (err if err > 1.0 else 1.0)
-        e0 = self._child_entry(d, f, 0, False)
-        e1 = self._child_entry(d, f, 1, False)
-        if e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED):
-            left = self.cache.entries[e0].error
-            lo, hi = left - tol, left + 1.0
-        elif e1 >= 0 and (self.cache.entries[e1].flags & ENTRY_SOLVED):
-            left = err - self.cache.entries[e1].error
-            lo, hi = left - tol, left + 1.0
-        else:
-            lo, hi = 0.0, err + 1.0
-        self._make_child(d, f, 0)
-        left = self._reconstitute(d + 1, lo, hi, out, &ln)
-        right = err - left
-        self._make_child(d, f, 1)
-        right = self._reconstitute(d + 1, right - tol, right + 1.0, out, &rn)
-        left_[node] = ln
-        right_[node] = rn
-        return left + right
-
-    cdef int _rebuild(self, int d, tuple out) except -1:
-        cdef Py_ssize_t e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, False)
-        cdef double leaf = self._leaf(d)
-        cdef int f = FEATURE_NONE, r = self.max_depth - d, node, c
-        cdef Entry* ent
-        if e >= 0:
-            ent = &self.cache.entries[e]
-            if ent.error < INFINITY:
-                f = ent.feature
-        if (f == FEATURE_NONE and 1 <= r <= self.d2_depth
-                and not (leaf <= self.eps or self._rows(d) < 2 * self.min_sup)):
-            self._depth2(d, r, leaf, &f)
-        if r == 0 or f < 0:
-            f = FEATURE_LEAF
-        feature, left, right, value = out
-        node = len(feature)
-        feature.append(f)
-        left.append(-1)
-        right.append(-1)
-        value.append([self.sup[d * self.K + c] for c in range(self.K)])
-        self._node_loss.append(leaf)
-        if f == FEATURE_LEAF:
-            return node
-        self._make_child(d, f, 0)
-        left[node] = self._rebuild(d + 1, out)
-        self._make_child(d, f, 1)
-        right[node] = self._rebuild(d + 1, out)
-        return node
+        return list(self._tree_lists()[5])
 
     def stats(self):
         """Search counters."""
@@ -891,7 +654,7 @@ cdef class Searcher:
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
             "depth2_calls": int(self.n_d2),
-            "similarity_prunes": int(self.n_sim_pruned),
+            "similarity_prunes": int(self.n_sim_pruned + self.n_lb_pruned),
             "timeout": bool(self.timed_out),
             "kernel_isa": kernel_isa(),
             **self.cache.stats(),

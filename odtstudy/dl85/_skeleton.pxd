@@ -1,0 +1,109 @@
+# cython: language_level=3
+"""Declarations of the search skeleton shared by the DL8.5 searches (see
+``_skeleton.pyx``)."""
+
+cimport cython
+from libc.math cimport INFINITY
+
+from odtstudy.dl85._util cimport _now, _trace_point
+
+
+cdef enum:
+    NO_ENTRY = -1         # ``_open``: the node has no cache entry (yet)
+    CACHE_FAILED = -2     # ``_open``: the cache could not make one (full)
+
+cdef enum:
+    SPLIT_SEARCHED = 0    # ``_splits``: best / split / min_lb of a full search
+    SPLIT_EXACT = 1       # ``_splits``: best / split is the node's optimum
+
+cdef enum:
+    TREE_NONE = 0         # ``_tree_of``: no tree known for the node
+    TREE_INCUMBENT = 1    # the best tree found so far (a timed-out search)
+    TREE_SOLVED = 2       # the node's optimal tree
+
+
+cdef inline int _tree_state(double error, int feature, bint solved, double* err,
+                            int* f) noexcept nogil:
+    """``_tree_of``'s answer for an entry of best loss ``error`` (split
+    ``feature``, optimal when ``solved``)."""
+    if error == INFINITY:
+        return TREE_NONE
+    err[0] = error
+    f[0] = feature
+    return TREE_SOLVED if solved else TREE_INCUMBENT
+
+
+cdef class Skeleton:
+    cdef int max_depth, min_sup
+    cdef int direct_depth       # subtrees of this depth or less: ``_direct``
+    cdef bint use_inf_lb
+    cdef double eps             # purity: a leaf of loss <= eps is not split
+    cdef double time_limit, deadline, t_start, t_limit_run
+    cdef readonly bint timed_out
+    cdef bint _never            # the abort flag of a search that cannot abort
+    cdef const bint* abort_flag
+    cdef bint bounded           # the cache may wipe entries
+    cdef Py_ssize_t max_cache_size
+    cdef double* trace          # the root's anytime trace (3 doubles a point)
+    cdef int n_trace, trace_cap
+    cdef bint tracing
+    cdef readonly long long n_explored, n_hits, n_lb_pruned, n_reconstituted
+    cdef readonly double root_error, root_lb, reconstitution_ms
+    cdef tuple _out             # the rebuilt tree (lists, see ``_emit``)
+
+    cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,
+                            bint use_inf_lb, Py_ssize_t max_cache_size,
+                            int trace_cap) except -1
+
+    @cython.final
+    cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
+
+    cdef inline bint _check_time(self) noexcept nogil:
+        if self.timed_out:
+            return True
+        if self.time_limit > 0 and _now() >= self.deadline:
+            self.timed_out = True
+        if self.abort_flag[0]:
+            # a Python loss raised: stop (``run`` re-raises)
+            self.timed_out = True
+        return self.timed_out
+
+    cdef inline void _trace_root(self, double obj, double lb) noexcept nogil:
+        if self.tracing:
+            self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
+                                        _now() - self.t_start, obj, lb)
+
+    # the rebuild walk
+    @cython.final
+    cdef double _walk(self, int d, double lo, double hi, bint timed) except? -1.0
+    @cython.final
+    cdef double _resolve(self, int d, double lo, double hi, bint timed,
+                         int* f, int* t) except? -1.0
+    @cython.final
+    cdef int _emit(self, int d, int f, int t, double leaf) except -1
+    @cython.final
+    cdef int _build_tree(self, double err, bint timed) except -1
+
+    # hooks: what the searches do differently
+    cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil
+    cdef double _leaf_loss(self, int d) noexcept nogil
+    cdef double _rows(self, int d) noexcept nogil
+    cdef double _extra_lb(self, int d) noexcept nogil
+    cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
+                     double* best, int* f, int* t, double* min_lb) noexcept nogil
+    cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
+                            int t) noexcept nogil
+    cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil
+    cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
+                                int t) noexcept nogil
+    cdef void _remember(self, int d, double value) noexcept nogil
+    cdef void _root_node(self) noexcept nogil
+    cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil
+    cdef double _direct(self, int d, int r, double leaf, int* f, int* t) noexcept nogil
+    cdef bint _child_known(self, int d, int f, int t, int side,
+                           double* err) noexcept nogil
+    cdef void _child(self, int d, int f, int t, int side) noexcept nogil
+    cdef object _node_value(self, int d)
+    cdef bint _cache_full(self) noexcept nogil
+    cdef bint _out_of_memory(self) noexcept nogil
+    cdef int _raise_if_aborted(self) except -1

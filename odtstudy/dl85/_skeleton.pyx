@@ -1,0 +1,455 @@
+# cython: language_level=3
+"""The skeleton every DL8.5 search shares (C-level Cython).
+
+Responsibility: what a DL8.5 search does whatever its data, written once.
+:class:`Skeleton` is the base ``cdef class`` of the 0/1 search
+(``_search.Searcher``) and of the numeric search
+(``_numeric.NumericSearcher``); they keep only their data structures
+(covers of the search path, sorted rows) and their split search, and
+answer the hooks below. The hooks are ``cdef`` methods, called once per
+node (never per row), so the hot loops stay in the subclasses.
+
+The node protocol (``_solve``)
+------------------------------
+A node is the depth-d state of the subclass (its cover or rows, its cache
+key); ``_solve(d, ub)`` returns its optimal loss when it is below ``ub``
+(or an exact optimum above it), else ``inf`` and a lower bound:
+
+1. cache (``_open``): a solved entry answers; a stored lower bound
+   ``>= ub`` prunes the node;
+2. the time limit (``_check_time``): a node met after the deadline answers
+   with the better of its leaf and its incumbent (``_keep_incumbent``);
+3. the leaf test: purity (loss ``<= eps``), depth, minimum support, or a
+   lower bound reaching the leaf's loss;
+4. an extra lower bound of the subclass (``_extra_lb``: the similarity
+   bound of the 0/1 search) may prove the leaf optimal or prune the node;
+5. the split search (``_splits``), which answers an exact optimum (a
+   direct solver) or the best split below ``ub`` and a lower bound of the
+   others;
+6. bookkeeping: a tree below ``ub`` is stored solved; a search stopped by
+   the time limit keeps its incumbent; otherwise the node's loss is at
+   least ``max(lb, ub, min_lb)`` (the strong infeasibility bound), and
+   when that reaches the best tree known (a leaf, or a depth-1 tree of the
+   numeric search) that tree is optimal.
+
+After the search
+----------------
+``run`` searches from the root with the anytime trace of the root
+(``anytime()``: a point each time its incumbent or bound improves), checks
+the bounded cache, and rebuilds the tree (``_walk``): each node is taken
+from its cache entry, or from the direct solver of small subtrees
+(``_direct``), or re-solved when a bounded cache wiped it: with the tight
+bounds ``[lo, hi]`` its loss is known to lie in after a proof (a sibling's
+loss subtracted from the parent's), or with a short time budget after a
+time-out (the tree returned may then beat the incumbent; the trace ends
+with it).
+"""
+
+cimport cython
+from libc.math cimport INFINITY
+from libc.stdlib cimport free
+
+from odtstudy.dl85._util cimport _alloc, _now, _trace_point
+
+
+cdef class Skeleton:
+    """The node protocol, time limit, anytime trace and tree rebuild of a
+    DL8.5 search (abstract: the subclasses answer the hooks)."""
+
+    def __dealloc__(self):
+        free(self.trace)
+
+    cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,
+                            bint use_inf_lb, Py_ssize_t max_cache_size,
+                            int trace_cap) except -1:
+        """Set the options every search has; ``trace_cap``: the most points
+        the root's anytime trace can take."""
+        self.max_depth = max_depth
+        self.min_sup = min_sup
+        self.time_limit = time_limit
+        self.t_limit_run = time_limit
+        self.timed_out = False
+        self.use_inf_lb = use_inf_lb
+        self.max_cache_size = max_cache_size
+        self.bounded = max_cache_size > 0
+        self._never = False
+        self.abort_flag = &self._never
+        self.trace_cap = trace_cap
+        self.trace = <double*>_alloc(3 * trace_cap * sizeof(double))
+        self.n_trace = 0
+        self.tracing = False
+        self._out = None
+        return 0
+
+    # ------------------------------------------------------------ search
+    @cython.final
+    cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil:
+        """Best loss < ub of the depth-d node, or INFINITY.
+
+        May return an exact optimum >= ub (then ``out_lb`` equals it). When
+        no tree < ub exists, returns INFINITY and a lower bound in out_lb.
+        """
+        cdef double value, lb, leaf, s, best = INFINITY, min_lb, newlb
+        cdef bint solved = False
+        cdef int r = self.max_depth - d, f = -1, t = -1
+        cdef Py_ssize_t e = self._open(d, &value, &solved)
+        if e == CACHE_FAILED:
+            out_lb[0] = 0.0
+            return INFINITY
+        if solved:
+            self.n_hits += 1
+            out_lb[0] = value
+            return value
+        lb = value
+        out_lb[0] = lb
+        if lb >= ub:
+            self.n_hits += 1
+            return INFINITY
+        leaf = self._leaf_loss(d)
+        if self._check_time():
+            return self._keep_incumbent(d, e, leaf, -1, -1)
+        self.n_explored += 1
+        if leaf <= self.eps or r == 0 or self._rows(d) < 2 * self.min_sup or lb >= leaf:
+            self._store_solved(d, e, leaf, -1, -1)
+            out_lb[0] = leaf
+            return leaf
+        s = self._extra_lb(d)
+        if s > lb:
+            lb = s
+            out_lb[0] = lb
+            if lb >= leaf:
+                self._store_solved(d, e, leaf, -1, -1)
+                out_lb[0] = leaf
+                return leaf
+            if lb >= ub:
+                self.n_lb_pruned += 1
+                if self.use_inf_lb:
+                    self._store_bound(d, e, lb)
+                return INFINITY
+        min_lb = leaf
+        if self._splits(d, e, ub, lb, leaf, &best, &f, &t, &min_lb) == SPLIT_EXACT:
+            self._store_solved(d, e, best, f, t)
+            self._remember(d, best)
+            out_lb[0] = best
+            return best
+        if self.timed_out:
+            out_lb[0] = lb
+            return self._keep_incumbent(d, e, best, f, t)
+        if best < ub:
+            self._store_solved(d, e, best, f, t)
+            self._remember(d, best)
+            out_lb[0] = best
+            return best
+        newlb = lb
+        if ub > newlb:
+            newlb = ub
+        if min_lb > newlb:
+            newlb = min_lb
+        if best > leaf:
+            best = leaf
+            f = -1
+            t = -1
+        if newlb >= best:
+            # no tree beats the best one known: that one is optimal
+            self._store_solved(d, e, best, f, t)
+            self._remember(d, best)
+            out_lb[0] = best
+            return best
+        if self.use_inf_lb:
+            self._store_bound(d, e, newlb)
+        self._remember(d, newlb)
+        out_lb[0] = newlb
+        return INFINITY
+
+    def root_leaf_loss(self):
+        """Loss of the whole training set as a single leaf."""
+        cdef double v
+        self._root_node()
+        with nogil:
+            v = self._leaf_loss(0)
+        self._raise_if_aborted()
+        return v
+
+    def run(self, double max_error=INFINITY, purity_tol=None):
+        """Search from the root; returns ``(loss, lower_bound)``.
+
+        ``loss`` is ``inf`` when no tree has loss < ``max_error``. A leaf
+        whose loss is ``<= purity_tol`` is not split further (default: the
+        searcher's own tolerance). The tree found is rebuilt before the
+        method returns (:meth:`tree_arrays`).
+        """
+        cdef double err, lb, leaf, value = 0.0
+        cdef bint solved = False
+        if self.trace == NULL:
+            raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
+                            "Searcher or a NumericSearcher")
+        if purity_tol is not None:
+            self.eps = purity_tol
+        self._root_node()
+        if self._open(0, &value, &solved) == CACHE_FAILED:
+            raise MemoryError("the DL8.5 cache could not store the root")
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        self.t_limit_run = self.time_limit
+        self.n_trace = 0
+        self.tracing = True
+        leaf = self._leaf_loss(0)
+        if leaf < max_error:
+            self._trace_root(leaf, 0.0 if solved else value)
+        with nogil:
+            err = self._solve(0, max_error, &lb)
+        if err < max_error:
+            self._trace_root(err, lb if self.timed_out else err)
+        self.tracing = False
+        self._raise_if_aborted()
+        if self._cache_full():
+            raise MemoryError(
+                f"the bounded DL8.5 cache ({self.max_cache_size} entries) "
+                "could not make room for the paths under evaluation")
+        self._out = None
+        if err < max_error:
+            self._build_tree(err, self.timed_out)
+        if self._out_of_memory():
+            raise MemoryError("the DL8.5 cache ran out of memory")
+        self.root_error = err
+        self.root_lb = lb
+        return err, lb
+
+    def anytime(self):
+        """The root's anytime trace of the last :meth:`run`.
+
+        Returns
+        -------
+        list of tuple of (float, float, float)
+            ``(seconds since the search started, best loss, lower bound)``,
+            one point each time the incumbent or the bound of the root
+            improved: the root leaf first, the proof (loss = bound) last.
+        """
+        return [
+            (self.trace[3 * i], self.trace[3 * i + 1], self.trace[3 * i + 2])
+            for i in range(self.n_trace)
+        ]
+
+    # ------------------------------------------------------- the rebuild
+    def _tree_lists(self):
+        """``(feature, threshold, left, right, value, loss)`` of the tree
+        found, in preorder (rebuilt from the cache when :meth:`run` found
+        none under its ``max_error``)."""
+        if self._out is None:
+            self._build_tree(INFINITY, True)
+        return self._out
+
+    @cython.final
+    cdef int _build_tree(self, double err, bint timed) except -1:
+        """Walk the best tree from the root into ``_out``; ``err``: the
+        proven optimum, or the incumbent's loss when ``timed``. The sum of
+        the leaves is checked against ``err`` by the caller
+        (``_engine.fit_result``), which knows how exact the losses are."""
+        cdef double t0 = _now(), tl = self.time_limit, got, tol
+        cdef double* last
+        self._out = ([], [], [], [], [], [])
+        self.time_limit = 0.0     # the search is over: no deadline here
+        self.timed_out = False
+        tol = 1e-9 * (err if err > 1.0 else 1.0)
+        try:
+            self._root_node()
+            if timed:
+                got = self._walk(0, 0.0, INFINITY, True)
+            else:
+                got = self._walk(0, err - tol, err + tol, False)
+        finally:
+            self.time_limit = tl
+            self.timed_out = timed
+        self._raise_if_aborted()
+        if self._cache_full() or self._out_of_memory():
+            raise MemoryError("the bounded DL8.5 cache ran out of room "
+                              "while rebuilding the tree")
+        if timed and self.n_trace > 0:
+            # re-solved wiped subtrees may beat the incumbent they replace
+            last = self.trace + 3 * (self.n_trace - 1)
+            if got < last[1] - 1e-9 * max(1.0, abs(got)):
+                self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
+                                            _now() - self.t_start, got, last[2])
+        if self.bounded:
+            self.reconstitution_ms = 1000.0 * (_now() - t0)
+        return 0
+
+    @cython.final
+    cdef double _walk(self, int d, double lo, double hi, bint timed) except? -1.0:
+        """Emit the best subtree of the depth-d node (whose optimum lies in
+        ``[lo, hi]`` unless ``timed``); returns the sum of its leaves."""
+        cdef int r = self.max_depth - d, f = -1, t = -1, state, node
+        cdef double leaf = self._leaf_loss(d), err = leaf, v, tol, llo, lhi, left
+        cdef list left_of, right_of
+        if not (r == 0 or leaf <= self.eps or self._rows(d) < 2 * self.min_sup):
+            state = self._tree_of(d, &err, &f, &t)
+            if state == TREE_SOLVED or (timed and state == TREE_INCUMBENT):
+                pass
+            elif r <= self.direct_depth:
+                err = self._direct(d, r, leaf, &f, &t)
+            elif timed and state != NO_ENTRY:
+                f = -1
+            else:
+                err = self._resolve(d, lo, hi, timed, &f, &t)
+        if f < 0:
+            f = -1
+            t = -1
+        node = self._emit(d, f, t, leaf)
+        if f < 0:
+            return leaf
+        left_of = self._out[2]
+        right_of = self._out[3]
+        # the left child's loss from its own entry or its sibling's
+        tol = 1e-9 * (err if err > 1.0 else 1.0)
+        if self._child_known(d, f, t, 0, &v):
+            llo, lhi = v - tol, v + tol
+        elif self._child_known(d, f, t, 1, &v):
+            llo, lhi = err - v - tol, err - v + tol
+        else:
+            llo, lhi = 0.0, err + tol
+        self._child(d, f, t, 0)
+        left_of[node] = len(self._out[0])
+        left = self._walk(d + 1, llo, lhi, timed)
+        v = err - left
+        self._child(d, f, t, 1)
+        right_of[node] = len(self._out[0])
+        return left + self._walk(d + 1, v - tol, v + tol, timed)
+
+    @cython.final
+    cdef double _resolve(self, int d, double lo, double hi, bint timed,
+                         int* f, int* t) except? -1.0:
+        """Re-solve the depth-d node, wiped from a bounded cache: below
+        ``hi`` from the lower bound ``lo`` after a proof, or with a short
+        time budget after a time-out. Returns its loss (``f``, ``t``: its
+        split)."""
+        cdef double lb, err = INFINITY, budget, value
+        cdef bint solved
+        cdef int state
+        cdef Py_ssize_t e
+        self.n_reconstituted += 1
+        if timed:
+            budget = 0.1 * self.t_limit_run
+            self.time_limit = budget if budget > 0.05 else 0.05
+            self.deadline = _now() + self.time_limit
+            self._solve(d, INFINITY, &lb)
+            self.time_limit = 0.0
+            self.timed_out = False
+        else:
+            e = self._open(d, &value, &solved)
+            if e == CACHE_FAILED:
+                raise MemoryError("the bounded DL8.5 cache ran out of room")
+            if lo > value and not solved:
+                self._store_bound(d, e, lo)
+            self._solve(d, hi, &lb)
+        state = self._tree_of(d, &err, f, t)
+        if state == TREE_SOLVED and err < hi:
+            return err
+        if timed:
+            if state == TREE_INCUMBENT:
+                return err
+            f[0] = -1
+            return self._leaf_loss(d)
+        raise RuntimeError("DL8.5: a wiped node was not re-solved")  # pragma: no cover
+
+    @cython.final
+    cdef int _emit(self, int d, int f, int t, double leaf) except -1:
+        """Append the depth-d node to ``_out``; returns its index."""
+        feature, threshold, left, right, value, loss = self._out
+        feature.append(f)
+        threshold.append(t)
+        left.append(-1)
+        right.append(-1)
+        value.append(self._node_value(d))
+        loss.append(leaf)
+        return len(feature) - 1
+
+    # ------------------------------------------------------------- hooks
+    cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
+        """The cache entry of the depth-d node (``NO_ENTRY`` if none,
+        ``CACHE_FAILED``, with ``timed_out`` set, if none could be made);
+        ``value``: its optimum (``solved``) or its lower bound (0 if none)."""
+        value[0] = 0.0
+        solved[0] = False
+        return NO_ENTRY
+
+    cdef double _leaf_loss(self, int d) noexcept nogil:
+        """Loss of the depth-d node as one leaf (fills its node value)."""
+        return INFINITY
+
+    cdef double _rows(self, int d) noexcept nogil:
+        """Rows (or weight, for the minimum support) of the depth-d node."""
+        return 0.0
+
+    cdef double _extra_lb(self, int d) noexcept nogil:
+        """A lower bound of the depth-d node besides its entry's (0: none)."""
+        return 0.0
+
+    cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
+                     double* best, int* f, int* t, double* min_lb) noexcept nogil:
+        """Search the splits of the depth-d node (entry ``e``) for a tree of
+        loss < ub: ``best`` / ``f`` / ``t`` the best tree found (INFINITY /
+        -1 if none), ``min_lb`` (in: the leaf's loss) the least lower bound
+        of the splits that do not beat ``ub``. Returns ``SPLIT_EXACT`` when
+        ``best`` is the node's optimum, else ``SPLIT_SEARCHED``."""
+        return SPLIT_SEARCHED
+
+    cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
+                            int t) noexcept nogil:
+        """Store ``err`` (split ``f`` / ``t``, -1: a leaf) as the optimum."""
+        pass
+
+    cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
+        """Raise the entry's lower bound to ``lb``."""
+        pass
+
+    cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
+                                int t) noexcept nogil:
+        """Keep the tree of loss ``err`` when it beats the entry's; returns
+        the better loss."""
+        return err
+
+    cdef void _remember(self, int d, double value) noexcept nogil:
+        """A node's optimum or bound is known (the similarity bound's
+        memory)."""
+        pass
+
+    cdef void _root_node(self) noexcept nogil:
+        """Make the depth-0 node the whole training set."""
+        pass
+
+    cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
+        """The tree the cache holds for the depth-d node: ``TREE_SOLVED``,
+        ``TREE_INCUMBENT``, ``TREE_NONE`` or ``NO_ENTRY``."""
+        return NO_ENTRY
+
+    cdef double _direct(self, int d, int r, double leaf, int* f, int* t) noexcept nogil:
+        """Optimum of the depth-r (<= ``direct_depth``) subtree of the
+        depth-d node, without the cache."""
+        f[0] = -1
+        return leaf
+
+    cdef bint _child_known(self, int d, int f, int t, int side,
+                           double* err) noexcept nogil:
+        """The optimum of one child of split ``f`` / ``t`` if the cache
+        holds it (side 0: left)."""
+        return False
+
+    cdef void _child(self, int d, int f, int t, int side) noexcept nogil:
+        """Make one child of the depth-d node's split the depth-d+1 node."""
+        pass
+
+    cdef object _node_value(self, int d):
+        """The value stored for the depth-d node (its class supports or
+        statistics)."""
+        return None
+
+    cdef bint _cache_full(self) noexcept nogil:
+        """A bounded cache could not make room for the path searched."""
+        return False
+
+    cdef bint _out_of_memory(self) noexcept nogil:
+        return False
+
+    cdef int _raise_if_aborted(self) except -1:
+        """Re-raise the error of a Python callback that stopped the search."""
+        return 0
