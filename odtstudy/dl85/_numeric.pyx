@@ -335,7 +335,8 @@ cdef class NumericSearcher(Skeleton):
 
     # ------------------------------------------------------------ leaves
     cdef inline double _loss(self, const double* s) noexcept nogil:
-        """Loss of a leaf with statistics ``s``."""
+        """Loss of a leaf with statistics ``s`` (the C losses of additive
+        statistics; the others are priced by ``_leaf_of`` / ``_side_any``)."""
         cdef int S = self.S
         cdef double v
         if self.kind == OBJ_ERROR:
@@ -344,8 +345,6 @@ cdef class NumericSearcher(Skeleton):
             return _misclassified(s, S)
         if self.kind == OBJ_COST:
             return _cheapest_cost(self.cost, s, S)
-        if self.py_add:
-            return self.obj.class_loss_py(s)
         if self.stable:
             return s[3] if s[3] > 0.0 else 0.0
         if s[0] <= 0.0:
@@ -538,6 +537,8 @@ cdef class NumericSearcher(Skeleton):
             for i in range(self.n):
                 self.obj.rows[i] = i
             return self.obj.rows_loss_of(self.obj.rows, self.n)
+        if self.py_add:
+            return self.obj.class_loss_py(tt)
         return self._loss(tt)
 
     cdef void _make_child(self, int d, int f, int t, bint left) noexcept nogil:
@@ -1032,6 +1033,9 @@ cdef class NumericSearcher(Skeleton):
         if self.order or self.by_rows:
             bestL = self._split_leaf(d, f, j, True)
             bestR = self._split_leaf(d, f, j, False)
+        elif self.py_add:
+            bestL = self.obj.class_loss_py(ta)
+            bestR = self.obj.class_loss_py(tb)
         else:
             bestL = self._loss(ta)
             bestR = self._loss(tb)
