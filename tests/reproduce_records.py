@@ -1,4 +1,4 @@
-"""What the reproduction tests (``tests/test_reproduce_*.py``) share: synthetic
+"""What the reproduction tests (``tests/reproduce/test_*.py``) share: synthetic
 study records, a claims module's results checked as a verdict table, and the
 smoke run of a reproduction with its report's verdict table checked."""
 

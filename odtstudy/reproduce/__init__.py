@@ -4,7 +4,7 @@ A reproduction ``<name>`` is one folder, ``odtstudy/reproduce/papers/<name>/``
 (:func:`papers_dir`): the study ``study.toml`` (scales ``smoke``,
 ``default``, ``paper``; found by name once this package is imported), the
 published numbers ``published.toml`` (:func:`load_published`) and the claims
-module ``claims.py`` (:func:`claims_module`) with ``RULES`` and
+module ``claims.py`` (:func:`claims_module`) with
 ``evaluate(records, published)`` returning one :class:`ClaimResult` per claim.
 Its report opens with :func:`paper_section` (:func:`paper_preface` is the
 ``preface`` of :func:`odtstudy.study.make_report`).

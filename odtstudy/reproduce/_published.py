@@ -35,6 +35,11 @@ Layout of a data file (one per paper)::
     statement = "every bounded run keeps the unbounded optimum"
     where = "Algorithm 2"
 
+    [rules]                  # how each verdict is decided, shown in the report
+    prose = '''
+    Markdown; {partly:.0%} is the value of the threshold partly (str.format).
+    '''
+
     [sensitivity]
     margin = 0.1             # each threshold moved by ± 10 % of its value
 
@@ -97,6 +102,9 @@ class Published:
         Name -> :class:`~odtstudy.reproduce._rules.Threshold`.
     margin : float or None
         The relative margin of the sensitivity lines.
+    prose : str
+        How each verdict is decided (``[rules] prose``: Markdown with
+        ``{threshold}`` fields, see :meth:`rules_text`).
     """
 
     name: str
@@ -106,6 +114,18 @@ class Published:
     checks: list = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)
     margin: float | None = None
+    prose: str = ""
+
+    def rules_text(self) -> str:
+        """The rules' prose with each ``{threshold}`` field filled with its value.
+
+        Raises
+        ------
+        KeyError
+            For a field that names no threshold of the data file.
+        """
+        values = {name: t.value for name, t in self.thresholds.items()}
+        return self.prose.format_map(values)
 
     def rules(self) -> Rules:
         """A fresh :class:`~odtstudy.reproduce._rules.Rules` on the thresholds."""
@@ -192,7 +212,28 @@ def load_published(name: str) -> Published:
     margin = data.get("sensitivity", {}).get("margin")
     if margin is not None and not (isinstance(margin, (int, float)) and margin > 0):
         raise _problem(name, "[sensitivity]", "margin must be a number > 0")
-    return Published(name, paper, values, claims, checks, thresholds, margin)
+    rules = data.get("rules", {})
+    prose = rules.get("prose") if isinstance(rules, dict) else None
+    if set(rules) != {"prose"} or not isinstance(prose, str) or not prose.strip():
+        raise _problem(
+            name,
+            "[rules]",
+            "needs exactly prose = '''...''': how each verdict is decided "
+            "(Markdown; {name} is the value of threshold name)",
+        )
+    published = Published(
+        name, paper, values, claims, checks, thresholds, margin, prose
+    )
+    try:
+        published.rules_text()
+    except (KeyError, IndexError, ValueError) as exc:
+        raise _problem(
+            name,
+            "[rules] prose",
+            f"cannot fill in {exc}: each {{field}} names a threshold of "
+            "[thresholds] (write a literal brace twice: {{ }})",
+        ) from None
+    return published
 
 
 def _entries(name, data, table) -> list:

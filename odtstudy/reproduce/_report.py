@@ -4,16 +4,14 @@
 (``papers/<study>/published.toml`` exists): :func:`paper_preface` hands it to
 :func:`odtstudy.study.make_report` as its ``preface``. It writes the paper's
 citation, the paper's protocol beside ours (hardware, time limit, scale),
-the claims module's ``RULES`` and the data file's thresholds, the verdict
+the rules (``[rules]`` of the data file) and its thresholds, the verdict
 table (one row per claim of the data file, checked complete, each with its
 sensitivity to the thresholds), a count of the verdicts, the checks of the
 implementation (pass / fail, never counted as claims), and every published
 value beside our matching value.
 
 A claims module is ``papers/<name>/claims.py``, loaded from its file by
-:func:`claims_module`, and
-exposes ``RULES`` (Markdown; ``{name}`` fields are filled with the data file's
-thresholds, as :meth:`str.format`) and ``evaluate(records, published)``
+:func:`claims_module`; it exposes ``evaluate(records, published)``
 returning one :class:`~odtstudy.reproduce.ClaimResult` per claim id, then per
 check id, in file order. It may
 also expose ``our_value(records, row) -> str | None``: our value beside one
@@ -93,7 +91,7 @@ def claims_module(name: str):
     ------
     ValueError
         When there is none (naming the file to write), or when it lacks
-        ``RULES`` or ``evaluate``.
+        ``evaluate``.
     """
     key = module_name(name)
     module = sys.modules.get(key)
@@ -102,7 +100,7 @@ def claims_module(name: str):
         if not path.is_file():
             raise ValueError(
                 f"reproduction {name!r} has no claims module: write "
-                f"{claims_file(name)} (RULES and evaluate(records, published))"
+                f"{claims_file(name)} (evaluate(records, published))"
             )
         spec = importlib.util.spec_from_file_location(key, str(path))
         module = importlib.util.module_from_spec(spec)
@@ -112,11 +110,8 @@ def claims_module(name: str):
         except BaseException:
             del sys.modules[key]
             raise
-    missing = [k for k in ("RULES", "evaluate") if not hasattr(module, k)]
-    if missing:
-        raise ValueError(
-            f"claims module {claims_file(name)} lacks {', '.join(missing)}"
-        )
+    if not hasattr(module, "evaluate"):
+        raise ValueError(f"claims module {claims_file(name)} lacks evaluate")
     return module
 
 
@@ -136,21 +131,16 @@ def _not_comparable(published: Published, why: str) -> list:
     ]
 
 
-def threshold_values(published: Published) -> dict:
-    """Name -> value of the data file's thresholds (to fill ``RULES``)."""
-    return {name: t.value for name, t in published.thresholds.items()}
-
-
 def evaluate_claims(name: str, records, published: Published) -> tuple:
     """``(rules, results, error)`` of reproduction ``name`` on ``records``.
 
-    Any exception raised by the claims module (import, ``RULES``,
+    Any exception raised by the rules' prose or the claims module (import,
     ``evaluate``) is logged and turned into one "not comparable" result per
     claim whose reason names the error; ``error`` is then its text, else None.
     """
     try:
         module = claims_module(name)
-        rules = str(module.RULES).format_map(threshold_values(published))
+        rules = published.rules_text()
         results = list(module.evaluate(records, published))
         bad = [r for r in results if not isinstance(r, ClaimResult)]
         if bad:

@@ -38,7 +38,7 @@ from odtstudy.reproduce._evidence import (
 )
 from odtstudy.reproduce._published import load_published
 
-__all__ = ["RULES", "evaluate", "our_value"]
+__all__ = ["evaluate", "our_value"]
 
 STRATEGIES = ("reuses", "descendants", "all_non_useful")
 INSTANCE = ["dataset", "depth", "fold", "seed"]
@@ -46,80 +46,6 @@ INSTANCE = ["dataset", "depth", "fold", "seed"]
 TABLE2_STRATEGY = "reuses"
 #: The learner's wipe factor when a run does not set one.
 DEFAULT_WIPE = inspect.signature(DL85Classifier).parameters["wipe_factor"].default
-
-RULES = """\
-An *instance* is a (data set, depth, fold, seed); its reference is the
-unbounded DL8.5 run (`dl85` without `max_cache_size`), used only when it
-proved optimality. A *bounded run* is a DL8.5 run with `max_cache_size`; it
-counts when it proved optimality and wiped its cache at least once (a bound
-above the unbounded run's peak never bites); its *bound fraction* is
-`max_cache_size` / the reference's `cache_peak_entries`. Ratios are bounded
-/ reference: *entries factor* on `cache_entries_created` (re-created entries
-included, as the paper's Figure 4), *time factor* on `fit_time_s`, *memory
-ratio* on `fit_mem_mb` (the fit's own peak RSS, the paper's `top`). The
-paper sets its bounds relative to each instance (75 % and 50 %); the study
-uses absolute bounds, so the report gives each run's actual fraction. The
-claims on time use only instances whose unbounded fit takes at least
-{min_reference_s:g} s (shorter fits are dominated by timer and scheduling
-noise), and the shares of time comparisons are sign-tested: one run per
-strategy and bound, on a shared machine, so a share is only a finding when
-chance is unlikely to give it (one-sided binomial test, p < {alpha}).
-
-- **`all-non-useful-slowest`**, **`reuses-fastest`**: a *group* is an
-  (instance, bound, wipe factor) where the three wipe strategies all count.
-  The share of groups where `all_non_useful` has the largest time factor
-  (resp. `reuses` the smallest), against the chance of one in three.
-  **reproduced**: at least {reproduced:.0%} with p < {alpha}; **partly**: at
-  least {partly:.0%}; **not reproduced**: below; **not comparable**: fewer
-  than {min_groups} groups. The same share on entries created and the
-  geometric-mean factors per strategy are shown beside.
-- **`entries-rise-as-bound-tightens`**, **`time-rises-as-bound-tightens`**:
-  for each (instance, strategy, wipe factor), the reference then the bounded
-  runs from the loosest bound to the tightest; each consecutive pair counts
-  when the tighter one created strictly more entries (resp. took strictly
-  longer). Same thresholds on the share of pairs (entries are deterministic:
-  no test; times: against the chance of one half); **not comparable**: fewer
-  than {min_groups} pairs.
-- **`time-proportional-to-entries`**: over the bounded runs, the Spearman
-  rank correlation ρ of time factor and entries factor (with its p-value),
-  and the median of time factor / entries factor. **reproduced**: ρ ≥
-  {rho} with p < {alpha}, and the median within a factor {ratio_band} of 1;
-  **partly**: one of the two; **not reproduced**: neither; **not
-  comparable**: fewer than {min_runs} runs.
-- **Table 2 claims** use the paper's Table 2 setting: strategy `reuses`,
-  wipe factor {table2_wipe}, bound fraction at most {table2_max_fraction:.0%}
-  (the paper's 30M entries are 4.6-32.6 % of DL8.5's; its instances take
-  hours and up to 78.5 GB, ours seconds and megabytes). **`memory-reduced`**:
-  **reproduced**: every memory ratio ≤ {memory_ratio_max} (the paper's
-  largest); **partly**: every ratio < 1; **not reproduced**: otherwise.
-  **`time-factor-moderate`**: **reproduced**: every time factor ≤
-  {time_factor_max} (the paper's worst, rounded; its range is shown beside
-  ours); **partly**: the median ≤ {time_factor_max}; **not reproduced**:
-  otherwise. **not comparable**: no run in that setting.
-- **`reconstitution-fast`**: `reconstitution_ms` of every bounded run.
-  **reproduced**: all below {reconstitution_ms_max:g} ms; **partly**: the
-  median below; **not reproduced**: otherwise; **not comparable**: no
-  bounded run wiped. An absolute time: our machine differs from the paper's
-  (stated above).
-- **`binoct-times-out`**: per instance with a BinOCT run and a Table-2
-  setting run: BinOCT did not prove optimality and its `fit_mem_mb` exceeds
-  the bounded run's. **reproduced**: on every such instance; **partly**: on
-  some; **not reproduced**: on none; **not comparable**: BinOCT is not run
-  (the study compares the wipe strategies; BinOCT against DL8.5 is the
-  `dl85-aaai20` reproduction; a depth-5 BinOCT model of yeast has ~10⁷
-  non-zeros).
-
-Checks (invariants of the implementation, not claims):
-
-- **`optimum-kept`**: every bounded run that proved optimality (wiped or
-  not) has the reference's objective (an error count: equal, no tolerance).
-  **pass**: all, with at least one run that wiped; **fail**: any differs;
-  **not comparable**: no bounded run wiped.
-- **`entries-within-bound`**: every bounded run with a tree keeps
-  `cache_peak_entries` ≤ `max_cache_size`, and every one that wiped stays
-  below the reference's peak. **pass**: all; **fail**: any exception; **not
-  comparable**: no bounded run wiped.
-"""
 
 
 # -- the runs ---------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The thesis's figures 3.1, 3.4 and 4.3-4.5 are tables of test accuracy; its
 claims are orderings of methods, set by set. Every verdict below is computed
-from the study's records by the rule in :data:`RULES`; the thesis's side of
+from the study's records by the rules of ``published.toml``; the thesis's side of
 each comparison is computed from the transcribed values
 (``published.toml``) on the same data sets, by the same rule.
 Every threshold is in ``[thresholds]`` of that file.
@@ -27,7 +27,7 @@ from odtstudy.reproduce._evidence import (
     tested_share,
 )
 
-__all__ = ["RULES", "evaluate", "our_value"]
+__all__ = ["evaluate", "our_value"]
 
 OPT = "optdl8-forest"
 DL8 = "dl85"
@@ -46,67 +46,6 @@ NAMES = {
 }
 #: The larger sets §4.3 names for the depth-2 optimal forest.
 LARGER_SETS = ("soybean", "kr-vs-kp", "mushroom")
-
-RULES = """\
-Accuracies are the mean test accuracy of a cell (data set × depth × method)
-over its runs; only complete cells count (every fold and seed has a tree).
-The thesis shows a dash where the optimal forest found no forest with a
-positive margin ρ; likewise an `optdl8-forest` cell none of whose runs reached ρ > 0
-(`positive_margin_at` in its stats) counts as a dash: it is left out of the
-set-by-set comparisons (their text gives how many), and it is never "best".
-Equal means are ties. A cell's mean is over 4 runs (2 folds × 2 seeds), so
-set-by-set counts are sign-tested: a count is a finding only when chance is
-unlikely to give it (binomial test, ties left out, p < {alpha}). A
-comparison needs at least {min_sets} data sets that both the thesis and this
-run have, else the claim is **not comparable**; so is a claim whose cells
-were not run at this scale.
-
-- **A ahead of B** (`naive-forest-below-random-forest`,
-  `naive-forest-below-dl8`, `trails-random-forest-on-small-sets`,
-  `depth3-below-depth2`), on the common sets, ties left out: **reproduced**
-  when A is ahead on at least {reproduced:.0%} of them with sign-test p <
-  {alpha}; **partly** when on at least {partly:.0%} otherwise; **not
-  reproduced** below. The same rule on the thesis's table is given beside.
-- **Set-by-set wins of the optimal forest against DL8, the random forest and
-  gradient boosting** (`depth1/2/3-optimal-forest-vs-others`): for each of
-  the three pairs, its direction on the common sets: *ahead* (wins
-  significantly more than losses: one-sided sign test p < {alpha} / 2),
-  *behind* (the reverse) or *even*, in the thesis's table and in ours.
-  **Reproduced**: the same direction for all three pairs; **partly**: for
-  one or two; **not reproduced**: for none.
-- `attribute-selection-variants` (hypothyroid, depth 3): (a) progressive and
-  progressive random attribute selection within {within_points:.0%} (points
-  of accuracy) of all attributes; (b) random attribute selection the least
-  accurate of the four and more than {below_points:.0%} below all
-  attributes. **Reproduced**: (a) and (b); **partly**: one; **not
-  reproduced**: neither.
-- `depth1-no-positive-margin`: **reproduced** when no run on primary-tumor at
-  depth 1 reaches ρ > 0 and every other set the thesis solves at depth 1
-  does in at least one run; **partly** when primary-tumor has no positive
-  margin but some other set has none either; **not reproduced** when a run
-  on primary-tumor reaches ρ > 0.
-- `zoo-stops-at-dl8-tree`: at depths 2 and 3 on zoo-1, in every run the
-  optimal forest has one tree with the test accuracy of the DL8 tree of the
-  same fold. **Reproduced**: at both depths; **partly**: at one, or a single
-  tree everywhere that is an equally optimal tree (DL8's training accuracy)
-  but not DL8's own (ties between optimal trees broken otherwise); **not
-  reproduced**: more than one tree at both depths.
-- `depth2-best-on-larger-sets`: on soybean, kr-vs-kp and mushroom at depth
-  2, the optimal forest is the most accurate of the four methods by more
-  than the fold spread: its lead over the best other exceeds the standard
-  error of their paired per-run differences. **Reproduced**: on all of them
-  that ran (at least {min_larger_sets}); **partly**: on some; **not
-  reproduced**: on none.
-- `tic-tac-toe-depth3-best`: the optimal forest's lead over the best other
-  method on tic-tac-toe at depth 3. **Reproduced**: at least
-  {lead_share:.0%} of the thesis's lead; **partly**: a smaller lead beyond
-  the fold spread (as above); **not reproduced**: otherwise.
-
-Our runs train on 50 % of each set (2-fold cross-validation, repeated over
-seeds) where the thesis trains on 25 % (10 random 25 / 75 splits): the study
-runner has no train-fraction split. Accuracies are therefore not compared as
-values, only as orderings.
-"""
 
 
 # ------------------------------------------------------------------ helpers
@@ -218,7 +157,7 @@ def _dash_note(dashes, depths, sets=None) -> str:
 def _ahead(
     claim, rules, name_a, name_b, paper_a, paper_b, ours_a, ours_b, note="", sets=None
 ):
-    """The "A ahead of B" rule (see RULES)."""
+    """The "A ahead of B" rule (see ``[rules]`` of ``published.toml``)."""
     common = sorted(set(paper_a) & set(paper_b) & set(ours_a) & set(ours_b))
     if sets is not None:
         common = [s for s in common if s in sets]

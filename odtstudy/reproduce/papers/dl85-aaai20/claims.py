@@ -33,63 +33,6 @@ ORDERS = {"dl85": "d.o.", "dl85-asc": "asc", "dl85-desc": "desc"}
 NO_LB = "dl85-no-lb"
 VARIANTS = [DL85, "dl85-asc", "dl85-desc", NO_LB]
 
-RULES = """\
-Each rule is applied with the same code to the paper's Table 2 (depth 4, the \
-23 vendored CP4IM sets, its time limit) and to our records (every dataset and \
-depth run, our limit). A *cell* is (dataset, depth, method); it is *proven* \
-when every run proved optimality; its time is the mean fit time, at least \
-{tick_s} s, and the time limit for a cell not proven (a lower bound of the \
-time to a proof). `dl85` is the paper's DL8.5 (data order).
-
-- **faster-than-binoct / -dl8 / -cp**: a cell is decided when DL8.5 or the \
-other method proves optimality and the longer time is ≥ {noise_s} s. DL8.5 \
-is faster when it proves and the other does not, or takes at least \
-{tie:.0%} less time; slower in the symmetric case; else a tie. One fit per \
-cell on a shared machine: the share is sign-tested against one half (ties \
-count against the claim). Reproduced: DL8.5 faster on ≥ {reproduced:.0%} of \
-the decided cells with p < {alpha}; partly: on ≥ {partly:.0%}; not \
-reproduced: below; not comparable: fewer than {min_cells} decided cells.
-- **orders-of-magnitude**: over the cells DL8.5 proves, the geometric mean \
-of (other method's time / DL8.5's time) — a lower bound where the other \
-times out. Reproduced: ≥ {orders_factor:g} for each of BinOCT, DL8 and the \
-CP model; partly: for one or two; not reproduced: none; not comparable: \
-fewer than {min_cells} cells.
-- **solves-most**: instances proven per depth. Reproduced: DL8.5 proves at \
-least as many as each of BinOCT, DL8 and the CP model at every depth and \
-strictly more than each at the deepest; partly: at least as many everywhere; \
-not reproduced: another method proves more somewhere.
-- **cactus-dominates** (Figure 4 has no numbers): per depth, the number of \
-instances a method proves within a time t (times below {noise_s} s count as \
-{noise_s} s). Reproduced: every DL8.5 variant (d.o., asc, desc, no LB) is at \
-or above each of DL8, BinOCT and the CP model at every t and depth; partly: \
-DL8.5 d.o. is; not reproduced: otherwise; not comparable: no proof at all.
-- **branching-small**: (a) at every depth the numbers of instances proven by \
-d.o., asc and desc differ by at most max(1, {branching_count_share:.0%} of \
-the datasets); (b) on the cells all three prove, each order's geometric-mean \
-time is within {branching_time_factor:g}× of the others'. Reproduced: (a) \
-and (b); partly: one of them; not reproduced: neither; with fewer than \
-{min_cells} cells proven by all three, (b) cannot be judged: not reproduced \
-when (a) fails, else not comparable.
-- **desc-best-deep**: at the deepest depth, desc (a) proves at least as many \
-instances as d.o. and as asc and (b) has the lowest total time (PAR-1: the \
-limit for an instance not proven). Reproduced: (a) and (b); partly: one; not \
-reproduced: neither.
-- **no-lb-slower**: a cell is decided when `dl85` or `dl85-no-lb` proves and \
-the longer time is ≥ {noise_s} s. Without the bound it is slower when it \
-does not prove while `dl85` does, or takes at least {tie:.0%} more time \
-than `dl85`. The same thresholds and sign test as the faster-than claims.
-
-Checks (the setup, not claims of the paper):
-
-- **same-data**: pass when every dataset run has Table 2's rows (nTrans) \
-and 0/1 features (nItems / 2); fail otherwise.
-- **same-optimum**: at depth 4, every proven optimum of ours equals the \
-paper's proven optimum of the set; no tree of ours beats the paper's proven \
-optimum, and no proven optimum of ours is worse than a tree the paper found. \
-Pass: at least one equality checked and no violation; fail: any violation; \
-not comparable: nothing to check (no depth 4 at this scale).
-"""
-
 CELL_COLUMNS = ["dataset", "depth", "method", "proven", "time", "objective"]
 
 

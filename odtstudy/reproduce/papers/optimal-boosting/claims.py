@@ -27,7 +27,7 @@ from odtstudy.reproduce._evidence import (
     tested_share,
 )
 
-__all__ = ["RULES", "evaluate", "our_value"]
+__all__ = ["evaluate", "our_value"]
 
 #: (optimal pricing, CART pricing) base methods per master problem.
 FAMILIES = {
@@ -51,84 +51,6 @@ TABLE_62_PAIRS = {
 #: the thesis's eq. 6.12, the quantity of Table 6.2; for LPBoost it is the
 #: master objective itself).
 NORMALIZED_KEY = "normalized_objective"
-RULES = """\
-A *pair* is an optimal forest and its CART-priced counterpart fitted with the
-same master (LPBoost or MDBoost), the same `D` and the same training fold; a
-*cell* is a (data set, `D`) of such pairs, averaged over its folds (a method
-without `D`, AdaBoost, has the same value at every `D`). The thesis tuned `D`
-per fold (inner 4-fold grid search) and does not print it; we run fixed `D`
-values from its grids, so a published per-data-set count is compared with our
-count over (data set, `D`) cells. Accuracies and forest sizes are means over
-the folds; two means are tied when equal. Counts of cells where one method is
-higher are sign-tested (ties left out): a count is a finding only when chance
-is unlikely to give it (one-sided binomial test, p < {alpha}). A claim with
-fewer than {min_cells} usable pairs or cells at this scale is **not
-comparable**.
-
-- `objective-lp-optimal-at-least-cart`, `objective-md-optimal-at-least-cart`
-  (the master objective each method maximises, the `objective` column): over
-  the cells of pairs whose optimal forest was proven optimal, the share where
-  the optimal objective is above the CART-priced one (by more than
-  {objective_tol:g} × max(1, |objective|): the solver's tolerance).
-  **reproduced**: at least {reproduced:.0%} of the cells with p < {alpha};
-  **partly**: at least {partly:.0%}; else **not reproduced**. That it is
-  never *below* is a check (below).
-- `objective-factor-lp`, `objective-factor-md`: the median over cells of
-  (optimal objective / CART-priced objective), over cells whose CART-priced
-  objective is > 0; published: the same median over Table 6.2's data sets
-  and both column pairs. **reproduced** when ours is within a factor
-  {factor_tolerance:g} of the published median, **partly** when it is outside
-  but above 1, else **not reproduced**. Table 6.2's MDBoost values are on
-  the scale of eq. 6.12, the master objective divided by `D` (see the data
-  file): the MDBoost claim uses the runs' `stats` `normalized_objective` and
-  is **not comparable** while the learner does not record it (the
-  unnormalised master objective grows with `D`, so its ratio is another
-  quantity).
-- `objective-optilp-values`: per data set, the published OptiLPBoost
-  objectives (both columns of Table 6.2, printed to 2 decimals: ±
-  {print_precision:g}) are compared with the range (min–max) of our proven
-  per-fold OptiLPBoost objectives over the `D` values run (the LPBoost
-  optimum does not depend on `D` once every row can reach the margin; the
-  thesis's `D` is not printed, and its folds are other splits of the same
-  data). **reproduced** when every published value lies in our range on
-  every data set run, **partly** on at least {partly:.0%} of the data sets,
-  else **not reproduced**.
-- `iterations-optimal-more` (figure only): over the pairs where one of the
-  two ran more than one iteration, **reproduced** when the optimal one ran
-  more iterations in every pair, **partly** in at least {partly:.0%} of them,
-  else **not reproduced**.
-- `trees-optimal-more` (trees of non-zero weight): per master, the share of
-  cells (ties left out) where the optimal forest has more trees;
-  **reproduced** when it is ≥ {trees_reproduced:.0%} for both masters,
-  **partly** when both are > {partly:.0%} or one is ≥
-  {trees_reproduced:.0%}, else **not reproduced**.
-- `test-acc-lp-optimal-vs-cart`, `test-acc-md-optimal-vs-cart`: over the
-  untied cells, **reproduced** when the optimal forest's test accuracy is
-  higher on at least {reproduced:.0%} of them with p < {alpha}, and lower in
-  at least one ("most, not all"); **partly** when higher on at least
-  {partly:.0%} otherwise; else **not reproduced**.
-- `test-acc-md-above-lp`: per data set and pricing, the test accuracy
-  averaged over the `D` values run (the two grids differ, so `D` cannot be
-  paired); the same share rule and sign test over the untied (data set,
-  pricing) pairs.
-- `adaboost-above-lp`: over the LPBoost cells, AdaBoost against OptiLPBoost
-  and against LPBoost, each by the same share rule and sign test;
-  **reproduced** when both are reproduced, **partly** when one is at least
-  partly, else **not reproduced**.
-- `optimd-best-of-three`: the share of MDBoost cells where OptiMDBoost's test
-  accuracy is strictly the highest of OptiMDBoost, MDBoost and AdaBoost;
-  **reproduced** when it is at least the published share minus
-  {share_tolerance:g}, **partly** when at least {partly:.0%} of that, else
-  **not reproduced**.
-
-Checks (invariants of the implementation, not claims):
-
-- `objective-lp-never-below-cart`, `objective-md-never-below-cart`: over
-  the pairs whose optimal forest was proven optimal, the optimal master
-  objective is never below the CART-priced one (tolerance as above): the
-  optimal pricing optimises over every tree CART can find. **pass** / **fail**;
-  **not comparable** with fewer than {min_cells} proven pairs.
-"""
 
 
 # ----------------------------------------------------------------- records

@@ -24,7 +24,7 @@ from odtstudy.reproduce._evidence import (
     tested_share,
 )
 
-__all__ = ["RULES", "evaluate", "our_value"]
+__all__ = ["evaluate", "our_value"]
 
 METHODS = ("cart", "tao", "tmo", "oct")
 NAMES = {"cart": "CART", "tao": "TAO", "tmo": "TMO", "oct": "OCT"}
@@ -32,50 +32,6 @@ NAMES = {"cart": "CART", "tao": "TAO", "tmo": "TMO", "oct": "OCT"}
 _pp = functools.partial(points, unit="pp", digits=1, sign=False)
 #: The sets the paper calls larger (Section 5).
 LARGE = ("uci/phishing", "uci/a4a", "uci/spambase", "uci/digits")
-RULES = """\
-A *cell* is a (data set, depth) pair; a method's value there is its mean test
-accuracy over the folds, used only when its cell is complete (every fold gave
-a tree). Two means are tied only when equal; "at least" counts ties.
-
-- **Orderings** (`tmo-vs-cart`, `tmo-vs-tao`, `tmo-vs-oct`,
-  `oct-rarely-beats-cart` read as "CART at least OCT", `tmo-large-sets` read
-  as "TMO at least every other method on Phishing, A4A, Spambase, Digits"):
-  the share of cells where the claimed relation holds, over the cells where
-  the methods compared are all complete, and a one-sided sign test of that
-  count against one half (the cells' means are noisy: 13 of 21 cells
-  happen by chance about one time in five). **reproduced**: a share of at least
-  {reproduced:.0%} with p < {alpha} (the claim says *most*); **partly**: a
-  share of at least {partly:.0%} otherwise; **not reproduced**: below
-  {partly:.0%}; **not comparable**: fewer than {min_cells} such cells at this
-  scale. The same rule on the paper's tables is given beside ours.
-- **`tmo-most-wins`**: at each depth, each method wins the data sets where
-  its mean is the best of the methods complete there (ties credit every tied
-  method). The claim holds at a depth where TMO has at least as many wins as
-  any other method. **reproduced**: at every depth with at least {min_cells}
-  data sets; **partly**: at some of them; **not reproduced**: at none; **not
-  comparable**: no depth with {min_cells} data sets.
-- **`oct-phishing-depth4`**: our OCT cell on `uci/phishing` at depth 4.
-  **reproduced**: no fold gave a tree; **partly**: some folds did not;
-  **not reproduced**: every fold gave a tree; **not comparable**: the cell was
-  not run at this scale. Our memory limit is the study's `memory_limit_mb`
-  (8 GB), the paper's machine had 128 GB.
-- **Values** (`values-<method>`): a published mean agrees when our mean is
-  within the paper's reported spread, |ours − paper| ≤ the paper's standard
-  deviation over its 5 seeds. **reproduced**: at least
-  {values_reproduced:.0%} of the published values whose cell we ran agree;
-  **partly**: at least {partly:.0%}; **not reproduced**: fewer;
-  **not comparable**: fewer than {min_cells} such values. The paper's Digits
-  and Libras are binary tasks of unstated class, odtstudy's copies are the
-  multi-class sets: the study does not run them, so their values never count.
-- Protocol differences that stay at every scale: stratified folds of one
-  seed (5 at the default and paper scales: train on 80 %, test on 20 %)
-  instead of 5 random 64 / 16 / 20 splits (the methods train on 64 % in the
-  paper); the spread is the standard deviation over our folds; OCT runs with
-  the fixed alpha of the study file on HiGHS instead of alpha tuned on the
-  validation part with Gurobi, and with the scale's time limit (600 s only at the paper
-  scale); Heart and Phishing are vendored with ordinal columns where the
-  paper's LIBSVM copies are one-hot. Absolute fit times are never compared.
-"""
 
 
 # -- tables: one row per (dataset, depth), one column per method -------------

@@ -46,8 +46,10 @@ def large_parent_array():
 def tests_on_child_path(monkeypatch):
     """A fresh interpreter can unpickle tasks defined in this module."""
     here = os.path.dirname(os.path.abspath(__file__))
+    shared = os.path.dirname(here)
     path = os.environ.get("PYTHONPATH")
-    monkeypatch.setenv("PYTHONPATH", here if not path else here + os.pathsep + path)
+    paths = [here, shared] + ([path] if path else [])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
 
 
 def _measured(call):

@@ -1,5 +1,5 @@
 """Every built-in study config loads at every scale (the reproductions run
-end to end in tests/test_reproduce_*.py)."""
+end to end in tests/reproduce/test_reproduce_*.py)."""
 
 import pytest
 

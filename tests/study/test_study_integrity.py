@@ -23,7 +23,7 @@ from odtstudy.study import (
 )
 from odtstudy.study.results import StudyLock, StudyLockedError
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parent.parent
 
 
 def _config(methods, **kw):

@@ -65,6 +65,9 @@ protocol = "zoo-1, depth 2, fitted on all rows"
 hardware = "a fake machine"
 time_limit = 600
 
+[rules]
+prose = "reproduced: DL8.5's training accuracy ≥ CART's."
+
 [[values]]
 where = "Table 1"
 dataset = "zoo-1"
@@ -139,7 +142,6 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setattr("odtstudy.reproduce._published.papers_dir", lambda: papers)
     monkeypatch.setattr("odtstudy.reproduce._report.papers_dir", lambda: papers)
     module = types.ModuleType(MODULE)
-    module.RULES = "reproduced: DL8.5's training accuracy ≥ CART's."
     module.evaluate = _evaluate_ok
     monkeypatch.setitem(sys.modules, MODULE, module)
     add_config_dir(papers)
@@ -313,9 +315,10 @@ def _evaluate_checked(records, published):
 
 
 def test_checks_are_apart_and_verdicts_have_a_sensitivity(fake, tmp_path):
-    (tmp_path / "papers" / NAME / "published.toml").write_text(PUBLISHED + CHECKED)
+    prose = "reproduced: a gain of at least {least_gain:.0%}."
+    text = PUBLISHED.replace("reproduced: DL8.5's training accuracy ≥ CART's.", prose)
+    (tmp_path / "papers" / NAME / "published.toml").write_text(text + CHECKED)
     fake.evaluate = _evaluate_checked
-    fake.RULES = "reproduced: a gain of at least {least_gain:.0%}."
     published = load_published(NAME)
     assert [c["id"] for c in published.checks] == ["cart-tree-valid"]
     assert published.thresholds["least_gain"].why == "a made-up rule"
@@ -323,7 +326,7 @@ def test_checks_are_apart_and_verdicts_have_a_sensitivity(fake, tmp_path):
     assert code == 0
     text = (folder / "report.md").read_text()
     head = text[: text.index("## Summary")]
-    assert "reproduced: a gain of at least 2%." in head  # RULES filled in
+    assert "reproduced: a gain of at least 2%." in head  # the prose filled in
     assert "| `least_gain` | 0.02 | a made-up rule |" in head
     assert "| sensitivity |" in head
     # the failing check is shown as such and not counted among the claims
@@ -375,6 +378,26 @@ def test_bad_threshold_is_a_clear_error(fake, entry):
     path = data_file(fake)
     path.write_text(PUBLISHED + f"\n[thresholds]\n{entry}\n")
     with pytest.raises(ValueError, match=r"\[thresholds\] x"):
+        load_published(NAME)
+
+
+OK_RULES = """[rules]
+prose = "reproduced: DL8.5's training accuracy ≥ CART's."
+"""
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ("", r"\[rules\]: needs exactly prose"),
+        ('[rules]\nprose = "x"\nextra = 1\n', r"\[rules\]: needs exactly prose"),
+        ('[rules]\nprose = "{missing:.0%}"\n', r"\[rules\] prose: .*'missing'"),
+    ],
+)
+def test_bad_rules_prose_is_a_clear_error(fake, rules, message):
+    assert OK_RULES in PUBLISHED
+    data_file(fake).write_text(PUBLISHED.replace(OK_RULES, rules))
+    with pytest.raises(ValueError, match=message):
         load_published(NAME)
 
 

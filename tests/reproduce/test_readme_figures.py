@@ -5,7 +5,7 @@ from pathlib import Path
 from odtstudy.reproduce.readme_figures import main
 from odtstudy.study.readme_figures import update
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_readme_figures_equal_the_committed_records(capsys):
