@@ -59,8 +59,9 @@ cancels. The mean is kept in two doubles (its rounding error beside it), so
 a deviation ``y - mean`` is exact to the last bit even when the mean is
 large next to the spread. A split's two sides are then a forward pass (the left) and a
 backward pass (the right) over the same sorted rows. The sums form is exact
-up to a rounding error proportional to the sum of ``w y^2``; the caller
-checks that bound and re-runs in the stable form when it cannot certify.
+up to a rounding error that ``_rounding.sums_certify`` bounds (the sums of a
+side taken as its node's minus the other side's scale with the node); the
+caller re-runs in the stable form when that bound cannot certify.
 """
 
 import numpy as np

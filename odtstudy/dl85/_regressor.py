@@ -218,7 +218,8 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 **options,
             )
         if squared and out.found and not out.timed_out:
-            if not sums_certify(out.loss, stats, self.max_depth):
+            engine = "bitset" if cuts is None or decode is not None else "numeric"
+            if not sums_certify(out.loss, stats, self.max_depth, engine):
                 X, decode = numeric_X, None
                 out = self._stable_search(X, cuts, stats, y / scale, factor)
         out.rescale(factor)

@@ -2,14 +2,32 @@
 
 Both DL8.5 searches price a set of rows from its sums ``W = sum w``,
 ``S1 = sum w y`` and ``S2 = sum w y^2`` as ``S2 - S1**2 / W``. In floating
-point each sum over at most n rows is off by at most about ``n u`` times the
-sum of its terms' magnitudes (u = 2**-53), and ``S1**2 / W <= S2``
-(Cauchy-Schwarz), so a set's loss is off by at most ``(3 n + 6) u S2`` of
-that set. The leaves of a tree partition the rows, so their ``S2`` add up
-to the root's at most: any tree's priced loss is within ``(3 n + 6) u
-S2_root`` of its true loss, and two trees compare right when they differ by
-more than twice that. A node whose loss is at most the purity tolerance is
-not split, which can cost that tolerance per leaf.
+point a sum over at most n rows is off by at most ``n u`` times the sum of
+its terms' magnitudes (u = 2**-53). A set's sums are not always summed over
+its own rows: the search takes a side of a split as its node's sums minus
+the other side's (the 0/1 search's depth-2 solver takes a quadrant as
+``T - F_a - F_b + P_ab``, and a sibling as its parent minus the child
+accumulated), so their errors scale with the node's magnitudes, not the
+set's. To first order a set of mean ``m`` is priced off by
+
+    dS2 + 2 |m| dS1 + m**2 dW,
+
+and ``|m| <= Y``, the largest ``|y|``. Counting how often a row's terms
+enter the sums of one tree's leaves (at most ``K`` times: 5 in the numeric
+search's depth-2 subtrees; 9 in a depth-2 subtree of the 0/1 search, from
+its quadrants, and 27 for the rows of a child whose sibling is priced as
+the parent minus that child), any tree's priced loss is within
+
+    K n u (S2 + 2 Y A + Y**2 W) + 6 u S2
+
+of its true loss, the sums being the root's (``A = sum |w y|``). The term in
+``W`` drops when the weights' sums are exact (integer multiples of one power
+of two, their total below 2**52, as unit weights are); otherwise it is what
+weights spanning many orders of magnitude make large: a light side's weight
+taken as a heavy node's minus its heavy side loses its digits, and a factor
+2 covers the second-order terms then. Two trees compare right when they
+differ by more than twice the bound. A node whose loss is at most the purity
+tolerance is not split, which can cost that tolerance per leaf.
 
 When these bounds stay below ``CERTIFY_RTOL`` of the optimum found, the
 optimum is certified (to that relative tolerance, the one the searches'
@@ -29,9 +47,11 @@ __all__ = ["CERTIFY_RTOL", "sums_certify"]
 #: Relative tolerance to which an optimum is certified.
 CERTIFY_RTOL = 1e-9
 _U = 2.0**-53
+#: Most times one row's terms enter the sums of one tree's leaves.
+_ROW_USES = {"numeric": 5, "bitset": 27}
 
 
-def sums_certify(loss: float, stats: np.ndarray, max_depth: int) -> bool:
+def sums_certify(loss: float, stats: np.ndarray, max_depth: int, engine: str) -> bool:
     """True when the sums form's rounding cannot move an optimum of ``loss``
     by more than ``CERTIFY_RTOL`` of it.
 
@@ -42,9 +62,33 @@ def sums_certify(loss: float, stats: np.ndarray, max_depth: int) -> bool:
     stats : ndarray of shape (n_rows, 3)
         Each row's ``(w, w y, w y^2)`` as searched.
     max_depth : int
+    engine : {"numeric", "bitset"}
+        The search that priced the trees (the numeric search, or the 0/1
+        search with its depth-2 solver).
     """
-    n = int(np.count_nonzero(stats[:, 0]))
+    w = stats[:, 0]
+    positive = w > 0
+    if not positive.any():
+        return False
+    n = int(np.count_nonzero(positive))
     s2 = float(stats[:, 2].sum())
-    rounding = 2.0 * (3 * n + 6) * _U * s2 * 2.0  # compared twice, with margin
+    y2 = float(np.max(stats[positive, 2] / w[positive]))  # Y**2
+    magnitude = s2 + 2.0 * np.sqrt(y2) * float(np.abs(stats[:, 1]).sum())
+    margin = 2.0  # two trees compared
+    if not _sums_exact(w[positive]):
+        magnitude += y2 * float(w.sum())
+        margin *= 2.0
+    bound = _ROW_USES[engine] * n * _U * magnitude + 6 * _U * s2
     purity = 2.0**max_depth * PURITY_RTOL * s2
-    return rounding + purity <= CERTIFY_RTOL * loss
+    return margin * bound + purity <= CERTIFY_RTOL * loss
+
+
+def _sums_exact(w: np.ndarray) -> bool:
+    """Whether every sum and difference of sums of the (positive) weights
+    ``w`` is exact: all are integer multiples of the smallest power of two
+    among their last bits, with a total below 2**52 such units."""
+    mantissa, exponent = np.frexp(w)
+    digits = (mantissa * 2.0**53).astype(np.int64)
+    last_bit = np.frexp((digits & -digits).astype(np.float64))[1] - 1
+    unit = int(np.min(exponent - 53 + last_bit))
+    return float(np.ldexp(w.sum(), -unit)) < 2.0**52
