@@ -809,8 +809,6 @@ cdef class NumericSearcher(Skeleton):
             if S == 2:
                 return self._side2(rows, m, rg, tot, best, lb, done)
             return self._sidek(rows, m, rg, tot, best, lb, done)
-        if self.special:
-            return self._side_any(rows, m, rg, tot, best, lb, done, &k)
         if m < 2 * ms:
             return best
         for c in range(S):
@@ -838,6 +836,17 @@ cdef class NumericSearcher(Skeleton):
                 for c in range(S):
                     acc[c] += r[c]
         return best
+
+    cdef inline double _side_d2(self, const int32_t* rows, int m, const int32_t* rg,
+                                const double* tot, double best, double lb,
+                                bint* done) noexcept nogil:
+        """One side of the depth-2 pass: ``_side``, or ``_side_any`` for the
+        objectives it does not price (kept apart so that ``_side``'s loop
+        compiles as it does alone)."""
+        cdef int k
+        if self.special:
+            return self._side_any(rows, m, rg, tot, best, lb, done, &k)
+        return self._side(rows, m, rg, tot, best, lb, done)
 
     cdef double _side_any(self, const int32_t* rows, int m, const int32_t* rg,
                           const double* tot, double best, double lb, bint* done,
@@ -1052,8 +1061,8 @@ cdef class NumericSearcher(Skeleton):
             rg = self.rank + g * n
             lst = self.srt + (d * p + g) * n
             if g == f:
-                bestL = self._side(lst, nl, rg, ta, bestL, lbL, &doneA)
-                bestR = self._side(lst + nl, s - nl, rg, tb, bestR, lbR, &doneB)
+                bestL = self._side_d2(lst, nl, rg, ta, bestL, lbL, &doneA)
+                bestR = self._side_d2(lst + nl, s - nl, rg, tb, bestR, lbR, &doneB)
                 continue
             ml = 0
             mr = 0
@@ -1065,9 +1074,9 @@ cdef class NumericSearcher(Skeleton):
                 ml += sd
                 mr += 1 - sd
             if not doneA:
-                bestL = self._side(bl, ml, rg, ta, bestL, lbL, &doneA)
+                bestL = self._side_d2(bl, ml, rg, ta, bestL, lbL, &doneA)
             if not doneB:
-                bestR = self._side(br, mr, rg, tb, bestR, lbR, &doneB)
+                bestR = self._side_d2(br, mr, rg, tb, bestR, lbR, &doneB)
         outL[0] = bestL
         outR[0] = bestR
 
