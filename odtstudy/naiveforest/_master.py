@@ -283,15 +283,17 @@ class HighsLPBoostMaster(_Master):
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         # columns: rho (free), xi_0..xi_{M-1} >= 0; minimise -rho + D sum xi
-        h.addCol(-1.0, -inf, inf, 0, np.array([], dtype=np.int32), np.array([]))
-        for _ in range(M):
-            h.addCol(self.reg, 0.0, inf, 0, np.array([], dtype=np.int32), np.array([]))
+        cost = np.append(-1.0, np.full(M, self.reg))
+        lower = np.append(-inf, np.zeros(M))
+        none = np.array([], dtype=np.int32)
+        h.addCols(M + 1, cost, lower, np.full(M + 1, inf), 0, none, none, none)
         # rows: xi_i - rho + sum_t a_it w_t >= 0, then sum_t w_t = 1
-        for i in range(M):
-            h.addRow(
-                0.0, inf, 2, np.array([0, 1 + i], dtype=np.int32), np.array([-1.0, 1.0])
-            )
-        h.addRow(1.0, 1.0, 0, np.array([], dtype=np.int32), np.array([]))
+        starts = np.append(np.arange(0, 2 * M, 2), 2 * M).astype(np.int32)
+        index = np.column_stack([np.zeros(M), np.arange(1, M + 1)]).ravel()
+        values = np.tile([-1.0, 1.0], M)
+        bounds = np.append(np.zeros(M), 1.0)
+        upper = np.append(np.full(M, inf), 1.0)
+        h.addRows(M + 1, bounds, upper, 2 * M, starts, index.astype(np.int32), values)
         self._h = h
 
     def add_column(self, a) -> int:
