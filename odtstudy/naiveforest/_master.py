@@ -20,6 +20,7 @@ dual objective, so callers can check primal = dual.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pulp
@@ -32,6 +33,7 @@ from odtstudy.milp._pulp_api import (
     solve_status,
 )
 from odtstudy.milp._solvers import check_solver_available
+from odtstudy.naiveforest._bounded import BoundedSolves
 
 __all__ = [
     "HighsLPBoostMaster",
@@ -97,6 +99,7 @@ class _Master:
         self.n_samples = int(n_samples)
         self.reg = float(reg)
         self.columns: list[np.ndarray] = []
+        self._solves = BoundedSolves(self.n_samples)
 
     @property
     def n_columns(self) -> int:
@@ -179,9 +182,8 @@ class LPBoostMaster(_Master):
             check_solver_available("cbc")  # raises, with the install hint
         return solver
 
-    def solve(self, time_limit=None) -> MasterSolution:
-        if not self._w:
-            raise ValueError("the master has no column yet")
+    def _solve_lp(self, time_limit):
+        """Solve the LP; return ``(w, margin row duals, objective, rho)``."""
         optimal, status = solve_status(self._prob, self._pulp_solver(time_limit))
         if not optimal:
             raise RuntimeError(
@@ -189,13 +191,21 @@ class LPBoostMaster(_Master):
                 f"(PuLP status {status})"
             )
         w = np.array([v.varValue or 0.0 for v in self._w])
-        w = np.clip(w, 0.0, None)
         pi = np.array([c.pi if c.pi is not None else 0.0 for c in self._margin])
+        objective = float(self._prob.objective.value())
+        return w, pi, objective, float(self._rho.varValue or 0.0)
+
+    def solve(self, time_limit=None) -> MasterSolution:
+        if not self._w:
+            raise ValueError("the master has no column yet")
+        w, pi, objective, rho = self._solves.run(
+            partial(self._solve_lp, time_limit), time_limit, "LPBoost master LP"
+        )
+        w = np.clip(w, 0.0, None)
         u = np.abs(pi)
         A = self.column_matrix()
         scores = u @ A
         beta = float(scores.max())
-        objective = float(self._prob.objective.value())
         return MasterSolution(
             objective=objective,
             weights=w,
@@ -203,7 +213,7 @@ class LPBoostMaster(_Master):
             beta=beta,
             dual_objective=beta,
             margins=A @ w,
-            rho=float(self._rho.varValue or 0.0),
+            rho=rho,
         )
 
     def dual_objective(self, u, beta) -> float:
@@ -273,15 +283,17 @@ class HighsLPBoostMaster(_Master):
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         # columns: rho (free), xi_0..xi_{M-1} >= 0; minimise -rho + D sum xi
-        h.addCol(-1.0, -inf, inf, 0, np.array([], dtype=np.int32), np.array([]))
-        for _ in range(M):
-            h.addCol(self.reg, 0.0, inf, 0, np.array([], dtype=np.int32), np.array([]))
+        cost = np.append(-1.0, np.full(M, self.reg))
+        lower = np.append(-inf, np.zeros(M))
+        none = np.array([], dtype=np.int32)
+        h.addCols(M + 1, cost, lower, np.full(M + 1, inf), 0, none, none, none)
         # rows: xi_i - rho + sum_t a_it w_t >= 0, then sum_t w_t = 1
-        for i in range(M):
-            h.addRow(
-                0.0, inf, 2, np.array([0, 1 + i], dtype=np.int32), np.array([-1.0, 1.0])
-            )
-        h.addRow(1.0, 1.0, 0, np.array([], dtype=np.int32), np.array([]))
+        starts = np.append(np.arange(0, 2 * M, 2), 2 * M).astype(np.int32)
+        index = np.column_stack([np.zeros(M), np.arange(1, M + 1)]).ravel()
+        values = np.tile([-1.0, 1.0], M)
+        bounds = np.append(np.zeros(M), 1.0)
+        upper = np.append(np.full(M, inf), 1.0)
+        h.addRows(M + 1, bounds, upper, 2 * M, starts, index.astype(np.int32), values)
         self._h = h
 
     def add_column(self, a) -> int:
@@ -407,9 +419,15 @@ class MDBoostMaster(_Master):
             # take longer than any time limit on it with many rows)
             return self.single_tree_solution()
         self._pass_hessian()
+        w = self._solves.run(
+            partial(self._qp_weights, time_limit), time_limit, "MDBoost master QP"
+        )
+        return self._solution(np.clip(w, 0.0, None))
+
+    def _qp_weights(self, time_limit):
+        """Solve the QP; return the tree weights (unclipped)."""
         sol = _run_highs(self._h, self._highspy, time_limit, "MDBoost master QP")
-        x = np.asarray(sol.col_value)
-        return self._solution(np.clip(x[self._n_free :], 0.0, None))
+        return np.asarray(sol.col_value)[self._n_free :]
 
     def single_tree_solution(self) -> MasterSolution:
         return self._solution(np.array([self.reg]))
