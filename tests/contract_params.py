@@ -27,3 +27,16 @@ SLOW = {
     "pycontree",
     "licketysplit",
 }
+
+
+def package_methods() -> list:
+    """The registered methods whose learner is odtstudy's own (not one a
+    study file or another test module registered)."""
+    from odtstudy.study.registry import get_method, list_methods
+
+    return [
+        name
+        for name in list_methods(available_only=True)
+        if not get_method(name).user
+        and get_method(name).estimator_class().__module__.startswith("odtstudy.")
+    ]

@@ -3,17 +3,17 @@ reads from the class, and what the study worker records."""
 
 import numpy as np
 import pytest
-from contract_params import SLOW, SMALL
+from contract_params import SLOW, SMALL, package_methods
 from sklearn.tree import DecisionTreeClassifier
 
 from odtstudy._deadline import now
 from odtstudy.base import STATUSES, FitResult
 from odtstudy.naiveforest._base import BaseForestClassifier
 from odtstudy.study._worker import _fitted_outcome
-from odtstudy.study.registry import Method, _preflight_data, get_method, list_methods
+from odtstudy.study.registry import Method, _preflight_data, get_method
 from odtstudy.tree import Tree
 
-BUILTINS = [n for n in list_methods(available_only=True) if not get_method(n).user]
+BUILTINS = package_methods()
 
 #: What ``odtstudy methods`` listed when the registry still repeated it:
 #: name -> (data kind, exactness, objective family).

@@ -9,13 +9,13 @@ reason; any other failure fails the test.
 """
 
 import pytest
-from contract_params import SMALL
+from contract_params import SMALL, package_methods
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.datasets import Binarizer
 from odtstudy.dl85 import DL85Regressor
-from odtstudy.study.registry import get_method, list_methods
+from odtstudy.study.registry import get_method
 
 #: Checked in the default run: one learner per way through the contract (a
 #: single tree on numbers, a 0/1 learner in a pipeline, DL8.5 on numbers, a
@@ -86,11 +86,7 @@ def _learner(name):
 
 
 def _methods(slow):
-    return [
-        name
-        for name in list_methods(available_only=True)
-        if not get_method(name).user and (name not in DEFAULT_RUN) == slow
-    ]
+    return [name for name in package_methods() if (name not in DEFAULT_RUN) == slow]
 
 
 _NAMES = {}
@@ -133,7 +129,7 @@ def test_unregistered_estimator_passes_sklearn_checks(estimator, check):
 
 def test_every_registered_learner_is_checked():
     """A new built-in method is checked too (fast or slow list)."""
-    builtins = [n for n in list_methods(available_only=True) if not get_method(n).user]
+    builtins = package_methods()
     assert set(builtins) == set(_methods(False)) | set(_methods(True))
     assert set(EXPECTED_FAILED_CHECKS) <= set(builtins)
 
