@@ -9,11 +9,13 @@ _EXTENSIONS = (
     "_bitset",
     "_boxcache",
     "_cache",
+    "_cache_policy",
     "_covers",
     "_depth2",
     "_numeric",
     "_objective",
     "_search",
+    "_skeleton",
     "_weighted",
 )
 
