@@ -22,6 +22,7 @@ class                                    package      data    exact objective fa
 :class:`PyTreesConTreeClassifier`        pytrees-rs   numeric yes   misclassification
 :class:`PyTreesConTreeAnytimeClassifier` pytrees-rs   numeric yes   misclassification
                                                                     (anytime trace)
+:class:`STreeDRegressor`                 pystreed     0/1     yes   squared-error
 ======================================== ============ ======= ===== =================
 """
 
@@ -37,7 +38,7 @@ from odtstudy.external._pytrees_dl85 import (
     PyTreesDL85AnytimeClassifier,
     PyTreesDL85Classifier,
 )
-from odtstudy.external._streed import STreeDClassifier
+from odtstudy.external._streed import STreeDClassifier, STreeDRegressor
 
 __all__ = [
     "ConTreeClassifier",
@@ -49,4 +50,5 @@ __all__ = [
     "PyTreesDL85AnytimeClassifier",
     "PyTreesDL85Classifier",
     "STreeDClassifier",
+    "STreeDRegressor",
 ]

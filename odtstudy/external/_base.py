@@ -1,11 +1,13 @@
 """What every adapter of a published solver shares.
 
-An adapter is a :class:`~odtstudy.base.BaseTreeClassifier`: the base class
-validates the data, encodes the labels as class indices, times the fit and
-stores ``tree_``, ``objective_``, ``lower_bound_``, ``optimal_``, ``status_``
-and ``stats_``. The adapter imports its solver's package only when it fits,
-so the class (and what it declares: data kind, exactness, objective family,
-tool) is known even when the package is not installed.
+An adapter is a :class:`~odtstudy.base.BaseTreeClassifier` (or, for a
+regression solver, a :class:`~odtstudy.base.BaseTreeRegressor`, see
+``_regression.py``): the base class validates the data, encodes the labels
+as class indices, times the fit and stores ``tree_``, ``objective_``,
+``lower_bound_``, ``optimal_``, ``status_`` and ``stats_``. The adapter
+imports its solver's package only when it fits, so the class (and what it
+declares: data kind, exactness, objective family, tool) is known even when
+the package is not installed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from odtstudy.base import BaseTreeClassifier, FitResult
 from odtstudy.external._bounds import depth_one_errors
 from odtstudy.external._convert import LEAF, build_tree, misclassifications
 
-__all__ = ["ExternalTreeClassifier"]
+__all__ = ["ExternalSolverMixin", "ExternalTreeClassifier"]
 
 
 @lru_cache(maxsize=None)
@@ -61,11 +63,14 @@ def _quiet():
         os.close(devnull)
 
 
-class ExternalTreeClassifier(BaseTreeClassifier):
-    """Base of the adapters in :mod:`odtstudy.external`.
+class ExternalSolverMixin:
+    """What every adapter declares and does, classifier or regressor.
 
     Subclasses set the class attributes below and implement ``_fit`` with
-    :meth:`_solver`, :meth:`_convert` and :meth:`_result`.
+    :meth:`_solver`, ``_convert`` and :meth:`_result`; the classifier and
+    regressor bases supply ``_convert`` (the solver's tree as a
+    :class:`~odtstudy.tree.Tree`), ``_recount`` (a tree's objective on the
+    training rows) and ``_refuted_claim``.
 
     Attributes
     ----------
@@ -123,17 +128,6 @@ class ExternalTreeClassifier(BaseTreeClassifier):
                 f"{self.install_hint()}; importing {self._module} failed: {exc}"
             ) from exc
 
-    @staticmethod
-    def _no_sample_weight(sample_weight, tool):
-        if sample_weight is not None:
-            raise ValueError(
-                f"{tool} optimises plain misclassifications: sample_weight is "
-                "not supported"
-            )
-
-    def _convert(self, root, describe, X, y, sample_weight=None):
-        return build_tree(root, describe, X, y, len(self.classes_), sample_weight)
-
     def _result(
         self,
         tree,
@@ -147,10 +141,12 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         min_sup=1,
     ) -> FitResult:
         """A :class:`FitResult` for ``tree`` (``None``: the solver gave no tree
-        in time; a leaf predicting the majority class stands in for it).
+        in time; a leaf stands in for it, predicting the majority class or
+        the mean target).
 
-        ``objective`` is recounted on the converted tree, so it is exactly
-        what ``predict`` scores; the solver's own figure stays in ``stats``.
+        ``objective`` is recounted on the converted tree (``_recount``), so
+        it is exactly what ``predict`` scores; the solver's own figure stays
+        in ``stats``.
         A claim of optimality that the recount refutes is not passed on
         (:meth:`_refuted_claim`): the status is then ``"feasible"``.
         """
@@ -158,7 +154,7 @@ class ExternalTreeClassifier(BaseTreeClassifier):
         if tree is None:
             tree = self._convert(None, lambda node: (LEAF, None), X, y, sample_weight)
             stats["no_solver_tree"] = True
-        objective = misclassifications(tree, X, y, sample_weight)
+        objective = self._recount(tree, X, y, sample_weight)
         proven = bool(proven) and not timed_out
         if proven:
             refuted = self._refuted_claim(objective, X, y, sample_weight, min_sup)
@@ -177,6 +173,36 @@ class ExternalTreeClassifier(BaseTreeClassifier):
             status=status,
             stats=stats,
         )
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the solver on ``X`` and ``y`` (see the class documentation)."""
+        self.objective_family_ = self.objective_family(self.get_params())
+        with _quiet():
+            return super().fit(X, y, sample_weight)
+
+
+class ExternalTreeClassifier(ExternalSolverMixin, BaseTreeClassifier):
+    """Base of the classifier adapters in :mod:`odtstudy.external`.
+
+    Subclasses set the class attributes of :class:`ExternalSolverMixin` and
+    implement ``_fit`` with :meth:`_solver`, :meth:`_convert` and
+    :meth:`_result`.
+    """
+
+    @staticmethod
+    def _no_sample_weight(sample_weight, tool):
+        if sample_weight is not None:
+            raise ValueError(
+                f"{tool} optimises plain misclassifications: sample_weight is "
+                "not supported"
+            )
+
+    def _convert(self, root, describe, X, y, sample_weight=None):
+        return build_tree(root, describe, X, y, len(self.classes_), sample_weight)
+
+    def _recount(self, tree, X, y, sample_weight) -> float:
+        """Misclassifications of ``tree`` on the training rows."""
+        return misclassifications(tree, X, y, sample_weight)
 
     def _refuted_claim(self, objective, X, y, sample_weight, min_sup) -> str:
         """Why the solver's claim that a tree of ``objective`` errors is
@@ -199,9 +225,3 @@ class ExternalTreeClassifier(BaseTreeClassifier):
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the solver on ``X`` and ``y`` (see the class documentation)."""
-        self.objective_family_ = self.objective_family(self.get_params())
-        with _quiet():
-            return super().fit(X, y, sample_weight)

@@ -1,4 +1,4 @@
-"""STreeD (``pystreed``): depth-limited optimal classification trees."""
+"""STreeD (``pystreed``): depth-limited optimal classification and regression trees."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from odtstudy.base import FitResult
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
+from odtstudy.external._regression import ExternalTreeRegressor
 
-__all__ = ["STreeDClassifier"]
+__all__ = ["STreeDClassifier", "STreeDRegressor"]
 
 
 def _describe(node):
@@ -21,7 +22,101 @@ def _describe(node):
     return (node.feature, 0.5), (node.left_child, node.right_child)
 
 
-class STreeDClassifier(ExternalTreeClassifier):
+def _describe_regression(node):
+    if node.is_leaf_node():
+        return LEAF, float(node.label)
+    return (node.feature, 0.5), (node.left_child, node.right_child)
+
+
+class _STreeDFit:
+    """The fit of a pystreed solver, shared by the classifier and the
+    regressor: a subclass builds the solver (``_streed_solver``) and names
+    its tree's ``describe`` function (``_describe``) and the ``stats_`` key
+    of STreeD's own training score (``_score_stat``)."""
+
+    _tool = "pystreed"
+    _module = "pystreed"
+    _requires_binary = True
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_num_nodes": [Interval(Integral, 0, None, closed="left"), None],
+        "use_branch_caching": ["boolean"],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        max_depth=3,
+        *,
+        time_limit=None,
+        min_samples_leaf=1,
+        max_num_nodes=None,
+        use_branch_caching=False,
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.time_limit = time_limit
+        self.min_samples_leaf = min_samples_leaf
+        self.max_num_nodes = max_num_nodes
+        self.use_branch_caching = use_branch_caching
+        self.random_state = random_state
+
+    def _streed_solver(self, pystreed, time_limit, seed):  # pragma: no cover
+        raise NotImplementedError
+
+    def _streed_params(self, time_limit, seed) -> dict:
+        """The parameters both of pystreed's estimators take."""
+        return dict(
+            max_depth=self.max_depth,
+            max_num_nodes=self.max_num_nodes,
+            min_leaf_node_size=self.min_samples_leaf,
+            time_limit=time_limit,
+            use_branch_caching=self.use_branch_caching,
+            use_dataset_caching=not self.use_branch_caching,
+            random_seed=seed,
+        )
+
+    def _fit(self, X, y, sample_weight):
+        self._no_sample_weight(sample_weight, "STreeD")
+        pystreed = self._solver()
+        if len(y) < self.min_samples_leaf:
+            return FitResult(
+                tree=None,
+                objective=None,
+                status="infeasible",
+                reason=f"min_samples_leaf={self.min_samples_leaf} exceeds the "
+                f"number of training rows ({len(y)}): no tree has a leaf that large",
+                stats={"tool": self._tool},
+            )
+        solver = self._streed_solver(
+            pystreed,
+            time_limit=1e9 if self.time_limit is None else self._time_left(),
+            seed=27 if self.random_state is None else int(self.random_state),
+        )
+        call = call_in_process(lambda: solver.fit(X.astype(int), y))
+        result = getattr(solver, "fit_result", None)
+        if result is None:  # STreeD gives no tree only when it ran out of time
+            return self._result(None, X, y, timed_out=True, stats=call.timings())
+        tree = self._convert(solver.tree_, self._describe, X, y)
+        proven = bool(result.is_optimal())
+        return self._result(
+            tree,
+            X,
+            y,
+            proven=proven,
+            timed_out=not proven,
+            min_sup=self.min_samples_leaf,
+            stats={
+                self._score_stat: float(result.score()),
+                "n_branching_nodes": int(result.tree_nodes()),
+                **call.timings(),
+            },
+        )
+
+
+class STreeDClassifier(_STreeDFit, ExternalTreeClassifier):
     """STreeD (Van der Linden et al., 2023) through ``pystreed``.
 
     Minimises training misclassifications over trees of depth at most
@@ -61,72 +156,64 @@ class STreeDClassifier(ExternalTreeClassifier):
     (0.0, True)
     """
 
-    _tool = "pystreed"
-    _module = "pystreed"
-    _requires_binary = True
-    _parameter_constraints = {
-        **ExternalTreeClassifier._parameter_constraints,
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "max_num_nodes": [Interval(Integral, 0, None, closed="left"), None],
-        "use_branch_caching": ["boolean"],
-        "random_state": [Interval(Integral, 0, None, closed="left"), None],
-        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-    }
+    _describe = staticmethod(_describe)
+    _score_stat = "tool_accuracy"
 
-    def __init__(
-        self,
-        max_depth=3,
-        *,
-        time_limit=None,
-        min_samples_leaf=1,
-        max_num_nodes=None,
-        use_branch_caching=False,
-        random_state=None,
-    ):
-        self.max_depth = max_depth
-        self.time_limit = time_limit
-        self.min_samples_leaf = min_samples_leaf
-        self.max_num_nodes = max_num_nodes
-        self.use_branch_caching = use_branch_caching
-        self.random_state = random_state
+    def _streed_solver(self, pystreed, time_limit, seed):
+        return pystreed.STreeDClassifier(**self._streed_params(time_limit, seed))
 
-    def _fit(self, X, y, sample_weight):
-        self._no_sample_weight(sample_weight, "STreeD")
-        pystreed = self._solver()
-        if len(y) < self.min_samples_leaf:
-            return FitResult(
-                tree=None,
-                objective=None,
-                status="infeasible",
-                reason=f"min_samples_leaf={self.min_samples_leaf} exceeds the "
-                f"number of training rows ({len(y)}): no tree has a leaf that large",
-                stats={"tool": self._tool},
-            )
-        solver = pystreed.STreeDClassifier(
-            max_depth=self.max_depth,
-            max_num_nodes=self.max_num_nodes,
-            min_leaf_node_size=self.min_samples_leaf,
-            time_limit=1e9 if self.time_limit is None else self._time_left(),
-            use_branch_caching=self.use_branch_caching,
-            use_dataset_caching=not self.use_branch_caching,
-            random_seed=27 if self.random_state is None else int(self.random_state),
-        )
-        call = call_in_process(lambda: solver.fit(X.astype(int), y))
-        result = getattr(solver, "fit_result", None)
-        if result is None:  # STreeD gives no tree only when it ran out of time
-            return self._result(None, X, y, timed_out=True, stats=call.timings())
-        tree = self._convert(solver.tree_, _describe, X, y)
-        proven = bool(result.is_optimal())
-        return self._result(
-            tree,
-            X,
-            y,
-            proven=proven,
-            timed_out=not proven,
-            min_sup=self.min_samples_leaf,
-            stats={
-                "tool_accuracy": float(result.score()),
-                "n_branching_nodes": int(result.tree_nodes()),
-                **call.timings(),
-            },
+
+class STreeDRegressor(_STreeDFit, ExternalTreeRegressor):
+    """STreeD's regression trees (Van der Linden et al., 2023) through
+    ``pystreed``.
+
+    Minimises the sum of squared errors (each leaf predicting the mean of
+    its rows) over trees of depth at most ``max_depth`` on 0/1 features, with
+    leaves of at least ``min_samples_leaf`` rows and no penalty per branching
+    node (pystreed's ``optimization_task="regression"``, where
+    ``cost_complexity`` is 0): the problem of
+    ``DL85Regressor(max_depth=d, min_sup=min_samples_leaf)``, so their
+    proven objectives are equal.
+
+    Parameters
+    ----------
+    max_depth, time_limit, min_samples_leaf, max_num_nodes, \
+            use_branch_caching, random_state
+        As for :class:`STreeDClassifier` (same defaults).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        A ``kind="regressor"`` tree predicting STreeD's leaf values.
+    objective_ : float
+        Sum of squared errors of ``predict`` on the training rows
+        (STreeD's own mean squared error is ``stats_["tool_mse"]``).
+    objective_family_ : str
+        ``"squared-error"``.
+    lower_bound_, optimal_, status_, fit_time_
+        As every odtstudy learner; ``optimal_`` is STreeD's own
+        ``is_optimal()`` unless a tree of depth 1 refutes it,
+        ``lower_bound_`` the objective when proven.
+    stats_ : dict
+        ``tool``, ``tool_mse``, ``n_branching_nodes``, ``n_leaves``,
+        ``startup_s`` (0: STreeD runs in this process), ``solver_time_s``
+        (its ``fit`` call), ``claim_refuted`` (when it is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    >>> reg = STreeDRegressor(max_depth=1)
+    >>> reg.fit(X, [1.0, 2.0, 10.0, 12.0]).objective_  # doctest: +SKIP
+    2.5
+    """
+
+    _describe = staticmethod(_describe_regression)
+    _score_stat = "tool_mse"
+
+    def _streed_solver(self, pystreed, time_limit, seed):
+        return pystreed.STreeDRegressor(
+            optimization_task="regression",
+            cost_complexity=0.0,
+            **self._streed_params(time_limit, seed),
         )
