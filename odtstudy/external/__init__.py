@@ -1,6 +1,7 @@
 """Adapters for published optimal decision tree solvers.
 
-Each adapter is an odtstudy learner (a :class:`~odtstudy.base.BaseTreeClassifier`):
+Each adapter is an odtstudy learner (a :class:`~odtstudy.base.BaseTreeClassifier`,
+or a :class:`~odtstudy.base.BaseTreeRegressor` for a regression solver):
 the solver's tree becomes the common :class:`~odtstudy.tree.Tree`, so
 ``predict``, the exporters and the study reports work unchanged, and
 ``objective_`` is recounted on that tree. A solver's package is imported only
@@ -23,12 +24,15 @@ class                                    package      data    exact objective fa
 :class:`PyTreesConTreeAnytimeClassifier` pytrees-rs   numeric yes   misclassification
                                                                     (anytime trace)
 :class:`STreeDRegressor`                 pystreed     0/1     yes   squared-error
+:class:`OSRTRegressor`                   osrt         0/1     yes   squared-error
+                                                                    +leaf-penalty
 ======================================== ============ ======= ===== =================
 """
 
 from odtstudy.external._contree import ConTreeClassifier
 from odtstudy.external._gosdt import GOSDTClassifier
 from odtstudy.external._licketysplit import LicketySplitClassifier
+from odtstudy.external._osrt import OSRTRegressor
 from odtstudy.external._pydl85 import PyDL85Classifier
 from odtstudy.external._pytrees_contree import (
     PyTreesConTreeAnytimeClassifier,
@@ -44,6 +48,7 @@ __all__ = [
     "ConTreeClassifier",
     "GOSDTClassifier",
     "LicketySplitClassifier",
+    "OSRTRegressor",
     "PyDL85Classifier",
     "PyTreesConTreeAnytimeClassifier",
     "PyTreesConTreeClassifier",

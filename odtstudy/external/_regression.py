@@ -14,13 +14,13 @@ from __future__ import annotations
 from odtstudy._regression_loss import summed_loss
 from odtstudy.base import BaseTreeRegressor
 from odtstudy.external._base import ExternalSolverMixin
-from odtstudy.external._bounds import depth_one_squared_error
+from odtstudy.external._bounds import greedy_squared_error
 from odtstudy.external._convert import build_regression_tree
 
 __all__ = ["ExternalTreeRegressor"]
 
-#: Relative slack of the depth-one check: a solver's tree and the depth-one
-#: tree are summed in different orders (and some solvers in single precision).
+#: Relative slack of the check against CART: a solver's tree and CART's are
+#: summed in different orders (and some solvers work in single precision).
 _CHECK_TOLERANCE = 1e-6
 
 
@@ -57,20 +57,20 @@ class ExternalTreeRegressor(ExternalSolverMixin, BaseTreeRegressor):
 
     def _refuted_claim(self, objective, X, y, sample_weight, min_sup) -> str:
         """Why the solver's claim that a tree of ``objective`` is optimal is
-        false, or ``""``: the best tree of depth at most 1 (squared error)
-        costs less. Weighted rows and leaf sizes are not checked this way."""
-        if (
-            sample_weight is not None
-            or min_sup > 1
-            or self._loss_family != "squared-error"
-        ):
+        false, or ``""``: a single leaf or one of CART's trees of depth at
+        most ``max_depth`` (leaves of at least ``min_sup`` rows) costs less
+        (:func:`~odtstudy.external._bounds.greedy_squared_error`). Weighted
+        rows are not checked this way."""
+        if sample_weight is not None or self._loss_family != "squared-error":
             return ""
-        shallow = depth_one_squared_error(X, y, self._penalty_per_leaf)
-        if objective <= shallow + _CHECK_TOLERANCE * max(abs(shallow), 1.0):
+        greedy = greedy_squared_error(
+            X, y, self.max_depth, min_sup, self._penalty_per_leaf
+        )
+        if objective <= greedy + _CHECK_TOLERANCE * max(abs(greedy), 1.0):
             return ""
         return (
             f"{self._tool} called a tree of objective {objective:.6g} optimal; "
-            f"a tree of depth 1 has {shallow:.6g}"
+            f"CART finds a tree of depth at most {self.max_depth} with {greedy:.6g}"
         )
 
     def _fit(self, X, y, sample_weight):  # pragma: no cover - abstract
