@@ -57,11 +57,14 @@ def depth_one_errors(X, y, min_sup: int = 1) -> int:
     return best
 
 
-def greedy_squared_error(X, y, max_depth: int, min_sup: int = 1, leaf_penalty=0.0):
+def greedy_squared_error(
+    X, y, max_depth: int, min_sup: int = 1, leaf_penalty=0.0, max_leaves=None
+):
     """Least sum of squared errors, plus ``leaf_penalty`` per leaf, among a
     single leaf and CART's regression trees of depths 1 to ``max_depth``
-    (leaves of at least ``min_sup`` rows, each predicting its mean): the
-    objective of trees that any optimum of that depth matches or beats.
+    (leaves of at least ``min_sup`` rows, each predicting its mean, at most
+    ``max_leaves`` of them): the objective of trees that any optimum under
+    those constraints matches or beats.
 
     Parameters
     ----------
@@ -70,6 +73,8 @@ def greedy_squared_error(X, y, max_depth: int, min_sup: int = 1, leaf_penalty=0.
     max_depth : int
     min_sup : int, default=1
     leaf_penalty : float, default=0.0
+    max_leaves : int, default=None
+        ``None``: no limit beyond the depth's.
 
     Returns
     -------
@@ -77,8 +82,12 @@ def greedy_squared_error(X, y, max_depth: int, min_sup: int = 1, leaf_penalty=0.
     """
     y = np.asarray(y, dtype=np.float64)
     best = float(np.sum((y - y.mean()) ** 2)) + leaf_penalty
+    if max_leaves is not None and max_leaves < 2:
+        return best
     for depth in range(1, max_depth + 1):
-        cart = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_sup)
+        cart = DecisionTreeRegressor(
+            max_depth=depth, min_samples_leaf=min_sup, max_leaf_nodes=max_leaves
+        )
         residual = y - cart.fit(X, y).predict(X)
         leaves = cart.get_n_leaves()
         best = min(best, float(np.dot(residual, residual)) + leaf_penalty * leaves)

@@ -55,16 +55,22 @@ class ExternalTreeRegressor(ExternalSolverMixin, BaseTreeRegressor):
         loss = summed_loss(self._loss_family, y, tree.predict(X), sample_weight)
         return loss + self._penalty_per_leaf * tree.n_leaves
 
+    def _max_leaves(self):
+        """The most leaves the solver's trees may have (``None``: as many
+        as the depth allows)."""
+        return None
+
     def _refuted_claim(self, objective, X, y, sample_weight, min_sup) -> str:
         """Why the solver's claim that a tree of ``objective`` is optimal is
         false, or ``""``: a single leaf or one of CART's trees of depth at
-        most ``max_depth`` (leaves of at least ``min_sup`` rows) costs less
+        most ``max_depth`` (leaves of at least ``min_sup`` rows, at most
+        :meth:`_max_leaves`) costs less
         (:func:`~odtstudy.external._bounds.greedy_squared_error`). Weighted
         rows are not checked this way."""
         if sample_weight is not None or self._loss_family != "squared-error":
             return ""
         greedy = greedy_squared_error(
-            X, y, self.max_depth, min_sup, self._penalty_per_leaf
+            X, y, self.max_depth, min_sup, self._penalty_per_leaf, self._max_leaves()
         )
         if objective <= greedy + _CHECK_TOLERANCE * max(abs(greedy), 1.0):
             return ""

@@ -211,6 +211,9 @@ class STreeDRegressor(_STreeDFit, ExternalTreeRegressor):
     _describe = staticmethod(_describe_regression)
     _score_stat = "tool_mse"
 
+    def _max_leaves(self):
+        return None if self.max_num_nodes is None else self.max_num_nodes + 1
+
     def _streed_solver(self, pystreed, time_limit, seed):
         return pystreed.STreeDRegressor(
             optimization_task="regression",

@@ -109,6 +109,18 @@ def test_streed_min_samples_leaf_is_dl85s_min_sup():
     assert reg.tree_.n_samples[reg.tree_.feature == -1].min() >= 5
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_streed_one_branching_node_is_the_best_single_split(seed):
+    # the check of its claim against CART keeps to one split too
+    _needs(STreeDRegressor)
+    X, y = _random_regression(seed)
+    reference = DL85Regressor(max_depth=1).fit(X, y)
+    reg = STreeDRegressor(max_depth=3, max_num_nodes=1).fit(X, y)
+    assert reg.optimal_ and "claim_refuted" not in reg.stats_
+    assert reg.tree_.n_leaves == 2
+    assert reg.objective_ == pytest.approx(reference.objective_, rel=1e-9)
+
+
 def test_streed_refuses_sample_weight_and_numbers():
     _needs(STreeDRegressor)
     X, y = _random_regression(0)
