@@ -133,6 +133,17 @@ class OSRTRegressor(ExternalTreeRegressor):
         ``n_leaves``, ``killed_at_limit``, ``startup_s`` (0 in a fork),
         ``solver_time_s``.
 
+    Notes
+    -----
+    OSRT 0.2.2 calls trees optimal that are not: on random 0/1 data of 40
+    rows its depth-3 "optimal" trees have no leaf under 6 rows and cost more
+    (its own objective) than DL8.5's optimal trees, in 10 of 10 seeds; on
+    200 rows, in 1 of 30 (seeds 0-9, regularization 0.001 to 0.1). On the
+    OSRT paper's sets tried (servo, airquality, real-estate, sync; depths 2
+    and 3) its optimum matched or beat DL8.5's trees. A claim that one of
+    CART's trees refutes is not passed on (``optimal_`` False,
+    ``stats_["claim_refuted"]``); the others cannot be checked cheaply.
+
     Examples
     --------
     >>> import numpy as np
