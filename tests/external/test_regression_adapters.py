@@ -169,6 +169,20 @@ def test_osrt_respects_the_depth_and_reports_its_own_loss(seed, depth):
     assert sse >= best.objective_ * (1 - 1e-9)
 
 
+def test_osrt_uses_the_whole_depth_on_servo():
+    # a budget one level short would miss DL8.5's depth-3 trees
+    _needs(OSRTRegressor)
+    data = load_dataset("osrt/servo")
+    reg = OSRTRegressor(max_depth=3, regularization=1e-3, time_limit=60)
+    reg.fit(data.X, data.y)
+    assert reg.optimal_ and reg.tree_.depth == 3
+    penalty = reg.stats_["leaf_penalty"]
+    for depth in (1, 2, 3):
+        tree = DL85Regressor(max_depth=depth).fit(data.X, data.y)
+        penalised = tree.objective_ + penalty * tree.tree_.n_leaves
+        assert reg.objective_ <= penalised * (1 + 1e-6)
+
+
 def test_osrt_family_carries_the_penalty_in_objective_units():
     _needs(OSRTRegressor)
     X, y = _random_regression(2)
