@@ -6,6 +6,7 @@ Each solver's tests skip when its package is not installed
 """
 
 import numpy as np
+import psutil
 import pytest
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -236,6 +237,8 @@ def test_osrt_is_killed_at_its_limit():
         _sse(reg, data.X, data.y) + reg.stats_["leaf_penalty"] * reg.tree_.n_leaves
     )
     assert reg.stats_["killed_at_limit"] == reg.stats_.get("no_solver_tree", False)
+    children = psutil.Process().children(recursive=True)
+    assert all(c.status() == psutil.STATUS_ZOMBIE for c in children)
 
 
 # --------------------------------------------------------- sklearn checks
