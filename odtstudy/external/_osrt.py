@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import sys
 from numbers import Real
 
 import numpy as np
@@ -168,6 +169,12 @@ class OSRTRegressor(ExternalTreeRegressor):
         **ExternalTreeRegressor._parameter_constraints,
         "regularization": [Interval(Real, 0, 1, closed="both")],
     }
+
+    @classmethod
+    def installed(cls) -> bool:
+        """True on Python >= 3.12 (the wheels' and the extra's) when osrt
+        imports."""
+        return sys.version_info >= (3, 12) and super().installed()
 
     def __init__(self, max_depth=3, *, time_limit=None, regularization=0.05):
         self.max_depth = max_depth

@@ -5,6 +5,8 @@ Each solver's tests skip when its package is not installed
 (``pip install "odtstudy[external]"``).
 """
 
+import sys
+
 import numpy as np
 import psutil
 import pytest
@@ -215,6 +217,12 @@ def test_osrt_claims_that_cart_refutes_are_not_passed_on():
     optimum = DL85Regressor(max_depth=3).fit(X, y)
     penalised = optimum.objective_ + reg.stats_["leaf_penalty"] * optimum.tree_.n_leaves
     assert penalised < reg.objective_
+
+
+def test_osrt_is_not_installed_before_python_3_12(monkeypatch):
+    monkeypatch.setattr(sys, "version_info", (3, 11, 9))
+    assert not OSRTRegressor.installed()
+    assert "Python >= 3.12" in OSRTRegressor.install_hint()
 
 
 def test_osrt_constant_target_is_a_proven_single_leaf():
