@@ -23,6 +23,7 @@ STUDY_KEYS = {
     "workers",
     "repeats",
     "tiers",
+    "task",
 }
 #: Keys of one tier of a study (``tiers = [{name = ..., ...}]``).
 TIER_KEYS = ("name", "datasets", "depths", "methods")
