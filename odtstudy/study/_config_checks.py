@@ -6,6 +6,7 @@ parameters), then the preflight."""
 from __future__ import annotations
 
 import difflib
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = ["check_config"]
 
 def check_config(config, where, preflight):
     """All checks of a built config; ``where`` words the messages."""
+    _drop_missing_optional(config, where)
     _check_fields(config, where)
     _check_datasets(config, where)
     _check_specs(config, where)
@@ -56,6 +58,47 @@ def _check_fields(config, where):
             )
     if config.tiers:
         _check_tier_methods(config, where)
+
+
+def _drop_missing_optional(config, where):
+    """Remove the ``optional_methods`` that are not installed from the study
+    (and its tiers) into ``skipped_methods``, with a warning naming what is
+    missing."""
+    optional = config.optional_methods or []
+    problem = value_problem("optional_methods", config.optional_methods)
+    if problem:
+        raise where.error(where.key("optional_methods"), problem)
+    specs = {spec.label: spec for spec in getattr(config, "methods", None) or []}
+    missing = {}
+    for label in optional:
+        if label not in specs:
+            raise where.error(
+                where.key("optional_methods"),
+                f"{label!r} is not in the study's methods{close(label, specs)}; "
+                "list only methods the study runs",
+            )
+        try:
+            get_method(specs[label].method).estimator_class()
+        except KeyError as exc:
+            missing[label] = exc.args[0]
+    if not missing:
+        return
+    config.methods = [spec for spec in config.methods if spec.label not in missing]
+    tiers = []
+    for tier in config.tiers:
+        if "methods" in tier:
+            tier = {**tier, "methods": [m for m in tier["methods"] if m not in missing]}
+            if not tier["methods"]:
+                continue
+        tiers.append(tier)
+    config.tiers = tiers
+    config.optional_methods = [label for label in optional if label not in missing]
+    config.skipped_methods = {**config.skipped_methods, **missing}
+    for label, reason in missing.items():
+        warnings.warn(
+            f"{where.origin}: optional method {label!r} skipped: {reason}",
+            stacklevel=2,
+        )
 
 
 def _check_tier_methods(config, where):

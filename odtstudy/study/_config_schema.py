@@ -24,6 +24,7 @@ STUDY_KEYS = {
     "repeats",
     "tiers",
     "task",
+    "optional_methods",
 }
 #: Keys of one tier of a study (``tiers = [{name = ..., ...}]``).
 TIER_KEYS = ("name", "datasets", "depths", "methods")

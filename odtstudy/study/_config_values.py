@@ -142,6 +142,15 @@ _SCALARS = {
         "memory_limit_mb = 4096",
         lambda v: v is None or (_is_number(v) and v > 0),
     ),
+    "optional_methods": (
+        "a list of the study's method labels, run when installed and skipped "
+        "with a note otherwise",
+        'optional_methods = ["osrt"]',
+        lambda v: (
+            v is None
+            or (isinstance(v, (list, tuple)) and all(nonempty_str(x) for x in v))
+        ),
+    ),
     "task": (
         " or ".join(f'"{task}"' for task in TASKS) + ' (no task key: "classification")',
         'task = "regression"',

@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 from odtstudy.study._solver_tree import solver_tree_column
 from odtstudy.study.registry import get_method
 
@@ -32,6 +33,7 @@ RUN_KEYS = ["dataset", "depth", "fold", "seed"]
 CELL_KEYS = ["dataset", "depth", "method"]
 DEFAULT_FAMILY = "misclassification"
 DEFAULT_TOOL = "odtstudy"
+DEFAULT_TASK = "classification"
 
 #: How a cell (dataset x method x depth) is summarised; printed in the report.
 CELL_RULE = (
@@ -62,12 +64,13 @@ def _n_trees(stats) -> float:
 
 
 def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``n_trees``, ``objective_family``, ``tool`` and ``has_solver_tree``
-    where records lack them.
+    """Add ``n_trees``, ``objective_family``, ``tool``, ``task`` and
+    ``has_solver_tree`` where records lack them.
 
-    Older records have no family or tool: a single tree's objective is then
-    ``"misclassification"`` and the tool ``"odtstudy"``; a forest's family is
-    ``"forest"`` (its objective is not a count of errors). A missing
+    Older records have no family, tool or task: a single tree's objective is
+    then ``"misclassification"``, the tool ``"odtstudy"`` and the task
+    ``"classification"``; a forest's family is ``"forest"`` (its objective is
+    not a count of errors). A missing
     ``has_solver_tree`` is derived from the run's stats
     (:func:`~odtstudy.study._solver_tree.solver_tree_column`).
     """
@@ -84,6 +87,10 @@ def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
         frame["tool"] = None
     tool = frame["tool"].astype(object)
     frame["tool"] = tool.where(tool.notna(), DEFAULT_TOOL)
+    if "task" not in frame:
+        frame["task"] = None
+    task = frame["task"].astype(object)
+    frame["task"] = task.where(task.notna(), DEFAULT_TASK)
     return frame
 
 
@@ -220,7 +227,9 @@ class StudyRecords:
         Columns: ``n_ok``, ``n_trees`` (runs with a tree of their own),
         ``n_not_own`` (runs with a tree not their own), ``complete``,
         ``test_acc``, ``test_std``, ``train_acc``, ``objective``, ``proven``,
-        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
+        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``,
+        and the means of the regression columns the records have
+        (``test_mse``, ``train_mse``, ``test_r2``, ...).
         """
         frame = self.frame
         index = frame.groupby(CELL_KEYS).size().index
@@ -244,4 +253,7 @@ class StudyRecords:
         table["all_proven"] = table["proven"] >= self.expected
         table["fit_time"] = trees["fit_time_s"].mean()
         table["fit_mem"] = trees["fit_mem_mb"].max()
+        for column in REGRESSION_COLUMNS:
+            if column in frame:
+                table[column] = trees[column].mean()
         return table.reset_index()

@@ -5,6 +5,7 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     [study]
     name = "quick"               # results go to <output>/<name>/
     task = "classification"      # or "regression" (default: classification)
+    optional_methods = ["osrt"]  # skipped with a note when not installed
     datasets = ["zoo-1", "uci/iris"]
     methods = "all"              # every registered method that imports
     depths = [2, 3, 4]
@@ -94,6 +95,9 @@ Checks
   ``time_limit``      seconds, a number > 0
   ``grace_s``         seconds, a number >= 0
   ``memory_limit_mb`` a number > 0 (absent: no limit)
+  ``optional_methods`` method labels of the study that are skipped, with
+                      a warning naming what is missing, when not installed
+                      (another method that is not installed is an error)
   ``tiers``           a list of tables ``{name, datasets, depths,
                       methods}`` (``methods`` optional: all the study's);
                       replaces ``datasets`` and ``depths``; every method
@@ -211,6 +215,9 @@ class StudyConfig:
     scale: str = "default"
     tiers: list = field(default_factory=list)
     task: str = "classification"
+    optional_methods: list | None = None
+    #: label -> why: the optional methods the checks removed (not installed)
+    skipped_methods: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.max_thresholds == "all":
@@ -312,5 +319,6 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
         scale=scale,
         tiers=list(study.get("tiers", [])),
         task=task,
+        optional_methods=study.get("optional_methods"),
     )
     return check_config(config, where, preflight=True)
