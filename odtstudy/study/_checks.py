@@ -17,28 +17,6 @@ _KEYS = [*RUN_KEYS, "problem", "objective_family"]
 #: Every threshold of every numeric feature: what a numeric exact learner
 #: searches, and what a 0/1 learner sees after binarising at every midpoint.
 ALL_THRESHOLDS = "all thresholds"
-#: Relative tolerance between two regression objectives (sums of float
-#: losses, added up in another order by each solver) held to be equal.
-REGRESSION_RTOL = 1e-6
-
-
-def _same(values: pd.Series, task: str) -> bool:
-    """True when the objectives agree: equal to 6 decimals (counts of errors,
-    costs), or within :data:`REGRESSION_RTOL` of each other (regression)."""
-    if task != "regression":
-        return values.round(6).nunique() <= 1
-    low, high = float(values.min()), float(values.max())
-    return high - low <= REGRESSION_RTOL * max(abs(low), abs(high), 1e-12)
-
-
-def _close_to_optimum(frame: pd.DataFrame) -> np.ndarray:
-    """Runs of a regression task whose objective is within
-    :data:`REGRESSION_RTOL` of the proven optimum (a gap of rounding)."""
-    regression = (frame["task"] == "regression").to_numpy()
-    objective = frame["objective"].to_numpy(dtype=float)
-    optimum = frame["optimum"].to_numpy(dtype=float)
-    scale = np.maximum(np.maximum(np.abs(objective), np.abs(optimum)), 1e-12)
-    return regression & (np.abs(objective - optimum) <= REGRESSION_RTOL * scale)
 
 
 def _learner_data(label: str, protocol: dict) -> str:
@@ -100,8 +78,6 @@ def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
     :func:`with_problem`: ConTree on numeric data and DL8.5 on the data
     binarised at every midpoint solve the same one) and on the objective family
     (records without one are single trees minimising misclassifications).
-    Regression objectives (sums of float losses) agree within a relative
-    :data:`REGRESSION_RTOL`; others to 6 decimals.
     Forests are not compared. Disagreements between two different tools
     (say odtstudy and a published solver) come first.
 
@@ -115,13 +91,13 @@ def consistency_violations(frame: pd.DataFrame) -> pd.DataFrame:
     proven = frame[(frame["status"] == "ok") & frame["optimal"]]
     rows = []
     for key, group in proven.groupby(_KEYS):
-        values = group.set_index("method")["objective"]
-        if not _same(values, group["task"].iloc[0]):
+        values = group.set_index("method")["objective"].round(6)
+        if values.nunique() > 1:
             rows.append(
                 dict(
                     zip(_KEYS, key),
                     tools=group["tool"].nunique(),
-                    objectives=values.round(6).to_dict(),
+                    objectives=values.to_dict(),
                 )
             )
     table = pd.DataFrame(rows, columns=[*_KEYS, "tools", "objectives"])
@@ -140,17 +116,13 @@ def heuristic_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     better tree than a proven optimum: a bug. Runs without a tree of their
     own (a fallback leaf, a warm start returned unchanged, a late tree:
     ``has_solver_tree``) are left out: their objective is not the method's.
-    A regression gap within :data:`REGRESSION_RTOL` of the optimum is
-    rounding: 0.
     """
     frame = with_problem(single_tree_runs(with_defaults(frame)))
     returned = (frame["status"] == "ok") & frame["has_solver_tree"]
     ok = frame[returned & frame["objective"].notna()]
     optimum = ok[ok["optimal"]].groupby(_KEYS)["objective"].min().rename("optimum")
     others = ok[~ok["optimal"]].join(optimum, on=_KEYS, how="inner")
-    gap = (others["objective"] - others["optimum"]).where(
-        ~_close_to_optimum(others), 0.0
-    )
+    gap = others["objective"] - others["optimum"]
     rows = others["n_train"] if "n_train" in others else np.nan
     others = others.assign(gap=gap, gap_points=100.0 * gap / rows)
     return others[[*_KEYS, "method", "objective", "optimum", "gap", "gap_points"]]

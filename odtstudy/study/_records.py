@@ -15,7 +15,6 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 from odtstudy.study._solver_tree import solver_tree_column
 from odtstudy.study.registry import get_method
 
@@ -227,9 +226,7 @@ class StudyRecords:
         Columns: ``n_ok``, ``n_trees`` (runs with a tree of their own),
         ``n_not_own`` (runs with a tree not their own), ``complete``,
         ``test_acc``, ``test_std``, ``train_acc``, ``objective``, ``proven``,
-        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``,
-        and the means of the regression columns the records have
-        (``test_mse``, ``train_mse``, ``test_r2``, ...).
+        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
         """
         frame = self.frame
         index = frame.groupby(CELL_KEYS).size().index
@@ -253,7 +250,4 @@ class StudyRecords:
         table["all_proven"] = table["proven"] >= self.expected
         table["fit_time"] = trees["fit_time_s"].mean()
         table["fit_mem"] = trees["fit_mem_mb"].max()
-        for column in REGRESSION_COLUMNS:
-            if column in frame:
-                table[column] = trees[column].mean()
         return table.reset_index()
