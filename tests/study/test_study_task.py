@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 
 from odtstudy.datasets import _user
+from odtstudy.dl85 import DL85Regressor
 from odtstudy.study import load_config, registry, run_study
 from odtstudy.study._checks import consistency_violations, heuristic_gaps
 from odtstudy.study._records import with_defaults
 from odtstudy.study._regression_scores import REGRESSION_COLUMNS
-from odtstudy.study._worker import _predictions, fold_indices
+from odtstudy.study._worker import _predictions, _TreeScorer, fold_indices
 from odtstudy.study.results import ResultsStore
 
 REFERENCE = Path(__file__).parents[2] / "docs" / "reference-reports"
@@ -199,6 +200,21 @@ def test_regression_predictions_are_one_number_per_row():
         _predictions(Words(), X, "training", "regression")
 
 
+def test_incumbent_scorer_reads_a_regression_tree_as_values():
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3, dtype=np.uint8)
+    y = np.array([1.0, 2.0, 10.0, 12.0] * 3)
+    reg = DL85Regressor(max_depth=1).fit(X, y)
+    labels = {"tool": "odtstudy", "objective_family": "squared-error"}
+    scorer = _TreeScorer(X, y, X[:4], y[:4], labels, "regression")
+    fields = scorer(reg.tree_, reg.objective_, reg.lower_bound_)
+    assert fields["task"] == "regression" and fields["train_acc"] is None
+    assert fields["train_mse"] == pytest.approx(reg.objective_ / len(y))
+    assert fields["test_mse"] == pytest.approx(
+        np.mean((reg.predict(X[:4]) - y[:4]) ** 2)
+    )
+    assert fields["train_pinball"] is None
+
+
 # ------------------------------------------------------------ the built-in study
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
@@ -288,7 +304,20 @@ def _user_table(folder, target):
     return frame
 
 
-def test_user_csv_with_a_numeric_target_runs_as_a_regression_study(tmp_path):
+REGRESSOR = """
+from sklearn.tree import DecisionTreeRegressor
+
+
+class MyRegressor(DecisionTreeRegressor):
+    \"\"\"A user's learner: any scikit-learn regressor.\"\"\"
+"""
+
+
+def test_user_csv_with_a_numeric_target_runs_as_a_regression_study(
+    tmp_path, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "myreg_mod.py").write_text(REGRESSOR)
     table = _user_table(
         tmp_path, lambda X, rng: 3 * (X[:, 0] > 2) + X[:, 1] + rng.normal(size=40)
     )
@@ -299,7 +328,7 @@ def test_user_csv_with_a_numeric_target_runs_as_a_regression_study(tmp_path):
         name = "mine"
         task = "regression"
         datasets = ["mine"]
-        methods = ["dl85-reg-numeric", "dl85-reg"]
+        methods = ["dl85-reg-numeric", "dl85-reg", "greedy"]
         depths = [2]
         folds = 1
         time_limit = 10
@@ -307,6 +336,10 @@ def test_user_csv_with_a_numeric_target_runs_as_a_regression_study(tmp_path):
         [datasets.mine]
         path = "mine.csv"
         target = "y"
+
+        [methods.greedy]
+        target = "myreg_mod:MyRegressor"
+        tasks = ["regression"]
         """,
     )
     config = load_config(path)
@@ -315,10 +348,41 @@ def test_user_csv_with_a_numeric_target_runs_as_a_regression_study(tmp_path):
     assert (frame["task"] == "regression").all()
     assert frame["train_mse"].notna().all() and frame["test_r2"].notna().all()
     X, y = table[["a", "b"]].to_numpy(), table["y"].to_numpy()
-    numeric = frame.set_index("method").loc["dl85-reg-numeric"]
+    runs = frame.set_index("method")
+    numeric = runs.loc["dl85-reg-numeric"]
     assert numeric["optimal"]
     assert numeric["objective"] == pytest.approx(_best_sse(X, y, 2), rel=1e-9)
     assert numeric["train_mse"] * len(y) == pytest.approx(numeric["objective"])
+    # a plain regressor's objective is its training SSE, recounted; no proof
+    greedy = runs.loc["greedy"]
+    assert greedy["objective_family"] == "squared-error"
+    assert not greedy["optimal"]
+    assert greedy["objective"] == pytest.approx(greedy["train_mse"] * len(y))
+    assert greedy["objective"] >= numeric["objective"] * (1 - 1e-9)
+
+
+def test_user_learner_without_tasks_is_refused_in_a_regression_study(
+    tmp_path, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "myreg_mod2.py").write_text(REGRESSOR)
+    path = _study_file(
+        tmp_path,
+        """
+        [study]
+        task = "regression"
+        datasets = ["osrt/servo"]
+        methods = ["greedy"]
+
+        [methods.greedy]
+        target = "myreg_mod2:MyRegressor"
+        """,
+    )
+    with pytest.raises(ValueError, match="supports classification only"):
+        load_config(path)
+    path.write_text(path.read_text() + 'tasks = ["ranking"]\n')
+    with pytest.raises(ValueError, match=r"\[methods.greedy\] tasks: expected"):
+        load_config(path)
 
 
 @pytest.mark.parametrize(
