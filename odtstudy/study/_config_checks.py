@@ -97,7 +97,7 @@ def _drop_missing_optional(config, where):
     for label, reason in missing.items():
         warnings.warn(
             f"{where.origin}: optional method {label!r} skipped: {reason}",
-            stacklevel=2,
+            stacklevel=4,  # the caller of load_config or validate
         )
 
 
