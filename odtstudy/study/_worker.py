@@ -26,11 +26,7 @@ from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
-from odtstudy.study._regression_scores import (
-    REGRESSION_COLUMNS,
-    family_loss,
-    regression_scores,
-)
+from odtstudy.study._regression_scores import family_loss, regression_scores
 from odtstudy.study._solver_tree import has_solver_tree
 from odtstudy.study.registry import get_method
 
@@ -134,11 +130,9 @@ def _predictions(estimator, X, rows: str, task="classification") -> np.ndarray:
     learner = type(estimator).__name__
     regression = task == "regression"
     if shape != (len(X),):
-        what = (
-            "a regressor's predict must return one value"
-            if regression
-            else ("a classifier's predict must return one label")
-        )
+        what = "a regressor's predict must return one value"
+        if not regression:
+            what = "a classifier's predict must return one label"
         raise ValueError(
             f"{learner}.predict returned {type(pred).__name__} of shape {shape} "
             f"on the {len(X)} {rows} rows; {what} per row, shape ({len(X)},)"
@@ -213,7 +207,6 @@ def _scores(task, family, y_train, train_pred, y_test, test_pred) -> dict:
         "task": task,
         "train_acc": float(np.mean(train_pred == y_train)),
         "test_acc": float(np.mean(test_pred == y_test)),
-        **dict.fromkeys(REGRESSION_COLUMNS),
     }
 
 
