@@ -28,8 +28,8 @@ __all__ = ["check_config"]
 
 def check_config(config, where, preflight):
     """All checks of a built config; ``where`` words the messages."""
-    _drop_missing_optional(config, where)
     _check_fields(config, where)
+    _drop_missing_optional(config, where)
     _check_datasets(config, where)
     _check_specs(config, where)
     if preflight:
@@ -65,10 +65,7 @@ def _drop_missing_optional(config, where):
     (and its tiers) into ``skipped_methods``, with a warning naming what is
     missing."""
     optional = config.optional_methods or []
-    problem = value_problem("optional_methods", config.optional_methods)
-    if problem:
-        raise where.error(where.key("optional_methods"), problem)
-    specs = {spec.label: spec for spec in getattr(config, "methods", None) or []}
+    specs = {spec.label: spec for spec in config.methods}
     missing = {}
     for label in optional:
         if label not in specs:
@@ -84,6 +81,11 @@ def _drop_missing_optional(config, where):
     if not missing:
         return
     config.methods = [spec for spec in config.methods if spec.label not in missing]
+    if not config.methods:
+        raise where.error(
+            where.key("methods"),
+            f"no method is installed: {'; '.join(missing.values())}",
+        )
     tiers = []
     for tier in config.tiers:
         if "methods" in tier:
