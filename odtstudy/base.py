@@ -16,7 +16,9 @@ What the study registry reads from a learner's *class*:
   when ``_requires_binary``);
 - ``_exact``: True when the learner can prove optimality;
 - ``objective_family(params)`` (class method) or ``_objective_family``: what
-  ``objective_`` measures.
+  ``objective_`` measures;
+- ``_study_tasks``: the study tasks it serves, ``("classification",)`` when
+  absent, ``("regression",)`` for a regressor.
 """
 
 from __future__ import annotations

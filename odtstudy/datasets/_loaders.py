@@ -122,11 +122,12 @@ default=None
         and (kind is None or entry["kind"] == kind)
         and (task is None or _task(entry) == task)
     ]
-    if collection in (None, "user") and task in (None, "classification"):
+    if collection in (None, "user"):
         names += [
             spec.key
             for spec in user_datasets()
-            if kind is None or user_info(spec)["kind"] == kind
+            if (kind is None or user_info(spec)["kind"] == kind)
+            and (task is None or spec.task == task)
         ]
     return sorted(names)
 
@@ -235,7 +236,8 @@ def load_dataset(name: str) -> Dataset:
     user = user_dataset(key)
     if key not in _catalog() and user is not None:
         X, y, names, kind, categorical = load_user(user)
-        return Dataset(X, y, names, kind, user_source(user), key, categorical)
+        source = user_source(user)
+        return Dataset(X, y, names, kind, source, key, categorical, user.task)
     entry = _catalog()[key]
     reader = _read_sklearn if entry["collection"] == "sklearn" else _read_vendored
     X, y, names = reader(entry)
@@ -247,6 +249,4 @@ def load_dataset(name: str) -> Dataset:
         )
     if _task(entry) == "regression":
         y = np.asarray(y, dtype=np.float64)
-    return Dataset(
-        X, y, names, entry["kind"], entry["source"], key, task=_task(entry)
-    )
+    return Dataset(X, y, names, entry["kind"], entry["source"], key, task=_task(entry))

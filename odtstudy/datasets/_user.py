@@ -1,7 +1,7 @@
 """The user's own tables (CSV or Parquet), registered by name for this process.
 
 A study file declares them (``[datasets.<name>] path / target /
-categorical``); :func:`register_dataset` checks the file once and records
+categorical / task``); :func:`register_dataset` checks the file once and records
 its absolute path, so :func:`odtstudy.datasets.load_dataset` finds it by name
 in this process and in the study's workers, which are forked from it.
 """
@@ -27,6 +27,10 @@ __all__ = [
 
 USER_COLLECTION = "user"
 _FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_TASKS = ("classification", "regression")
+#: A classification target of non-integer numbers with more distinct values
+#: than this is refused as a regression target.
+_MAX_FLOAT_CLASSES = 20
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class UserDataset:
     path: str
     target: str
     categorical: tuple = ()
+    task: str = "classification"
 
     @property
     def key(self) -> str:
@@ -105,9 +110,48 @@ def _columns(frame, spec):
         or not pd.api.types.is_numeric_dtype(features[c])
         or pd.api.types.is_bool_dtype(features[c])
     ]
+    if spec.task == "regression":
+        return features, _regression_target(y, spec), categorical
     if y.nunique() < 2:
         raise ValueError(f"target column {spec.target!r} has a single class")
+    _check_labels(y, spec)
     return features, y.to_numpy(), categorical
+
+
+def _regression_target(y, spec) -> np.ndarray:
+    """The numeric target of a regression table, as float64."""
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        example = y[pd.to_numeric(y, errors="coerce").isna()].iloc[0]
+        raise ValueError(
+            f"target column {spec.target!r} holds {example!r}, not a number: a "
+            "regression table needs a numeric target; give a numeric column as "
+            'target, or use task = "classification" for class labels'
+        )
+    values = y.to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"target column {spec.target!r} holds an infinite value; drop those rows"
+        )
+    if len(np.unique(values)) < 2:
+        raise ValueError(
+            f"target column {spec.target!r} has a single value: nothing to predict"
+        )
+    return values
+
+
+def _check_labels(y, spec) -> None:
+    """Refuse a classification target that reads as a regression target."""
+    if not pd.api.types.is_float_dtype(y):
+        return
+    values = y.to_numpy(dtype=np.float64)
+    distinct = len(np.unique(values))
+    if distinct > _MAX_FLOAT_CLASSES and not np.all(values == np.round(values)):
+        raise ValueError(
+            f"target column {spec.target!r} holds {distinct} distinct non-integer "
+            "numbers, a regression target, not class labels; run it in a "
+            'regression study (task = "regression" in [study]) or give a '
+            "column of class labels as target"
+        )
 
 
 def _arrays(spec):
@@ -131,7 +175,9 @@ def _digest(path) -> str:
         return hashlib.sha256(fh.read()).hexdigest()[:16]
 
 
-def register_dataset(name, path, target, categorical=(), base_dir=None) -> dict:
+def register_dataset(
+    name, path, target, categorical=(), base_dir=None, task="classification"
+) -> dict:
     """Check a user table and register it under ``name`` (``user/<name>``).
 
     Parameters
@@ -141,10 +187,14 @@ def register_dataset(name, path, target, categorical=(), base_dir=None) -> dict:
         A ``.csv`` (``.csv.gz``) or ``.parquet`` file; relative paths are
         taken from ``base_dir`` (the study file's folder).
     target : str
-        The label column.
+        The label column (a number per row for regression).
     categorical : list of str, default=()
         Columns to one-hot encode besides the non-numeric ones.
     base_dir : str or Path, default=None
+    task : {"classification", "regression"}, default="classification"
+        What the target is: class labels (at least two; a float column with
+        many non-integer values is refused), or numbers (refused when not
+        numeric).
 
     Returns
     -------
@@ -154,9 +204,12 @@ def register_dataset(name, path, target, categorical=(), base_dir=None) -> dict:
     Raises
     ------
     ValueError
-        For a missing or unreadable file, an unknown column, missing values
-        or a single class; the message names the problem.
+        For a missing or unreadable file, an unknown column, missing values,
+        a single class or a target that does not fit ``task``; the message
+        names the problem.
     """
+    if task not in _TASKS:
+        raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
     file = Path(path)
     if not file.is_absolute() and base_dir is not None:
         file = Path(base_dir) / file
@@ -164,7 +217,7 @@ def register_dataset(name, path, target, categorical=(), base_dir=None) -> dict:
     if not file.is_file():
         raise ValueError(f"file {file} does not exist")
     _format(file)
-    spec = UserDataset(str(name), str(file), str(target), tuple(categorical))
+    spec = UserDataset(str(name), str(file), str(target), tuple(categorical), task)
     try:
         X, y, _, kind, _ = _arrays(spec)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -174,15 +227,18 @@ def register_dataset(name, path, target, categorical=(), base_dir=None) -> dict:
 
 
 def _entry(spec, X, y, kind) -> dict:
-    return {
+    entry = {
         "name": spec.name,
         "collection": USER_COLLECTION,
         "kind": kind,
         "rows": int(X.shape[0]),
         "features": int(X.shape[1]),
-        "classes": len(np.unique(y)),
+        "task": spec.task,
         "source": user_source(spec),
     }
+    if spec.task == "classification":
+        entry["classes"] = len(np.unique(y))
+    return entry
 
 
 def user_source(spec: UserDataset) -> str:

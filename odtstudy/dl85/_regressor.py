@@ -106,6 +106,19 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     """
 
     _requires_binary = True
+    _study_tasks = ("regression",)
+
+    @classmethod
+    def objective_family(cls, params) -> str:
+        """What ``objective_`` sums for these parameters: ``"squared-error"``,
+        ``"absolute-error"`` or ``"pinball@<tau>"`` (``"pinball@0.1,0.9"``
+        for a list of quantiles)."""
+        criterion = params.get("criterion", "squared_error")
+        if criterion == "quantile":
+            taus = np.atleast_1d(params.get("quantile", 0.5))
+            return "pinball@" + ",".join(f"{float(tau):g}" for tau in taus)
+        return criterion.replace("_", "-")
+
     _parameter_constraints: dict = {
         **BaseTreeRegressor._parameter_constraints,
         **SEARCH_CONSTRAINTS,

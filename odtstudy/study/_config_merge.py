@@ -85,15 +85,18 @@ def method_tables(tables, where, folder) -> dict:
     }
 
 
-def method_specs(names, tables) -> list:
+def method_specs(names, tables, task="classification") -> list:
     """The :class:`MethodSpec` of each label (``"all"``: every available
-    method without defaults, and every table's label)."""
+    method of the study's ``task`` without defaults, and every table's label
+    whose method serves the task)."""
     if names in (["all"], "all"):
-        names = list(list_methods(available_only=True))
+        names = list(list_methods(available_only=True, task=task))
         names = [n for n in names if not get_method(n).defaults] + [
             label
             for label, table in tables.items()
-            if label not in names and get_method(table.get("method", label)).available()
+            if label not in names
+            and get_method(table.get("method", label)).available()
+            and task in get_method(table.get("method", label)).tasks
         ]
     specs = []
     for label in names:

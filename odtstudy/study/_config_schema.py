@@ -23,6 +23,8 @@ STUDY_KEYS = {
     "workers",
     "repeats",
     "tiers",
+    "task",
+    "optional_methods",
 }
 #: Keys of one tier of a study (``tiers = [{name = ..., ...}]``).
 TIER_KEYS = ("name", "datasets", "depths", "methods")

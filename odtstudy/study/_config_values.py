@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from odtstudy.study._config_schema import TIER_KEYS
+from odtstudy.study.registry import TASKS
 
 __all__ = ["LISTS", "Where", "close", "nonempty_str", "shown", "value_problem"]
 
@@ -140,6 +141,20 @@ _SCALARS = {
         "a number of MB > 0 (or no memory_limit_mb key: no limit)",
         "memory_limit_mb = 4096",
         lambda v: v is None or (_is_number(v) and v > 0),
+    ),
+    "optional_methods": (
+        "a list of the study's method labels, run when installed and skipped "
+        "with a note otherwise",
+        'optional_methods = ["osrt"]',
+        lambda v: (
+            v is None
+            or (isinstance(v, (list, tuple)) and all(nonempty_str(x) for x in v))
+        ),
+    ),
+    "task": (
+        " or ".join(f'"{task}"' for task in TASKS) + ' (no task key: "classification")',
+        'task = "regression"',
+        lambda v: v in TASKS,
     ),
 }
 # key -> (what the items are, an example list, test of an item)

@@ -32,6 +32,7 @@ RUN_KEYS = ["dataset", "depth", "fold", "seed"]
 CELL_KEYS = ["dataset", "depth", "method"]
 DEFAULT_FAMILY = "misclassification"
 DEFAULT_TOOL = "odtstudy"
+DEFAULT_TASK = "classification"
 
 #: How a cell (dataset x method x depth) is summarised; printed in the report.
 CELL_RULE = (
@@ -62,12 +63,13 @@ def _n_trees(stats) -> float:
 
 
 def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add ``n_trees``, ``objective_family``, ``tool`` and ``has_solver_tree``
-    where records lack them.
+    """Add ``n_trees``, ``objective_family``, ``tool``, ``task`` and
+    ``has_solver_tree`` where records lack them.
 
-    Older records have no family or tool: a single tree's objective is then
-    ``"misclassification"`` and the tool ``"odtstudy"``; a forest's family is
-    ``"forest"`` (its objective is not a count of errors). A missing
+    Older records have no family, tool or task: a single tree's objective is
+    then ``"misclassification"``, the tool ``"odtstudy"`` and the task
+    ``"classification"``; a forest's family is ``"forest"`` (its objective is
+    not a count of errors). A missing
     ``has_solver_tree`` is derived from the run's stats
     (:func:`~odtstudy.study._solver_tree.solver_tree_column`).
     """
@@ -84,6 +86,10 @@ def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
         frame["tool"] = None
     tool = frame["tool"].astype(object)
     frame["tool"] = tool.where(tool.notna(), DEFAULT_TOOL)
+    if "task" not in frame:
+        frame["task"] = None
+    task = frame["task"].astype(object)
+    frame["task"] = task.where(task.notna(), DEFAULT_TASK)
     return frame
 
 

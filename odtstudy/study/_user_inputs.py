@@ -16,14 +16,19 @@ import sys
 
 from odtstudy.datasets import register_dataset
 from odtstudy.datasets._loaders import _catalog
-from odtstudy.study.registry import DATA_KINDS, register_user_method
+from odtstudy.study.registry import (
+    DATA_KINDS,
+    TASKS,
+    check_tasks,
+    register_user_method,
+)
 
 __all__ = ["USER_METHOD_KEYS", "register_user_datasets", "register_user_methods"]
 
-_DATASET_KEYS = ("path", "target", "categorical")
+_DATASET_KEYS = ("path", "target", "categorical", "task")
 #: Keys of a ``[methods.<label>]`` table that define a user learner (the
 #: others are its constructor parameters).
-USER_METHOD_KEYS = ("target", "data", "exact", "objective_family")
+USER_METHOD_KEYS = ("target", "data", "exact", "objective_family", "tasks")
 
 
 def _builtin_names() -> set:
@@ -49,6 +54,11 @@ def _dataset_problem(name, table) -> tuple[str, str] | None:
             f"expected a list of column names, got {categorical!r}; e.g. "
             'categorical = ["colour"]'
         )
+    if table.get("task", TASKS[0]) not in TASKS:
+        return "task", (
+            f"expected one of {', '.join(TASKS)}, got {table['task']!r}; e.g. "
+            'task = "regression" (default: the study\'s task)'
+        )
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         return "", "a dataset name has letters, digits, '-', '_' and '.' only"
     if name in _builtin_names():
@@ -56,19 +66,23 @@ def _dataset_problem(name, table) -> tuple[str, str] | None:
     return None
 
 
-def register_user_datasets(tables, used, where, base_dir) -> None:
+def register_user_datasets(
+    tables, used, where, base_dir, task="classification"
+) -> None:
     """Check and register every ``[datasets.<name>]`` table.
 
     Parameters
     ----------
     tables : dict
-        ``name -> {path, target, categorical}``.
+        ``name -> {path, target, categorical, task}``.
     used : set of str
         Dataset names in some ``datasets`` list of the study.
     where : odtstudy.study._config_values.Where
         Words the errors (file, table and key).
     base_dir : Path
         Relative paths are taken from here (the study file's folder).
+    task : {"classification", "regression"}, default="classification"
+        The study's task: that of a table without a ``task`` key.
     """
     for name, table in tables.items():
         head = f"[datasets.{name}]"
@@ -90,6 +104,7 @@ def register_user_datasets(tables, used, where, base_dir) -> None:
                 table["target"],
                 table.get("categorical", []),
                 base_dir=base_dir,
+                task=table.get("task", task),
             )
         except ValueError as exc:
             message = str(exc)
@@ -151,6 +166,14 @@ def _method_problem(table) -> tuple[str, str] | None:
     family = table.get("objective_family", "misclassification")
     if not isinstance(family, str) or not family:
         return "objective_family", f"expected a non-empty string, got {family!r}"
+    if "tasks" in table:
+        try:
+            check_tasks(table["target"], table["tasks"])
+        except ValueError:
+            return "tasks", (
+                f"expected a non-empty list of {', '.join(TASKS)}, got "
+                f'{table["tasks"]!r}; e.g. tasks = ["regression"]'
+            )
     return None
 
 
@@ -195,6 +218,7 @@ def register_user_methods(tables, where, base_dir) -> dict:
                 table.get("data", "numeric"),
                 table.get("exact", False),
                 table.get("objective_family"),
+                table.get("tasks"),
             )
         except ValueError as exc:
             raise where.error(f"{head} target", str(exc)) from None

@@ -26,6 +26,7 @@ from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory
+from odtstudy.study._regression_scores import family_loss, regression_scores
 from odtstudy.study._solver_tree import has_solver_tree
 from odtstudy.study.registry import get_method
 
@@ -58,15 +59,15 @@ def read_frames(buffer: bytearray) -> list:
     return frames
 
 
-def fold_indices(y, n_folds, fold, seed):
-    """Train/test row indices of one stratified fold (plain k-fold if a class
-    is too small to be stratified). With one fold, both are all the rows: the
-    papers' training-objective comparisons."""
+def fold_indices(y, n_folds, fold, seed, task="classification"):
+    """Train/test row indices of one stratified fold (plain shuffled k-fold
+    for regression, or if a class is too small to be stratified). With one
+    fold, both are all the rows: the papers' training-objective comparisons."""
     if n_folds == 1:
         rows = np.arange(len(y))
         return rows, rows
     _, counts = np.unique(y, return_counts=True)
-    if counts.min() >= n_folds:
+    if task == "classification" and counts.min() >= n_folds:
         splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     else:
         splitter = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
@@ -120,22 +121,37 @@ def _prepare_user_table(dataset, binary, train, test, max_thresholds):
     return X[train], X[test], names
 
 
-def _predictions(estimator, X, rows: str) -> np.ndarray:
-    """``estimator.predict(X)``, checked to be one label per row (a user's
-    learner may return anything; NumPy would broadcast a column)."""
+def _predictions(estimator, X, rows: str, task="classification") -> np.ndarray:
+    """``estimator.predict(X)``, checked to be one label (a regressor: one
+    finite number) per row (a user's learner may return anything; NumPy
+    would broadcast a column)."""
     pred = estimator.predict(X)
     shape = np.shape(pred)
+    learner = type(estimator).__name__
+    regression = task == "regression"
     if shape != (len(X),):
+        what = "a regressor's predict must return one value"
+        if not regression:
+            what = "a classifier's predict must return one label"
         raise ValueError(
-            f"{type(estimator).__name__}.predict returned "
-            f"{type(pred).__name__} of shape {shape} on the {len(X)} {rows} rows; "
-            f"a classifier's predict must return one label per row, shape "
-            f"({len(X)},)"
+            f"{learner}.predict returned {type(pred).__name__} of shape {shape} "
+            f"on the {len(X)} {rows} rows; {what} per row, shape ({len(X)},)"
         )
-    return np.asarray(pred)
+    if not regression:
+        return np.asarray(pred)
+    try:
+        values = np.asarray(pred, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or not np.isfinite(values).all():
+        raise ValueError(
+            f"{learner}.predict returned a value that is not a finite number on "
+            f"the {rows} rows; a regressor's predict must return one number per row"
+        )
+    return values
 
 
-def _fitted_outcome(estimator, train_pred, y_train) -> dict:
+def _fitted_outcome(estimator, train_pred, y_train, family=None) -> dict:
     """What a fitted learner says about its fit, as outcome fields.
 
     odtstudy's learners (and subclasses of their bases) expose the common
@@ -144,7 +160,8 @@ def _fitted_outcome(estimator, train_pred, y_train) -> dict:
     ``predict``), ``n_trees_``, ``objective_``, ``lower_bound_``,
     ``optimal_``, ``status_``, ``stats_``. A user's plain scikit-learn
     classifier has none of them: its objective is its training
-    misclassifications and nothing is claimed.
+    misclassifications (a regressor, given its objective ``family``: the
+    training loss of the family) and nothing is claimed.
     """
     if not hasattr(estimator, "n_trees_"):
         shape, stats = (None, None), {}
@@ -152,9 +169,13 @@ def _fitted_outcome(estimator, train_pred, y_train) -> dict:
             shape = (int(estimator.get_n_leaves()), int(estimator.get_depth()))
         if hasattr(estimator, "estimators_"):  # a scikit-learn ensemble
             stats["n_trees"] = len(estimator.estimators_)
+        if family is None:
+            objective = float(np.sum(train_pred != y_train))
+        else:
+            objective = family_loss(family, y_train, train_pred)
         return {
             "learner_status": None,
-            "objective": float(np.sum(train_pred != y_train)),
+            "objective": objective,
             "lower_bound": None,
             "claimed_optimal": False,
             "n_leaves": shape[0],
@@ -177,20 +198,37 @@ def _fitted_outcome(estimator, train_pred, y_train) -> dict:
     }
 
 
-class _TreeScorer:
-    """Accuracy of a tree given as class indices into the sorted training labels."""
+def _scores(task, family, y_train, train_pred, y_test, test_pred) -> dict:
+    """A run's accuracy (classification) or regression errors, and its task."""
+    if task == "regression":
+        scores = regression_scores(family, y_train, train_pred, y_test, test_pred)
+        return {"task": task, "train_acc": None, "test_acc": None, **scores}
+    return {
+        "task": task,
+        "train_acc": float(np.mean(train_pred == y_train)),
+        "test_acc": float(np.mean(test_pred == y_test)),
+    }
 
-    def __init__(self, X_train, y_train, X_test, y_test, labels):
+
+class _TreeScorer:
+    """Scores of an incumbent tree: accuracy of a tree given as class indices
+    into the sorted training labels, or the errors of a regression tree (its
+    leaf values)."""
+
+    def __init__(self, X_train, y_train, X_test, y_test, labels, task):
         self.data = (X_train, y_train, X_test, y_test)
-        self.classes = np.unique(y_train)
+        self.task = task
+        self.classes = None if task == "regression" else np.unique(y_train)
         self.labels = labels  # the run's tool and objective family
 
     def __call__(self, tree, objective, lower_bound) -> dict:
         X_train, y_train, X_test, y_test = self.data
-        labels = self.classes
+        train_pred, test_pred = tree.predict(X_train), tree.predict(X_test)
+        if self.classes is not None:
+            train_pred, test_pred = self.classes[train_pred], self.classes[test_pred]
+        family = self.labels["objective_family"]
         return {
-            "train_acc": float(np.mean(labels[tree.predict(X_train)] == y_train)),
-            "test_acc": float(np.mean(labels[tree.predict(X_test)] == y_test)),
+            **_scores(self.task, family, y_train, train_pred, y_test, test_pred),
             "objective": None if objective is None else float(objective),
             "lower_bound": None if lower_bound is None else float(lower_bound),
             "n_leaves": int(tree.n_leaves),
@@ -207,7 +245,10 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     """
     started = time.perf_counter()
     dataset = load_dataset(run["dataset"])
-    train, test = fold_indices(dataset.y, run["n_folds"], run["fold"], run["seed"])
+    task = dataset.task
+    train, test = fold_indices(
+        dataset.y, run["n_folds"], run["fold"], run["seed"], task
+    )
     method = get_method(run["method"])
     X_train, X_test, _ = prepare_data(
         dataset, method, train, test, run.get("max_thresholds"), run["params"]
@@ -223,7 +264,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "tool": method.tool(),
         "objective_family": method.objective_family(run["params"]),
     }
-    scorer = _TreeScorer(X_train, y_train, X_test, y_test, labels)
+    scorer = _TreeScorer(X_train, y_train, X_test, y_test, labels, task)
     memory = _memory.FitMemory()
     if fd is not None:
         send_frame(fd, "fit_start", {"rss_mb": memory.rss_before_mb})
@@ -240,12 +281,13 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     fit_time = time.perf_counter() - t0
     cpu_time = _cpu_seconds() - cpu0
     t0 = time.perf_counter()
-    train_pred = _predictions(estimator, X_train, "training")
-    test_pred = _predictions(estimator, X_test, "test")
+    train_pred = _predictions(estimator, X_train, "training", task)
+    test_pred = _predictions(estimator, X_test, "test", task)
     predict_time = time.perf_counter() - t0
-    fitted = _fitted_outcome(estimator, train_pred, y_train)
     # an adapter may refine its family at fit time (a penalty scaled to n)
     family = getattr(estimator, "objective_family_", labels["objective_family"])
+    recount = family if task == "regression" else None
+    fitted = _fitted_outcome(estimator, train_pred, y_train, recount)
     claimed = fitted["claimed_optimal"]
     optimal = claimed and fit_time <= allowed_fit_time(run["time_limit"])
     return {
@@ -253,8 +295,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "tool": labels["tool"],
         "objective_family": family,
         "has_tree": True,
-        "train_acc": float(np.mean(train_pred == y_train)),
-        "test_acc": float(np.mean(test_pred == y_test)),
+        **_scores(task, family, y_train, train_pred, y_test, test_pred),
         **fitted,
         "optimal": optimal,
         "has_solver_tree": has_solver_tree(

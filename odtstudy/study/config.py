@@ -4,6 +4,8 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
 
     [study]
     name = "quick"               # results go to <output>/<name>/
+    task = "classification"      # or "regression" (default: classification)
+    optional_methods = ["osrt"]  # skipped with a note when not installed
     datasets = ["zoo-1", "uci/iris"]
     methods = "all"              # every registered method that imports
     depths = [2, 3, 4]
@@ -23,12 +25,14 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     path = "data/my.csv"         # CSV or Parquet, relative to this file
     target = "label"
     categorical = ["colour"]     # optional (non-numeric columns always are)
+    task = "regression"          # optional: the study's task
 
     [methods.mine]               # the user's learner: methods = ["mine", ...]
     target = "mypkg.trees:MyTree"  # any scikit-learn classifier
     data = "numeric"             # or "binary": the runner binarises for it
     exact = false                # true: it proves optimality
     objective_family = "misclassification"  # what its objective_ measures
+    tasks = ["classification"]   # the study tasks it serves
 
     [scales.smoke]               # overrides selected by --scale smoke
     depths = [2]
@@ -71,6 +75,10 @@ Checks
   ``name``            a plain name: letters, digits, ``-``, ``_``, ``.``
                       (not ``.`` or ``..``, no path); default: the file name
   ``description``     a string
+  ``task``            ``"classification"`` (absent) or ``"regression"``:
+                      every method must serve it (its ``tasks``) and every
+                      dataset be of it; ``methods = "all"`` runs the
+                      methods of this task
   ``datasets``        a non-empty list of dataset names (see
                       :func:`odtstudy.datasets.list_datasets`)
   ``methods``         a non-empty list of method labels, or ``"all"``
@@ -87,6 +95,9 @@ Checks
   ``time_limit``      seconds, a number > 0
   ``grace_s``         seconds, a number >= 0
   ``memory_limit_mb`` a number > 0 (absent: no limit)
+  ``optional_methods`` method labels of the study that are skipped, with
+                      a warning naming what is missing, when not installed
+                      (another method that is not installed is an error)
   ``tiers``           a list of tables ``{name, datasets, depths,
                       methods}`` (``methods`` optional: all the study's);
                       replaces ``datasets`` and ``depths``; every method
@@ -106,19 +117,29 @@ Checks
   columns, ``categorical`` lists columns of it, no value is missing, there
   are two classes or more, and the name is not a built-in dataset's; the
   table is registered as ``user/<name>`` for this process and its workers
-  (forked from it). A table in no ``datasets`` list is an error;
+  (forked from it). A table in no ``datasets`` list is an error. ``task``
+  (default: the study's) is ``"regression"`` for a numeric target, which is
+  then refused when not numeric; a classification table whose target holds
+  many non-integer numbers is refused (a regression target);
 * ``[methods.<label>] target = "module:Class"`` (the user's learner,
   imported with the study file's folder on ``sys.path``): it imports and
   has ``fit``; ``data`` is ``"numeric"`` or ``"binary"`` (the runner
   binarises for it), ``exact`` a boolean, ``objective_family`` a string
-  (default ``"misclassification"``); the learner is registered under its
+  (default ``"misclassification"``, ``"squared-error"`` for a regressor),
+  ``tasks`` a list of study tasks (default: the class's ``_study_tasks``,
+  else ``["classification"]``); the learner is registered under its
   import path, which the protocol id then names. Such a learner runs with
   the local runner (``--scheduler`` is refused: Dask workers would not know
   it, nor a user table);
-* ``folds`` fits every dataset: at most its number of rows, and at most the
-  size of its smallest class (stratified folds);
+* every method serves the study's ``task`` and every dataset is of it (a
+  classification method in a regression study is refused, naming the
+  method, the task and a method of the task to use instead);
+* ``folds`` fits every dataset: at most its number of rows, and (for
+  classification) at most the size of its smallest class (stratified folds;
+  a regression study uses shuffled k-fold);
 * preflight: every method is built and fitted once on a tiny synthetic 0/1
-  dataset at the largest depth, with its time limit capped at one second
+  dataset (a numeric target for a regressor) at the largest depth, with its
+  time limit capped at one second
   (about a second in all for the ``quick`` study). A ``ValueError`` or
   ``TypeError`` raised there, such as a bad parameter value or a depth the
   learner does not support (e.g. ``pricing="exhaustive"`` beyond depth 3, or
@@ -193,6 +214,10 @@ class StudyConfig:
     description: str = ""
     scale: str = "default"
     tiers: list = field(default_factory=list)
+    task: str = "classification"
+    optional_methods: list | None = None
+    #: label -> why: the optional methods the checks removed (not installed)
+    skipped_methods: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.max_thresholds == "all":
@@ -271,7 +296,8 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
     check_layout(data, where)
     study, layers = merged_study(data, scale, overrides, where)
     used = used_datasets(layers)
-    register_user_datasets(data.get("datasets", {}), used, where, folder)
+    task = study.get("task", "classification")
+    register_user_datasets(data.get("datasets", {}), used, where, folder, task)
     tables = method_tables(data.get("methods", {}), where, folder)
     where.tables = frozenset(tables)
     lists = [table["methods"] for _, table in layers if "methods" in table]
@@ -279,7 +305,7 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
     config = StudyConfig(
         name=study.get("name", stem),
         datasets=list(study["datasets"]),
-        methods=method_specs(study["methods"], tables),
+        methods=method_specs(study["methods"], tables, task),
         depths=list(study.get("depths", [2, 3, 4])),
         folds=study.get("folds", 5),
         seeds=list(study.get("seeds", [0])),
@@ -292,5 +318,7 @@ def load_config(name_or_path, scale: str = "default", **overrides) -> StudyConfi
         description=study.get("description", ""),
         scale=scale,
         tiers=list(study.get("tiers", [])),
+        task=task,
+        optional_methods=study.get("optional_methods"),
     )
     return check_config(config, where, preflight=True)

@@ -8,12 +8,14 @@ its solver's package imports (the ``external`` extra). A study file can
 register the user's own learners by import path
 (:func:`register_user_method`).
 
-A learner's data kind, exactness and objective family come from its class
-(see :mod:`odtstudy.base`: ``study_data(params)`` / ``_study_data`` /
-``_requires_binary``, ``_exact``, ``objective_family(params)`` /
-``_objective_family``), read when first asked for; a registry entry only
-overrides them for a class that does not declare them (a user's learner,
-whose study file says them).
+A learner's data kind, exactness, objective family and study tasks come
+from its class (see :mod:`odtstudy.base`: ``study_data(params)`` /
+``_study_data`` / ``_requires_binary``, ``_exact``,
+``objective_family(params)`` / ``_objective_family``, ``_study_tasks``), read
+when first asked for; a registry entry only overrides them for a class that
+does not declare them (a user's learner, whose study file says them), or
+declares the tasks of a method whose class may be missing (so that a study
+can tell "not installed" from "not a method of this task").
 
 :meth:`Method.data_for` is ``"binary"`` (the runner feeds 0/1 data) or
 ``"numeric"`` for given parameters (``dl85-numeric`` is DL8.5 with
@@ -21,9 +23,11 @@ whose study file says them).
 method's own defaults; :attr:`Method.exact` is True when the learner can prove
 optimality. :meth:`Method.objective_family` says what a learner's
 ``objective_`` measures (``"misclassification"``,
-``"misclassification+leaf-penalty"``, ``"lpboost"``, ...): proven objectives
-are only compared within a family. :meth:`Method.tool` names who solves:
-``"odtstudy"`` or the solver's package.
+``"misclassification+leaf-penalty"``, ``"lpboost"``, ``"squared-error"``,
+``"pinball@0.5"``, ...): proven objectives are only compared within a family.
+:attr:`Method.tasks` lists the study tasks the learner serves
+(``"classification"``, ``"regression"``). :meth:`Method.tool` names who
+solves: ``"odtstudy"`` or the solver's package.
 
 :meth:`Method.make` builds a learner and refuses a parameter its constructor
 does not take (the runner's own ``max_depth``, ``time_limit`` and
@@ -46,7 +50,9 @@ import numpy as np
 
 __all__ = [
     "RUNNER_PARAMS",
+    "TASKS",
     "Method",
+    "check_tasks",
     "get_method",
     "list_methods",
     "register_method",
@@ -54,17 +60,26 @@ __all__ = [
 ]
 
 DATA_KINDS = ("binary", "numeric")
+#: The study tasks; a learner class without ``_study_tasks`` classifies.
+TASKS = ("classification", "regression")
 MISCLASSIFICATION = "misclassification"
+#: The objective family of a regression learner that declares none: its
+#: ``objective_`` (or the runner's recount) is the sum of squared errors.
+SQUARED_ERROR = "squared-error"
 RUNNER_PARAMS = ("max_depth", "time_limit", "random_state")
 """Constructor parameters the study runner sets itself (from the study's
 depths, time limit and seeds), never taken from a method's parameters."""
 
 
-def _preflight_data(kind: str):
+def _preflight_data(kind: str, task: str = "classification"):
     """24 rows x 3 non-constant 0/1 features, 2 balanced classes (y = first
-    feature, so exact learners prove optimality at once)."""
+    feature, so exact learners prove optimality at once); for regression the
+    target is a number per row set by the first two features."""
     X = np.array([[(i >> b) & 1 for b in range(3)] for i in range(8)] * 3)
-    y = X[:, 0].astype(np.int64)
+    if task == "regression":
+        y = 1.0 + 2.0 * X[:, 0] + 0.5 * X[:, 1]
+    else:
+        y = X[:, 0].astype(np.int64)
     return (X.astype(np.uint8) if kind == "binary" else X.astype(float)), y
 
 
@@ -84,6 +99,24 @@ def _class_data(cls, params) -> str:
     if data is None:
         data = "binary" if getattr(cls, "_requires_binary", False) else "numeric"
     return data
+
+
+def check_tasks(name: str, tasks) -> tuple:
+    """``tasks`` as a tuple of known study tasks (a single name is one task).
+
+    Raises
+    ------
+    ValueError
+        Naming the method and the tasks it may declare.
+    """
+    tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)
+    bad = [task for task in tasks if task not in TASKS]
+    if bad or not tasks:
+        raise ValueError(
+            f"method {name!r}: tasks must be a non-empty list of {TASKS}, got "
+            f"{list(tasks)!r}"
+        )
+    return tasks
 
 
 def _check_data(name: str, data) -> str:
@@ -117,6 +150,8 @@ class Method:
     user : bool, default=False
         True for a method defined in a study file (``[methods.<label>]
         target = "module:Class"``).
+    declared_tasks : tuple of str or None, default=None
+        Overrides the class's ``_study_tasks`` (see :attr:`tasks`).
     """
 
     name: str
@@ -127,6 +162,17 @@ class Method:
     description: str = ""
     family: Any = None
     user: bool = False
+    declared_tasks: tuple | None = None
+
+    @property
+    def tasks(self) -> tuple:
+        """The study tasks the learner serves (``"classification"``,
+        ``"regression"``): declared, else the class's ``_study_tasks``, else
+        classification only."""
+        if self.declared_tasks is not None:
+            return tuple(self.declared_tasks)
+        declared = getattr(self._class_or_none(), "_study_tasks", None)
+        return check_tasks(self.name, declared or ("classification",))
 
     @property
     def data(self) -> str:
@@ -196,7 +242,8 @@ class Method:
         registry's ``family`` decides when given (a user's declaration),
         then the class (an ``objective_family(params)`` class method or an
         ``_objective_family`` attribute); otherwise ``"misclassification"``,
-        the contract's ``objective_``.
+        the contract's ``objective_`` (``"squared-error"`` for a learner
+        that only regresses).
         """
         params = {**self.defaults, **(params or {})}
         if callable(self.family):
@@ -209,7 +256,7 @@ class Method:
             return declared(params)
         if isinstance(getattr(cls, "_objective_family", None), str):
             return cls._objective_family
-        return MISCLASSIFICATION
+        return SQUARED_ERROR if self.tasks == ("regression",) else MISCLASSIFICATION
 
     def tool(self) -> str:
         """``"odtstudy"`` for odtstudy's own learners, else the package that
@@ -326,7 +373,8 @@ class Method:
         estimator
             The fitted estimator.
         """
-        X, y = _preflight_data(self.data_for(params))
+        task = "classification" if "classification" in self.tasks else "regression"
+        X, y = _preflight_data(self.data_for(params), task)
         estimator = self.make(max_depth, time_limit, random_state, **(params or {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -366,28 +414,40 @@ def register_method(
     replace: bool = False,
     family=None,
     user: bool = False,
+    tasks=None,
 ) -> Method:
     """Add a learner to the registry and return its :class:`Method`.
 
-    ``data``, ``exact`` and ``family`` override what the class declares
-    (``None``: the class decides, when first asked; ``data`` and ``family``
-    may be callables of the parameters).
+    ``data``, ``exact``, ``family`` and ``tasks`` override what the class
+    declares (``None``: the class decides, when first asked; ``data`` and
+    ``family`` may be callables of the parameters).
     """
     if data is not None and not callable(data):
         _check_data(name, data)
+    if tasks is not None:
+        tasks = check_tasks(name, tasks)
     if name in _REGISTRY and not replace:
         raise ValueError(f"method {name!r} is already registered")
     method = Method(
-        name, target, data, exact, dict(defaults or {}), description, family, user
+        name,
+        target,
+        data,
+        exact,
+        dict(defaults or {}),
+        description,
+        family,
+        user,
+        tasks,
     )
     _REGISTRY[name] = method
     return method
 
 
-def register_user_method(name, target, data, exact, family=None) -> Method:
+def register_user_method(name, target, data, exact, family=None, tasks=None) -> Method:
     """Register (or re-register) a method a study file defines by import path.
 
-    A built-in method cannot be replaced.
+    A built-in method cannot be replaced. ``tasks`` (default: the class's
+    ``_study_tasks``, else classification) lists the study tasks it serves.
 
     Raises
     ------
@@ -401,7 +461,7 @@ def register_user_method(name, target, data, exact, family=None) -> Method:
         )
     description = f"user learner {name}"
     return register_method(
-        name, target, data, exact, None, description, True, family, user=True
+        name, target, data, exact, None, description, True, family, True, tasks
     )
 
 
@@ -415,12 +475,14 @@ def get_method(name: str) -> Method:
         ) from None
 
 
-def list_methods(available_only: bool = True) -> list[str]:
-    """Names of registered methods (by default only those that import)."""
+def list_methods(available_only: bool = True, task: str | None = None) -> list[str]:
+    """Names of registered methods (by default only those that import;
+    ``task``: only those serving that study task)."""
     return [
         name
         for name, method in _REGISTRY.items()
-        if not available_only or method.available()
+        if (not available_only or method.available())
+        and (task is None or task in method.tasks)
     ]
 
 
@@ -567,6 +629,60 @@ _ADAPTERS = [
     ),
 ]
 
+#: Regression learners: name, import path, constructor defaults, whether the
+#: registry declares them exact (``None``: the class says), description.
+_REGRESSORS = [
+    (
+        "dl85-reg",
+        "odtstudy.dl85:DL85Regressor",
+        {},
+        True,
+        "DL8.5 regression tree, squared error (Cython)",
+    ),
+    (
+        "dl85-reg-abs",
+        "odtstudy.dl85:DL85Regressor",
+        {"criterion": "absolute_error"},
+        True,
+        "DL8.5 regression tree, absolute error (Cython)",
+    ),
+    (
+        "dl85-reg-quantile",
+        "odtstudy.dl85:DL85Regressor",
+        {"criterion": "quantile", "quantile": 0.5},
+        True,
+        "DL8.5 quantile regression tree, pinball loss (Cython)",
+    ),
+    (
+        "dl85-reg-numeric",
+        "odtstudy.dl85:DL85Regressor",
+        {"thresholds": "all"},
+        True,
+        "DL8.5 regression tree on numeric features: every midpoint (Cython)",
+    ),
+    (
+        "cart-reg",
+        "odtstudy.cart:CARTRegressor",
+        {},
+        None,
+        "scikit-learn CART regressor (greedy, squared error)",
+    ),
+    (
+        "pystreed-reg",
+        "odtstudy.external:STreeDRegressor",
+        {},
+        None,
+        "STreeD (pystreed): depth-limited optimal regression trees",
+    ),
+    (
+        "osrt",
+        "odtstudy.external:OSRTRegressor",
+        {},
+        None,
+        "OSRT (osrt): optimal sparse regression trees, a penalty per leaf",
+    ),
+]
+
 for _name, _target, _defaults, _description in _BUILTINS:
     register_method(
         _name,
@@ -576,3 +692,12 @@ for _name, _target, _defaults, _description in _BUILTINS:
     )
 for _name, _cls, _description in _ADAPTERS:
     register_method(_name, f"odtstudy.external:{_cls}", description=_description)
+for _name, _target, _defaults, _exact, _description in _REGRESSORS:
+    register_method(
+        _name,
+        _target,
+        exact=_exact,
+        defaults=_defaults,
+        description=_description,
+        tasks=("regression",),
+    )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 from odtstudy.study._solver_tree import solver_tree_column
 
 __all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError", "typed"]
@@ -33,18 +34,23 @@ IDENTITY_COLUMNS = [
 ]  # fmt: skip
 #: Set by adapters of published solvers; missing in older records.
 TOOL_COLUMNS = ["tool", "objective_family"]
+#: ``"classification"`` or ``"regression"``; older records lack it and are
+#: read as classification.
+TASK_COLUMN = "task"
+DEFAULT_TASK = "classification"
 #: Numeric outcome columns (parsed as numbers when the table is read).
 NUMERIC_COLUMNS = [
     "train_acc", "test_acc", "objective", "lower_bound", "n_leaves",
     "tree_depth", "fit_time_s", "predict_time_s", "wall_time_s", "fit_mem_mb",
     "peak_rss_mb", "n_train", "n_test", "n_features", "cpu_time_s",
-    "solver_time_s",
+    "solver_time_s", *REGRESSION_COLUMNS,
 ]  # fmt: skip
 #: Per-repeat lists of a run fitted ``repeats`` times (missing in older
 #: records): its scalar ``fit_time_s`` / ``cpu_time_s`` are their medians.
 REPEAT_COLUMNS = ["fit_times_s", "cpu_times_s", "repeat_statuses"]
 COLUMNS = [
-    *IDENTITY_COLUMNS, *TOOL_COLUMNS, "status", "learner_status", "optimal",
+    *IDENTITY_COLUMNS, *TOOL_COLUMNS, TASK_COLUMN, "status", "learner_status",
+    "optimal",
     "claimed_optimal", "has_tree", "has_solver_tree", *NUMERIC_COLUMNS,
     *REPEAT_COLUMNS, "stats", "error", "protocol", "versions", "provenance",
     "host", "utc",
@@ -183,7 +189,9 @@ class ResultsStore:
         return {row["run_id"] for row in self.records()}
 
     def load(self) -> pd.DataFrame:
-        """All records as a DataFrame (the latest record per run id)."""
+        """All records as a DataFrame (the latest record per run id); a
+        record without ``task`` is a classification run's, and the
+        regression columns of classification records are null."""
         rows = self.records()
         if not rows:
             return pd.DataFrame(columns=COLUMNS)
@@ -192,6 +200,8 @@ class ResultsStore:
         numeric = [*_INT_COLUMNS, "time_limit", *NUMERIC_COLUMNS]
         for column in numeric:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        task = frame[TASK_COLUMN].astype(object)
+        frame[TASK_COLUMN] = task.where(task.notna(), DEFAULT_TASK)
         written = frame["has_solver_tree"]  # missing in older records: derived
         for column in _BOOL_COLUMNS:
             frame[column] = [value is True for value in frame[column]]

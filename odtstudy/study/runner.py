@@ -51,6 +51,7 @@ from odtstudy.study.config import StudyConfig
 from odtstudy.study.registry import get_method
 from odtstudy.study.results import (
     IDENTITY_COLUMNS,
+    TASK_COLUMN,
     TOOL_COLUMNS,
     ResultsStore,
     StudyLock,
@@ -132,6 +133,8 @@ def protocol_of(config: StudyConfig) -> dict:
     }
     if user_tables:  # a changed file changes the meaning of its numbers
         protocol["user_datasets"] = user_tables
+    if config.task != "classification":  # classification protocols unchanged
+        protocol["task"] = config.task
     return protocol
 
 
@@ -177,6 +180,7 @@ def expand_runs(config: StudyConfig) -> list:
             "objective_family": labels[spec.label][1],
             "study": config.name,
             "scale": config.scale,
+            "task": config.task,
             "dataset": dataset,
             "method": spec.label,
             "base_method": spec.method,
@@ -681,7 +685,8 @@ def _run_on_dask(client, attempts, finish, stop):
 
 
 def _record(run: dict, outcome: dict, common: dict) -> dict:
-    record = {key: run[key] for key in (*IDENTITY_COLUMNS, *TOOL_COLUMNS) if key in run}
+    columns = (*IDENTITY_COLUMNS, *TOOL_COLUMNS, TASK_COLUMN)
+    record = {key: run[key] for key in columns if key in run}
     record["protocol"] = run["protocol"]
     record.update(outcome)
     record.update(common)
