@@ -59,7 +59,10 @@ def error_tables(
     doc.text(
         "Mean squared error (lower is better), mean ± std over folds and "
         "seeds; the best complete cell of a row in bold; (brackets): "
-        "incomplete cell, never bolded or ranked; —: no tree of its own."
+        "incomplete cell, never bolded or ranked; —: no tree of its own. "
+        + objective_note
+        + " One objective table per objective family: a penalised family's "
+        "objective is in other units than an unpenalised one's."
     )
     exact = records.exact_methods
     families = {}
@@ -76,7 +79,7 @@ def error_tables(
             objectives = tables.objective_table(records, depth, methods)
             if objectives.empty:
                 continue
-            doc.text(f"Objective family `{family}`. " + objective_note)
+            doc.text(f"Training objective, objective family `{family}`:")
             doc.table(objectives)
         doc.begin_details(
             f"Test MSE, MAE, R² (and the pinball loss of quantile methods, at "

@@ -69,7 +69,7 @@ _STATS_RULE = (
 )
 STATS_RULE = _STATS_RULE.format(measure="held-out accuracy")
 REGRESSION_STATS_RULE = _STATS_RULE.format(
-    measure="held-out mean squared error (lower is better)"
+    measure="held-out mean squared error, lower is better"
 )
 
 
