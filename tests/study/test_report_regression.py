@@ -12,6 +12,8 @@ from report_doubles import grid, protocol, run, write_study
 
 from odtstudy.study import make_report, results
 from odtstudy.study._checks import consistency_violations, heuristic_gaps
+from odtstudy.study._compare import paired_table
+from odtstudy.study._records import with_defaults
 
 DATASETS = [f"set{i:02d}" for i in range(12)]  # > 10 with one dropped: tested
 DEPTHS = (2, 3)
@@ -291,3 +293,23 @@ def test_classification_report_text_is_unchanged(tmp_path):
     write_study(tmp_path / "classification", classification_records())
     text = make_report("classification", tmp_path).read_text()
     assert text == GOLDEN.read_text()
+
+
+def test_two_regression_studies_are_compared_on_test_mse(tmp_path, monkeypatch):
+    _keep_regression_columns(monkeypatch)
+    frames = []
+    for label, shift in (("A", 0.0), ("B", -0.1)):
+        records = [
+            {**r, "test_mse": r["test_mse"] + shift}
+            for r in _records()
+            if r["method"] == "dl85-reg" and r["depth"] == 2
+        ]
+        frame = write_study(tmp_path / label, records).load()
+        frames.append(frame.assign(method=frame["method"] + f"@{label}"))
+    combined = with_defaults(pd.concat(frames, ignore_index=True))
+    table = paired_table(combined, ["dl85-reg"], "A", "B", FOLDS)
+    row = table.iloc[0]
+    assert row["Δ test MSE (B − A)"] == "-0.1" and row["B wins/ties/losses"] == "12/0/0"
+    mixed = pd.concat([combined, combined.assign(task="classification")])
+    with pytest.raises(ValueError, match="mix classification and regression"):
+        paired_table(mixed, ["dl85-reg"], "A", "B", FOLDS)
