@@ -199,7 +199,6 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
     regression = isinstance(records, RegressionRecords)
     doc.text(REGRESSION_STATS_RULE if regression else STATS_RULE)
     accuracy = records.error_heading if regression else records.accuracy_heading
-    measure = tests[next(iter(tests))].measure
     for depth, test in tests.items():
         doc.heading(f"Depth {depth}", 3)
         doc.text(rank_verdict(test, depth, accuracy))
@@ -209,7 +208,7 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
             figures.cd_figure(
                 test,
                 folder,
-                f"{prefix}cd-{measure}-d{depth}",
+                f"{prefix}cd-{test.measure}-d{depth}",
                 f"{accuracy}, depth {depth}",
             ),
             f"Critical-difference diagram, {accuracy}, depth {depth}",
