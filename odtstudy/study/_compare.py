@@ -19,6 +19,7 @@ from scipy import stats
 
 from odtstudy.study._document import Document
 from odtstudy.study._records import StudyRecords, with_defaults
+from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study._speed import geometric_ratio
 from odtstudy.study.results import ResultsStore
 
@@ -67,12 +68,18 @@ def paired_table(
 ) -> pd.DataFrame:
     """Per method both studies ran and depth: B minus A on complete cells.
 
-    Columns: datasets compared, mean Δ test accuracy, wins/ties/losses of B,
+    Columns: datasets compared, mean Δ test accuracy (test MSE on
+    regression records; B wins where it is lower), wins/ties/losses of B,
     Wilcoxon signed-rank p (scipy; two-sided, over datasets), geometric mean
     of B's fit time over A's on the runs both proved optimal, with its
     bootstrap interval (:func:`odtstudy.study._speed.geometric_ratio`).
     """
-    records = StudyRecords(frame, expected, {})
+    if study_task(frame) == REGRESSION:
+        records = RegressionRecords(frame, expected, {})
+        column, name, sign, fmt = "test_mse", "Δ test MSE (B − A)", -1, "+.4g"
+    else:
+        records = StudyRecords(frame, expected, {})
+        column, name, sign, fmt = "test_acc", "Δ test acc (B − A)", 1, "+.4f"
     cells = records.cells
     rows = []
     for method in methods:
@@ -80,13 +87,13 @@ def paired_table(
         for depth in records.depths:
             part = cells[(cells["depth"] == depth) & cells["method"].isin([a, b])]
             wide = part[part["complete"]].pivot(
-                index="dataset", columns="method", values="test_acc"
+                index="dataset", columns="method", values=column
             )
             if a not in wide or b not in wide:
                 continue
             wide = wide[[a, b]].dropna()
             diff = (wide[b] - wide[a]).round(9)
-            wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+            wins, losses = int((sign * diff > 0).sum()), int((sign * diff < 0).sum())
             ties = len(diff) - wins - losses
             nonzero = diff[diff != 0]
             if nonzero.empty:
@@ -98,7 +105,7 @@ def paired_table(
                     "method": method,
                     "depth": depth,
                     "datasets": len(wide),
-                    "Δ test acc (B − A)": f"{diff.mean():+.4f}" if len(wide) else "",
+                    name: format(diff.mean(), fmt) if len(wide) else "",
                     "B wins/ties/losses": f"{wins}/{ties}/{losses}",
                     "Wilcoxon p": "" if np.isnan(pvalue) else f"{pvalue:.3g}",
                     "fit time B / A (geo-mean [95 % CI], both proven)": _time_ratio(

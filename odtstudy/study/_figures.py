@@ -37,6 +37,7 @@ __all__ = [
     "cd_figure",
     "cost_figure",
     "gap_figure",
+    "mse_figure",
     "own_tree_runs",
     "profile_figure",
 ]
@@ -66,7 +67,8 @@ def _dodge(i: int, n: int, width: float) -> float:
     return (i - (n - 1) / 2) * width
 
 
-def _draw_accuracy(cells, methods, style, runs=None):
+def _draw_accuracy(cells, methods, style, runs=None, measure=None):
+    column, std, label, limits = measure or _ACCURACY
     cells = cells[cells["method"].isin(methods)]
     complete = cells["complete"].fillna(False).astype(bool)
     if runs is not None:
@@ -86,8 +88,8 @@ def _draw_accuracy(cells, methods, style, runs=None):
                 continue
             _, _, bars = ax.errorbar(
                 run["depth"].to_numpy(dtype=float) + _dodge(i, len(methods), width),
-                run["test_acc"],
-                yerr=run["test_std"].fillna(0),
+                run[column],
+                yerr=run[std].fillna(0),
                 markersize=4,
                 linewidth=0.8,
                 elinewidth=0.6,
@@ -96,10 +98,10 @@ def _draw_accuracy(cells, methods, style, runs=None):
             )
             for bar in bars:
                 bar.set_alpha(0.5)
-        ax.set_ylim(*_accuracy_limits(part))
+        ax.set_ylim(*limits(part))
         ax.set_title(dataset)
         depth_axis(ax, depths)
-    axes[0].set_ylabel("test accuracy")
+    axes[0].set_ylabel(label)
     legend(fig, style, [m for m in methods if m in set(shown["method"])])
     fig.tight_layout()
     hidden = int((~complete).sum())
@@ -119,6 +121,26 @@ def _accuracy_limits(cells) -> tuple:
     low = max(0.0, min(float((cells["test_acc"] - std).min()), high - 0.05))
     pad = 0.05 * (high - low)
     return low - pad, high + pad
+
+
+def _mse_limits(cells) -> tuple:
+    """The cells' mean test MSE ± std, from 0 at the lowest, with a margin."""
+    std = cells["test_mse_std"].fillna(0)
+    high = float((cells["test_mse"] + std).max())
+    low = max(0.0, float((cells["test_mse"] - std).min()))
+    pad = 0.05 * (high - low) or 0.05 * max(high, 1e-12)
+    return max(0.0, low - pad), high + pad
+
+
+#: (cells column, its std column, axis label, y limits) of a measure figure
+_ACCURACY = ("test_acc", "test_std", "test accuracy", _accuracy_limits)
+_MSE = ("test_mse", "test_mse_std", "test MSE", _mse_limits)
+
+
+def mse_figure(cells, methods, style, folder, name, runs=None) -> str | None:
+    """Mean test MSE vs depth, one panel per dataset: as
+    :func:`accuracy_figure`, on the cells' ``test_mse`` (lower is better)."""
+    return _saved(_draw_accuracy(cells, methods, style, runs, _MSE), folder, name)
 
 
 def accuracy_figure(cells, methods, style, folder, name, runs=None) -> str | None:
@@ -431,12 +453,14 @@ def anytime_figure(curves, methods, style, folder, name, title, horizon):
 
 
 def _draw_gap(gaps, methods, style):
+    relative = "relative_gap" in gaps
+    unit = "relative_gap" if relative else "gap_points"
     gaps = gaps[gaps["method"].isin(methods)]
     if "has_solver_tree" in gaps:
         gaps = gaps[gaps["has_solver_tree"].fillna(True).astype(bool)]
     if gaps.empty:
         return None
-    mean = gaps.groupby(["depth", "dataset", "method"])["gap_points"].mean()
+    mean = gaps.groupby(["depth", "dataset", "method"])[unit].mean()
     depths = sorted(int(d) for d in gaps["depth"].unique())
     datasets = sorted(gaps["dataset"].unique())
     fig, axes = panels(
@@ -458,7 +482,11 @@ def _draw_gap(gaps, methods, style):
         ax.set_ylim(len(datasets) - 0.5, -0.5)
         ax.axvline(0, color="grey", linewidth=0.8)
         ax.set_title(f"depth {depth}")
-        ax.set_xlabel("gap (training accuracy points)")
+        ax.set_xlabel(
+            "gap (% of the proven optimum)"
+            if relative
+            else "gap (training accuracy points)"
+        )
     symlog_axis(axes[0], "x")
     high = max(1.0, float(np.nanmax(mean.to_numpy(), initial=0)))
     low = min(0.0, float(np.nanmin(mean.to_numpy(), initial=0)))
@@ -469,7 +497,8 @@ def _draw_gap(gaps, methods, style):
 
 
 def gap_figure(gaps, methods, style, folder, name) -> str | None:
-    """Mean gap to the proven optimum (training-accuracy points) per dataset,
+    """Mean gap to the proven optimum (training-accuracy points, or on
+    regression records percent of the optimum: ``relative_gap``) per dataset,
     one panel per depth, on one shared symmetric-log x axis (linear within
     ±1 point, so a gap of 0 shows)."""
     return _saved(_draw_gap(gaps, methods, style), folder, name)

@@ -14,17 +14,20 @@ import pandas as pd
 
 from odtstudy.study._records import StudyRecords
 
-__all__ = ["PROOF_RULE", "proof_table"]
+__all__ = ["PROOF_RULE", "REGRESSION_PROOF_RULE", "proof_table"]
 
-PROOF_RULE = (
+_RULE = (
     "Exact methods of one objective family solve the same problem: their "
-    "training accuracies are not ranked. Per depth: runs proven optimal "
+    "{measure} are not ranked. Per depth: runs proven optimal "
     "within the allowed time, the time to a proof (fit time of the proven "
     "runs), and for the runs not proven, the gap at the limit "
     "(objective − the method's own lower bound) / objective; `no bound`: "
     "runs not proven that report no lower bound; `no tree of its own`: runs "
     "that returned none (fallback leaf, warm start, killed, failed)."
 )
+PROOF_RULE = _RULE.format(measure="training accuracies")
+#: the same rule worded for regression records
+REGRESSION_PROOF_RULE = _RULE.format(measure="training losses")
 
 
 def _gap_at_limit(runs: pd.DataFrame) -> pd.Series:

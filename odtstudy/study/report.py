@@ -24,12 +24,19 @@ import pandas as pd
 from odtstudy.study import _figures as figures
 from odtstudy.study import _tables as tables
 from odtstudy.study._anytime import anytime_curves, primal_integrals
-from odtstudy.study._checks import consistency_violations, heuristic_gaps, with_problem
+from odtstudy.study._checks import (
+    below_optimum,
+    consistency_violations,
+    heuristic_gaps,
+    with_problem,
+)
 from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
-from odtstudy.study._proofs import PROOF_RULE, proof_table
+from odtstudy.study._proofs import PROOF_RULE, REGRESSION_PROOF_RULE, proof_table
 from odtstudy.study._provenance_text import provenance_text
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
+from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
+from odtstudy.study._regression_report import consistency_count, error_tables
 from odtstudy.study._speed import SPEED_RULE, speed_table, startup_methods
 from odtstudy.study._stats import rank_test, rank_verdict, score_matrix, win_tie_loss
 from odtstudy.study._status import STATUS_RULE, not_own_reasons, status_table
@@ -46,8 +53,8 @@ __all__ = [
     "protocol_section",
 ]
 
-STATS_RULE = (
-    "Per depth, each dataset ranks the methods by held-out accuracy (the "
+_STATS_RULE = (
+    "Per depth, each dataset ranks the methods by {measure} (the "
     "mean over its test folds; 1 = best, ties share the average rank). The "
     "Friedman test (scipy) asks whether the average ranks differ; when it "
     "rejects at α = 0.05, the Nemenyi post-hoc test (scikit-posthocs) calls "
@@ -60,16 +67,27 @@ STATS_RULE = (
     "remaining method's cell is incomplete is dropped. In a CD diagram, "
     "methods joined by a bar are not significantly different."
 )
+STATS_RULE = _STATS_RULE.format(measure="held-out accuracy")
+REGRESSION_STATS_RULE = _STATS_RULE.format(
+    measure="held-out mean squared error, lower is better"
+)
 
 
-def _protocol_text(frame: pd.DataFrame) -> str:
+def _protocol_text(frame: pd.DataFrame, regression: bool = False) -> str:
     protocol = json.loads(frame["protocol"].dropna().iloc[0])
     folds = protocol["folds"]
-    split = (
-        f"{folds}-fold stratified CV"
-        if folds > 1
-        else "fitted on all rows (test accuracy = training accuracy)"
-    )
+    if regression:
+        split = (
+            f"{folds}-fold CV"
+            if folds > 1
+            else "fitted on all rows (test error = training error)"
+        )
+    else:
+        split = (
+            f"{folds}-fold stratified CV"
+            if folds > 1
+            else "fitted on all rows (test accuracy = training accuracy)"
+        )
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
     thresholds = protocol["max_thresholds"]
@@ -101,6 +119,11 @@ def _method_parameters(records: StudyRecords) -> pd.DataFrame:
                 "method": label,
                 "learner": spec.get("method", label),
                 "exact": "yes" if records.is_exact(label) else "no",
+                **(
+                    {"objective family": records.families[label]}
+                    if isinstance(records, RegressionRecords)
+                    else {}
+                ),
                 "time limit (s)": f"{records.time_limit(label):g}",
                 "parameters": ", ".join(f"{k}={v!r}" for k, v in params.items())
                 or "defaults",
@@ -110,10 +133,16 @@ def _method_parameters(records: StudyRecords) -> pd.DataFrame:
 
 
 def _rank_tests(records: StudyRecords) -> dict:
-    """depth -> RankTest on held-out accuracy (none when a study fits on all
-    rows: training accuracy is not ranked)."""
+    """depth -> RankTest on held-out accuracy, or test MSE on regression
+    records (none when a study fits on all rows: training accuracy is not
+    ranked)."""
     if not records.held_out:
         return {}
+    column, higher = (
+        ("test_mse", False)
+        if isinstance(records, RegressionRecords)
+        else ("test_acc", True)
+    )
     cells = records.cells
     tests = {}
     for depth in records.depths:
@@ -121,9 +150,9 @@ def _rank_tests(records: StudyRecords) -> dict:
         present = [m for m in records.method_order if m in set(part["method"])]
         if len(present) < 2:
             continue
-        matrix, left_out, dropped = score_matrix(part, "test_acc", present)
+        matrix, left_out, dropped = score_matrix(part, column, present)
         tests[depth] = rank_test(
-            matrix, True, "test_acc", left_out=left_out, dropped=dropped
+            matrix, higher, column, left_out=left_out, dropped=dropped
         )
     return tests
 
@@ -132,10 +161,14 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
 
 
-def _consistency(doc: Document, frame: pd.DataFrame, gaps: pd.DataFrame) -> None:
+def _consistency(
+    doc: Document, frame: pd.DataFrame, gaps: pd.DataFrame, regression=False
+) -> None:
     doc.heading("Consistency of exact methods")
     violations = consistency_violations(frame)
-    below = gaps[gaps["gap"] < -1e-6]
+    below = gaps[below_optimum(gaps)]
+    if regression:
+        consistency_count(doc, frame, len(violations))
     if violations.empty and below.empty:
         doc.text(
             "OK: every pair of methods that proved optimality on the same fold, "
@@ -163,8 +196,9 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
     if not tests:
         doc.text(_no_ranks_note(records))
         return
-    doc.text(STATS_RULE)
-    accuracy = records.accuracy_heading
+    regression = isinstance(records, RegressionRecords)
+    doc.text(REGRESSION_STATS_RULE if regression else STATS_RULE)
+    accuracy = records.error_heading if regression else records.accuracy_heading
     for depth, test in tests.items():
         doc.heading(f"Depth {depth}", 3)
         doc.text(rank_verdict(test, depth, accuracy))
@@ -174,7 +208,7 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
             figures.cd_figure(
                 test,
                 folder,
-                f"{prefix}cd-test_acc-d{depth}",
+                f"{prefix}cd-{test.measure}-d{depth}",
                 f"{accuracy}, depth {depth}",
             ),
             f"Critical-difference diagram, {accuracy}, depth {depth}",
@@ -183,11 +217,18 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
             f"Wins/ties/losses of each row method against each column "
             f"method over {test.n_datasets} datasets ({accuracy})"
         )
-        doc.table(win_tie_loss(test.scores, True).reset_index(names="method"))
+        doc.table(win_tie_loss(test.scores, not regression).reset_index(names="method"))
         doc.end_details()
 
 
 def _no_ranks_note(records: StudyRecords) -> str:
+    if isinstance(records, RegressionRecords):
+        return (
+            "No ranks: the study fits on all rows, so there is no held-out "
+            "error; the training error is not ranked (exact methods of one "
+            "objective family reach the same optimum when they prove it). See "
+            "the proofs of exact methods and the gaps to the proven optimum."
+        )
     return (
         "No ranks: the study fits on all rows, so there is no held-out "
         "accuracy; training accuracy is not ranked (exact methods of one "
@@ -202,7 +243,8 @@ def _exact_methods(doc, records, reference) -> None:
     if not exact:
         return
     doc.heading("Exact methods: proofs, time to a proof, gap at the limit")
-    doc.text(PROOF_RULE)
+    regression = isinstance(records, RegressionRecords)
+    doc.text(REGRESSION_PROOF_RULE if regression else PROOF_RULE)
     doc.table(proof_table(records))
     if reference not in exact or len(exact) < 2:
         return
@@ -305,17 +347,25 @@ def _gaps(doc, records, gaps, style, folder, prefix) -> None:
     if gaps.empty:
         return
     doc.heading("Heuristics vs the proven optimum")
+    relative = "relative_gap" in gaps
     doc.text(
         "Training objective minus the optimum an exact method proved on the "
         "same fold and data, for the runs that did not prove optimality "
-        "(heuristics, and exact methods stopped by their limit); accuracy "
-        "points = 100 × gap / training rows."
+        "(heuristics, and exact methods stopped by their limit); "
+        + (
+            "on the same objective family only (a penalised family is never "
+            "compared with an unpenalised one); % of the optimum = "
+            "100 × gap / proven optimum."
+            if relative
+            else "accuracy points = 100 × gap / training rows."
+        )
     )
     doc.table(tables.gap_table(gaps, records))
     methods = [m for m in records.method_order if m in set(gaps["method"])]
+    unit = "% of the proven optimum" if relative else "training accuracy points"
     doc.figure(
         figures.gap_figure(gaps, methods, style, folder, prefix + "optimality_gap"),
-        "Mean gap to the proven optimum per dataset (training accuracy points)",
+        f"Mean gap to the proven optimum per dataset ({unit})",
     )
 
 
@@ -336,50 +386,39 @@ def _run_status(doc: Document, frame: pd.DataFrame) -> None:
         )
 
 
-def protocol_section(
-    doc: Document, frame: pd.DataFrame, folder: Path, prefix: str = "", reference=None
-) -> None:
-    """The whole report of one protocol's records (or of a comparison).
-
-    Summary (method × depth, one verdict per depth on held-out accuracy),
-    consistency of exact methods, their proofs and speed against
-    ``reference``, per-depth dataset × method tables, rank statistics with
-    CD diagrams (only where a test can separate methods), cost (cactus plot,
-    performance profile, time and memory vs depth), anytime traces with
-    primal integrals, gaps to the proven optimum, run status, failed runs
-    and every cell.
-    """
+def _study_records(frame) -> StudyRecords:
+    """The records of one protocol, as :class:`RegressionRecords` when they
+    are a regression study's (a mix of tasks is refused)."""
     records = (
         frame if isinstance(frame, StudyRecords) else StudyRecords.from_frame(frame)
     )
-    frame = records.frame
-    style = figures.MethodStyle(records.method_order)
-    exact = records.exact_methods
-    if reference is None:
-        dl85 = [m for m in exact if records.methods.get(m, {}).get("method") == "dl85"]
-        reference = (dl85 or exact or [None])[0]
-    if frame["protocol_id"].nunique() == 1:
-        doc.text(_protocol_text(frame))
-    doc.table(_method_parameters(records))
-    gaps = heuristic_gaps(frame)
-    if not consistency_violations(frame).empty or (gaps["gap"] < -1e-6).any():
-        doc.text(
-            "Exact methods disagree on a proven optimum: see the consistency "
-            "section below before reading any number.",
-            alert=True,
+    if study_task(records.frame) != REGRESSION or isinstance(
+        records, RegressionRecords
+    ):
+        return records
+    return RegressionRecords(records.frame, records.expected, records.methods)
+
+
+def _objective_note(frame: pd.DataFrame, exact: list, regression: bool) -> str:
+    note = (
+        "Training objective of the exact methods (the loss summed over the "
+        "training rows, with the leaf penalty of a penalised family; mean over "
+        "folds and seeds; `*`: not proven optimal in every run)."
+        if regression
+        else "Training objective of the exact methods (mean over folds and "
+        "seeds; `*`: not proven optimal in every run)."
+    )
+    exact_runs = with_problem(frame[frame["method"].isin(exact)])
+    if (exact_runs.groupby("dataset")["problem"].nunique() > 1).any():
+        note += (
+            " On numeric datasets a 0/1 learner given at most k thresholds per "
+            "feature sees fewer splits than a numeric one (or one given every "
+            "midpoint): their optima differ."
         )
-    tests = _rank_tests(records)
+    return note
 
-    doc.heading("Summary")
-    if not tests:
-        doc.text(_no_ranks_note(records))
-    for depth, test in tests.items():
-        doc.text(rank_verdict(test, depth, records.accuracy_heading))
-    doc.table(tables.summary_table(records, tests))
 
-    _consistency(doc, frame, gaps)
-    _exact_methods(doc, records, reference)
-
+def _accuracy_tables(doc, records, style, folder, prefix, objective_note) -> None:
     doc.heading(
         "Test accuracy per depth"
         if records.held_out
@@ -390,17 +429,6 @@ def protocol_section(
         "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree "
         "of its own."
     )
-    objective_note = (
-        "Training objective of the exact methods (mean over folds and seeds; "
-        "`*`: not proven optimal in every run)."
-    )
-    exact_runs = with_problem(frame[frame["method"].isin(exact)])
-    if (exact_runs.groupby("dataset")["problem"].nunique() > 1).any():
-        objective_note += (
-            " On numeric datasets a 0/1 learner given at most k thresholds per "
-            "feature sees fewer splits than a numeric one (or one given every "
-            "midpoint): their optima differ."
-        )
     for depth in records.depths:
         doc.heading(f"Depth {depth}", 3)
         doc.table(tables.accuracy_table(records, depth))
@@ -414,6 +442,64 @@ def protocol_section(
         ),
         f"{records.accuracy_heading} vs depth per dataset (complete cells; bars: std)",
     )
+
+
+def protocol_section(
+    doc: Document, frame: pd.DataFrame, folder: Path, prefix: str = "", reference=None
+) -> None:
+    """The whole report of one protocol's records (or of a comparison).
+
+    Summary (method × depth, one verdict per depth on held-out accuracy),
+    consistency of exact methods, their proofs and speed against
+    ``reference``, per-depth dataset × method tables, rank statistics with
+    CD diagrams (only where a test can separate methods), cost (cactus plot,
+    performance profile, time and memory vs depth), anytime traces with
+    primal integrals, gaps to the proven optimum, run status, failed runs
+    and every cell.
+
+    Records of a regression study (``task == "regression"``) rank test MSE
+    (lower is better), show test MSE / MAE / R² (and the pinball loss of
+    quantile methods), compare exact methods within one objective family,
+    and give gaps in percent of the proven optimum; a mix of tasks is
+    refused with a ``ValueError``.
+    """
+    records = _study_records(frame)
+    regression = isinstance(records, RegressionRecords)
+    frame = records.frame
+    style = figures.MethodStyle(records.method_order)
+    exact = records.exact_methods
+    if reference is None:
+        base = "dl85-reg" if regression else "dl85"
+        dl85 = [m for m in exact if records.methods.get(m, {}).get("method") == base]
+        reference = (dl85 or exact or [None])[0]
+    if frame["protocol_id"].nunique() == 1:
+        doc.text(_protocol_text(frame, regression))
+    doc.table(_method_parameters(records))
+    gaps = heuristic_gaps(frame)
+    if not consistency_violations(frame).empty or below_optimum(gaps).any():
+        doc.text(
+            "Exact methods disagree on a proven optimum: see the consistency "
+            "section below before reading any number.",
+            alert=True,
+        )
+    tests = _rank_tests(records)
+
+    doc.heading("Summary")
+    if not tests:
+        doc.text(_no_ranks_note(records))
+    heading = records.error_heading if regression else records.accuracy_heading
+    for depth, test in tests.items():
+        doc.text(rank_verdict(test, depth, heading))
+    measure = {"column": "test_mse", "heading": heading, "fmt": ".4g"}
+    doc.table(tables.summary_table(records, tests, **(measure if regression else {})))
+
+    _consistency(doc, frame, gaps, regression)
+    _exact_methods(doc, records, reference)
+    note = _objective_note(frame, exact, regression)
+    if regression:
+        error_tables(doc, records, style, folder, prefix, note)
+    else:
+        _accuracy_tables(doc, records, style, folder, prefix, note)
 
     _statistics(doc, records, tests, folder, prefix)
     _cost(doc, records, style, folder, prefix)
@@ -429,7 +515,8 @@ def protocol_section(
     doc.heading("All cells")
     doc.text(CELL_RULE)
     doc.begin_details(f"{len(records.cells)} cells (dataset × depth × method)")
-    doc.table(tables.cells_table(records))
+    means = {"means": tables.ERROR_CELL_MEANS} if regression else {}
+    doc.table(tables.cells_table(records, **means))
     doc.end_details()
 
 
@@ -522,6 +609,7 @@ def make_report(
     frame = store.load()
     if frame.empty:
         raise ValueError(f"no results recorded for study {study!r} in {folder}")
+    study_task(frame)  # a mix of classification and regression runs: refused
     store.export_csv()
     store.export_parquet()
     doc = Document(
