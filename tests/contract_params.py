@@ -26,6 +26,8 @@ SLOW = {
     "gosdt",
     "pycontree",
     "licketysplit",
+    "pystreed-reg",
+    "osrt",
 }
 
 

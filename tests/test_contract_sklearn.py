@@ -14,17 +14,16 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.datasets import Binarizer
-from odtstudy.dl85 import DL85Regressor
 from odtstudy.study.registry import get_method
 
 #: Checked in the default run: one learner per way through the contract (a
 #: single tree on numbers, a 0/1 learner in a pipeline, DL8.5 on numbers, a
 #: forest of DL8.5 trees, a column-generation forest, a wrapped scikit-learn
-#: ensemble); the others (~55 checks each, 2 s to 5 min per learner) run with
-#: ``-m slow``.
+#: ensemble, a regressor in a pipeline, a regressor on numbers); the others
+#: (~55 checks each, 2 s to 5 min per learner) run with ``-m slow``.
 DEFAULT_RUN = {
     "cart", "tao", "tmo", "dl85", "dl85-numeric", "cpsat", "dl8forest",
-    "mdboost-cart", "random-forest",
+    "mdboost-cart", "random-forest", "dl85-reg", "cart-reg",
 }  # fmt: skip
 
 #: Parameters of the checks' fits, on top of ``SMALL``: CP-SAT at depth 1
@@ -113,13 +112,8 @@ def test_learner_passes_sklearn_checks(estimator, check):
     check(estimator)
 
 
-#: Estimators no study method builds yet (the regression task comes to the
-#: registry with regression studies), checked the same way.
-UNREGISTERED = [
-    Binarizer(),
-    Binarizer(max_thresholds=3),
-    make_pipeline(Binarizer(max_thresholds=4), DL85Regressor(max_depth=2)),
-]
+#: Public estimators no study method builds, checked the same way.
+UNREGISTERED = [Binarizer(), Binarizer(max_thresholds=3)]
 
 
 @parametrize_with_checks(UNREGISTERED, expected_failed_checks=_expected)

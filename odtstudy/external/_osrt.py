@@ -93,8 +93,11 @@ class OSRTRegressor(ExternalTreeRegressor):
     Scaled by ``SST``, OSRT's objective is ``SSE + penalty * leaves`` with
     ``penalty = regularization * SST``: another objective family than
     DL8.5's squared error, ``"squared-error+leaf-penalty"``, refined at fit
-    time to ``objective_family_ = "squared-error+leaf-penalty(<penalty>)"``
-    (``penalty`` in ``objective_`` units, formatted with ``:g``).
+    time to ``objective_family_ = "squared-error+leaf-penalty(<regularization>*SST)"``
+    (``regularization`` formatted with ``:g``): one family per setting, the
+    same on every fold, whose two runs on the same training rows solve the
+    same problem (``objective_`` is in SSE units, the penalty per leaf
+    ``regularization * SST`` of those rows).
 
     OSRT looks at its clock rarely (it ran 24 s on ``osrt/seoul-bike`` told
     to stop at 2 s), so the adapter solves in a forked child killed at
@@ -206,7 +209,7 @@ class OSRTRegressor(ExternalTreeRegressor):
         self._solver()
         total = float(np.sum((y - y.mean()) ** 2))
         self._penalty_per_leaf = float(self.regularization) * total
-        self.objective_family_ = f"{_FAMILY}({self._penalty_per_leaf:g})"
+        self.objective_family_ = f"{_FAMILY}({float(self.regularization):g}*SST)"
         stats = {
             "regularization": float(self.regularization),
             "leaf_penalty": self._penalty_per_leaf,

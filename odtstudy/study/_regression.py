@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from odtstudy.study._records import CELL_KEYS, StudyRecords, own_trees
+from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 
 __all__ = [
     "CLASSIFICATION",
@@ -36,10 +37,7 @@ REGRESSION = "regression"
 #: ``max(1, |objective|)`` (sums of squares computed in another order).
 RELATIVE_TOLERANCE = 1e-9
 #: Per-run error columns of a regression record, averaged per cell.
-ERROR_COLUMNS = (
-    "train_mse", "test_mse", "train_mae", "test_mae",
-    "train_r2", "test_r2", "train_pinball", "test_pinball",
-)  # fmt: skip
+ERROR_COLUMNS = tuple(REGRESSION_COLUMNS)
 
 
 def record_tasks(frame: pd.DataFrame) -> pd.Series:
