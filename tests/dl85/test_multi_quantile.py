@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from bruteforce import candidate_splits
+from bruteforce import optimal_loss
 
 from odtstudy import export_text
 from odtstudy.datasets import load_dataset
@@ -28,24 +28,7 @@ def pinball(y, tau):
 
 def brute_force(X, y, tau, depth, min_sup=1):
     """Least summed pinball loss over the trees of depth <= ``depth``."""
-    memo = {}
-
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key not in memo:
-            result = pinball(y[rows], tau)
-            if d > 0:
-                for j, t in candidate_splits(X, rows):
-                    go = X[rows, j] <= t
-                    if go.sum() < min_sup or (~go).sum() < min_sup:
-                        continue
-                    left = best(rows[go], d - 1)
-                    if left < result:
-                        result = min(result, left + best(rows[~go], d - 1))
-            memo[key] = result
-        return memo[key]
-
-    return best(np.arange(len(y)), depth)
+    return optimal_loss(X, lambda rows: pinball(y[rows], tau), depth, min_sup)
 
 
 def close(a, b):
