@@ -898,21 +898,32 @@ cdef class Depth2:
         ``_pair_branches``.
         """
         cdef int i, k, j, ms = self.min_sup, ni, nk
+        cdef uint64_t* gw = self.gw
         cdef uint64_t* gi
+        cdef uint64_t* gk
+        cdef int32_t* ocnt = self.ocnt
+        cdef double* opre = self.opre
         cdef int32_t* cpi
         cdef double* spi
+        cdef int32_t* c11 = self.opc
+        cdef double* s11 = self.ops
+        cdef int32_t* cnt0 = self.cnt0
+        cdef int32_t* f0 = self.f0
+        cdef const double* cs = self.ocov
+        cdef const double* tab = self.otab
+        cdef const double* oy = self.oy
         cdef int n[4]
         cdef bint v[4]
         self._pairs_transpose(nf)
         for i in range(nf):
-            gi = self.gw + i * nw
-            cpi = self.ocnt + i * (nw + 1)
-            spi = self.opre + i * (nw + 1)
-            ni = self.f0[i]
-            odt_pair_counts(self.gT, nf, nw, gi, gi, self.cnt0, self.cnt1, i + 1, nf)
+            gi = gw + i * nw
+            cpi = ocnt + i * (nw + 1)
+            spi = opre + i * (nw + 1)
+            ni = f0[i]
+            odt_pair_counts(self.gT, nf, nw, gi, gi, cnt0, self.cnt1, i + 1, nf)
             for k in range(i + 1, nf):
-                nk = self.f0[k]
-                n[0] = self.cnt0[k]           # i and k
+                nk = f0[k]
+                n[0] = cnt0[k]                # i and k
                 n[1] = ni - n[0]              # i, not k
                 n[2] = nk - n[0]              # k, not i
                 n[3] = N - ni - nk + n[0]     # neither
@@ -922,15 +933,13 @@ cdef class Depth2:
                 v[3] = n[1] >= ms and n[3] >= ms     # left branch of k
                 if not (v[0] or v[1] or v[2] or v[3]):
                     continue
+                gk = gw + k * nw
                 # prefix counts and sums of y of the rows of i AND k
-                odt_and_prefix(self.oy, self.otab, gi, self.gw + k * nw, nw,
-                               self.opc, self.ops)
+                odt_and_prefix(oy, tab, gi, gk, nw, c11, s11)
                 for j in range(K):
-                    _pair_branches(n, v, N, nw, tau[j], a[j], c[j], gi, cpi, spi,
-                                   self.gw + k * nw, self.ocnt + k * (nw + 1),
-                                   self.opre + k * (nw + 1), self.opc, self.ops,
-                                   self.ocov, self.otab, self.oy, bl + j * stride,
-                                   br + j * stride, i, k)
+                    _pair_branches(n, v, N, nw, tau[j], a[j], c[j], gi, cpi, spi, gk,
+                                   ocnt + k * (nw + 1), opre + k * (nw + 1), c11, s11,
+                                   cs, tab, oy, bl + j * stride, br + j * stride, i, k)
 
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
