@@ -7,6 +7,7 @@ search itself is ``_engine.search_quantiles``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Real
 
@@ -14,7 +15,13 @@ import numpy as np
 
 from odtstudy.base import FitResult
 
-__all__ = ["check_quantiles", "combine_results", "crossings", "warn_crossings"]
+__all__ = [
+    "check_quantiles",
+    "combine_results",
+    "crossings",
+    "unit_quantile_values",
+    "warn_crossings",
+]
 
 
 def check_quantiles(quantile, criterion: str):
@@ -46,6 +53,24 @@ def check_quantiles(quantile, criterion: str):
             f"quantile={quantile!r} repeats a value: give distinct quantiles"
         )
     return taus
+
+
+def unit_quantile_values(y: np.ndarray, tau: float):
+    """``value_of(node, rows)`` of ``build_tree`` for unit weights: the lower
+    ``tau``-quantile of the rows' targets, the ``ceil(tau * n)``-th smallest
+    (``weighted_quantile`` with unit weights), from the ranks of ``y``."""
+    order = np.argsort(y, kind="stable")
+    rank = np.empty(len(y), dtype=np.int64)
+    rank[order] = np.arange(len(y))
+    y_sorted = np.asarray(y, dtype=np.float64)[order]
+
+    def value_of(node, rows):
+        if len(rows) == 0:
+            return [0.0]
+        k = min(max(math.ceil(tau * len(rows)) - 1, 0), len(rows) - 1)
+        return [float(y_sorted[np.partition(rank[rows], k)[k]])]
+
+    return value_of
 
 
 def combine_results(results: list, trees: list, stats_of: list) -> FitResult:

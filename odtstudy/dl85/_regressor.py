@@ -28,6 +28,7 @@ from odtstudy.dl85._quantiles import (
     check_quantiles,
     combine_results,
     crossings,
+    unit_quantile_values,
     warn_crossings,
 )
 from odtstudy.dl85._rounding import sums_certify
@@ -297,7 +298,10 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         results, trees = [], []
         for tau, out in zip(taus, outs):
             out.rescale(scale)
-            value_of = _leaf_values("quantile", tau, y, sample_weight)
+            if sample_weight is None:
+                value_of = unit_quantile_values(y, tau)
+            else:
+                value_of = _leaf_values("quantile", tau, y, sample_weight)
             tree = build_tree(out, 1, value_of, X=X, kind="regressor")
             results.append(
                 fit_result(
