@@ -61,12 +61,15 @@ class FitResult:
     satisfies the learner's constraints (``status="infeasible"``), and
     ``reason`` then says why. A forest leaves ``tree`` at ``None`` and sets
     ``estimators`` (its ``Tree`` s, labels as class indices) and ``weights``;
-    a wrapped scikit-learn ensemble sets only ``n_trees``.
+    a wrapped scikit-learn ensemble sets only ``n_trees``. A learner that
+    fits one tree per output (``DL85Regressor`` with several quantiles)
+    sets ``trees`` too (``tree`` is the first), with ``objective`` and
+    ``lower_bound`` arrays, one value per tree.
     """
 
     tree: Tree | None
-    objective: float | None
-    lower_bound: float | None = None
+    objective: float | np.ndarray | None
+    lower_bound: float | np.ndarray | None = None
     optimal: bool = False
     status: str = "feasible"
     stats: dict = field(default_factory=dict)
@@ -74,6 +77,7 @@ class FitResult:
     estimators: list | None = None
     weights: np.ndarray | None = None
     n_trees: int | None = None
+    trees: list | None = None
 
     @property
     def is_forest(self) -> bool:
@@ -87,6 +91,8 @@ class FitResult:
             return int(self.n_trees)
         if self.estimators is not None:
             return len(self.estimators)
+        if self.trees is not None:
+            return len(self.trees)
         return 0 if self.tree is None else 1
 
 

@@ -62,3 +62,28 @@ def optimal_error(X, y, depth, min_sup=1, weights=None, n_classes=None):
         return result
 
     return best(np.arange(len(y)), depth)
+
+
+def optimal_loss(X, leaf, depth, min_sup=1):
+    """Least summed ``leaf(rows)`` over the trees of depth <= ``depth`` whose
+    leaves hold ``min_sup`` rows or more, splitting on ``x[j] <= t`` between
+    any two distinct values (0/1 or numeric ``X``)."""
+    X = np.asarray(X, dtype=float)
+    memo = {}
+
+    def best(rows, d):
+        key = (rows.tobytes(), d)
+        if key not in memo:
+            result = leaf(rows)
+            if d > 0:
+                for j, t in candidate_splits(X, rows):
+                    go = X[rows, j] <= t
+                    if go.sum() < min_sup or (~go).sum() < min_sup:
+                        continue
+                    left = best(rows[go], d - 1)
+                    if left < result:
+                        result = min(result, left + best(rows[~go], d - 1))
+            memo[key] = result
+        return memo[key]
+
+    return best(np.arange(X.shape[0]), depth)

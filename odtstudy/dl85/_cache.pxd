@@ -38,8 +38,13 @@ cdef class Cache:
     cdef int32_t* cur_path                  # entry per depth of the path under evaluation
     cdef int32_t* cur_items                 # their itemsets (searcher's buffer), or NULL
     cdef int cur_stride                     # items between two depths of cur_items
+    # several objectives on one itemset lattice (``use_slots``): one entry
+    # array per slot, ``entries`` the selected one (unbounded caches only)
+    cdef Entry** slot_entries
+    cdef readonly int n_slots
 
     cdef Py_ssize_t _new_entry(self) noexcept nogil
+    cdef void _clear_slots(self, Py_ssize_t e) noexcept nogil
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil

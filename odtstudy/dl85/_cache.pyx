@@ -38,6 +38,14 @@ entries above ``max_size``, :meth:`Cache._wipe` runs first:
    ``max_size + 1``, so memory stays bounded. In the trie the policy's
    order deletes children before their parents.
 
+Slots
+-----
+``use_slots(K)`` gives every itemset K entries, one per slot (the several
+quantiles of one multi-quantile search share the lattice, and the keys,
+edges and lookups with it); ``select_slot(k)`` makes slot k's the
+``entries`` the searcher reads and writes, and ``slot_entry`` reaches the
+others. Unbounded caches only.
+
 If the tagged best solution leaves no room, a second pass keeps only the
 paths under evaluation. The hard guarantee: ``n_live <= max_size`` always
 (``peak_live`` records the maximum); a bound too small for the paths under
@@ -117,6 +125,8 @@ cdef class Cache:
         self.n_free = 0
         self.cur_items = NULL
         self.cur_stride = 0
+        self.slot_entries = NULL
+        self.n_slots = 1
         self.entries = <Entry*>malloc(initial_capacity * sizeof(Entry))
         self.cur_path = <int32_t*>malloc((max_len + 2) * sizeof(int32_t))
         if self.entries == NULL or self.cur_path == NULL:
@@ -125,9 +135,52 @@ cdef class Cache:
             self.cur_path[i] = -1
 
     def __dealloc__(self):
+        cdef int k
+        if self.slot_entries != NULL:
+            for k in range(self.n_slots):
+                if self.slot_entries[k] != self.entries:
+                    free(self.slot_entries[k])
+            free(self.slot_entries)
         free(self.entries)
         free(self.cur_path)
         wipe.release(&self.policy)
+
+    # ------------------------------------------------------------- slots
+    def use_slots(self, int n_slots):
+        """Give every itemset ``n_slots`` entries (call before use, on an
+        unbounded cache); slot 0 is selected."""
+        cdef int k
+        cdef Py_ssize_t e
+        if self.max_size > 0:
+            raise ValueError("a bounded cache has one slot per itemset")
+        if self.slot_entries != NULL or n_slots < 2:
+            raise ValueError("use_slots takes n_slots >= 2, once")
+        self.slot_entries = <Entry**>calloc(n_slots, sizeof(Entry*))
+        if self.slot_entries == NULL:
+            raise MemoryError()
+        self.slot_entries[0] = self.entries
+        self.n_slots = n_slots
+        for k in range(1, n_slots):
+            self.slot_entries[k] = <Entry*>malloc(self.capacity * sizeof(Entry))
+            if self.slot_entries[k] == NULL:
+                raise MemoryError()
+        for e in range(self.n_entries):
+            self._clear_slots(e)
+
+    def select_slot(self, int k):
+        """Make slot k's entries the ones the searcher reads and writes."""
+        if not 0 <= k < self.n_slots or self.slot_entries == NULL:
+            raise ValueError(f"no slot {k}")
+        self.entries = self.slot_entries[k]
+
+    cdef void _clear_slots(self, Py_ssize_t e) noexcept nogil:
+        """Entry ``e`` of every slot: no tree known, lower bound 0."""
+        cdef int k
+        for k in range(self.n_slots):
+            self.slot_entries[k][e].error = INFINITY
+            self.slot_entries[k][e].lb = 0.0
+            self.slot_entries[k][e].feature = FEATURE_NONE
+            self.slot_entries[k][e].flags = 0
 
     # ------------------------------------------------------------ bounds
     def min_size(self):
@@ -159,6 +212,8 @@ cdef class Cache:
             )
         if self.n_entries > 1:
             raise RuntimeError("configure() must be called on an empty cache")
+        if self.slot_entries != NULL:
+            raise ValueError("a cache with several slots cannot be bounded")
         self.max_size = max_size
         cdef Py_ssize_t cap = self.capacity
         if cap > max_size + 1:
@@ -171,7 +226,16 @@ cdef class Cache:
 
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil:
         """Resize the per-entry arrays to ``new_cap`` entries."""
-        if not _grow_array(<void**>&self.entries, new_cap, sizeof(Entry)):
+        cdef int k
+        if self.slot_entries != NULL:
+            for k in range(self.n_slots):
+                if self.slot_entries[k] == self.entries:
+                    if not _grow_array(<void**>&self.entries, new_cap, sizeof(Entry)):
+                        return False
+                    self.slot_entries[k] = self.entries
+                elif not _grow_array(<void**>&self.slot_entries[k], new_cap, sizeof(Entry)):
+                    return False
+        elif not _grow_array(<void**>&self.entries, new_cap, sizeof(Entry)):
             return False
         if self.max_size > 0 and not wipe.grow(&self.policy, new_cap):
             return False
@@ -194,10 +258,13 @@ cdef class Cache:
                     return -1
             e = self.n_entries
             self.n_entries += 1
-        self.entries[e].error = INFINITY
-        self.entries[e].lb = 0.0
-        self.entries[e].feature = FEATURE_NONE
-        self.entries[e].flags = 0
+        if self.slot_entries != NULL:
+            self._clear_slots(e)
+        else:
+            self.entries[e].error = INFINITY
+            self.entries[e].lb = 0.0
+            self.entries[e].feature = FEATURE_NONE
+            self.entries[e].flags = 0
         self.n_live += 1
         self.n_created += 1
         if self.n_live > self.peak_live:

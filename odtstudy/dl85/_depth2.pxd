@@ -50,6 +50,13 @@ cdef class Depth2:
     cdef double* ocov         # the cover's prefix sums of y per word
     cdef int32_t* opc         # one pair: prefix counts of its rows per word
     cdef double* ops          # and prefix sums of their y
+    # several quantiles at once (``quantiles``, ``solve_quantiles``)
+    cdef int mK
+    cdef double* mtau         # the quantiles, and their slopes above / below
+    cdef double* ma
+    cdef double* mc
+    cdef double* mbl          # bl / br of each quantile, m + 1 apart
+    cdef double* mbr
 
     cdef void _cost_integers(self, int n)
     cdef int _d2_counts(self, int d, double total) noexcept nogil
@@ -62,6 +69,9 @@ cdef class Depth2:
     cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef int _ranks_features(self, int d, int N, int nw) noexcept nogil
     cdef double _d2_ranks(self, int d, double leaf, int* out_f) noexcept nogil
+    cdef void _ranks_pairs(self, int N, int nw, int nf, const double* tau,
+                           const double* a, const double* c, int K, double* bl,
+                           double* br, int stride) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
@@ -70,5 +80,9 @@ cdef class Depth2:
     cdef bint _table_branches(self, int nf) noexcept nogil
     cdef Py_ssize_t _table_misses(self, int nf) noexcept nogil
     cdef double _d2_objective(self, int nf, int r, double leaf, int* out_f) noexcept nogil
+    cdef int quantiles(self, const double* taus, int K) except -1
+    cdef bint solve_quantiles(self, int d, int r, int j0, const double* leaves,
+                              const double* eps, double* out_err,
+                              int* out_f) noexcept nogil
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil

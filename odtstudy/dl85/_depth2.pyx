@@ -222,6 +222,58 @@ cdef double _set_loss(const uint64_t* g, const int32_t* cp, const double* sp,
     return 0.0
 
 
+cdef inline void _pair_branches(const int* n, const bint* v, int N, int nw,
+                                double tau, double a, double c, const uint64_t* gi,
+                                const int32_t* cpi, const double* spi,
+                                const uint64_t* gk, const int32_t* cpk,
+                                const double* spk, const int32_t* c11,
+                                const double* s11, const double* cs,
+                                const double* tab, const double* oy, double* bl,
+                                double* br, int i, int k) noexcept nogil:
+    """One quantile of a pair (i, k) of ``Depth2._ranks_pairs``: the word of
+    each quadrant's quantile row by a branch-free scan (the words before it
+    hold fewer than its rank of the quadrant's rows), its y and the sum of y
+    below it, the four quadrant losses as candidate branches of roots i and
+    k (``v``: which branches have ``min_sup`` rows on both sides)."""
+    cdef int q, t, r0, j
+    cdef int kq[4]
+    cdef int wq[4]
+    cdef double qv[4]
+    cdef double sb[4]
+    cdef double lq[4]
+    for q in range(4):
+        kq[q] = _rank(tau, n[q])
+        wq[q] = 0
+    for t in range(1, nw):
+        r0 = c11[t]
+        wq[0] += r0 < kq[0]
+        wq[1] += cpi[t] - r0 < kq[1]
+        wq[2] += cpk[t] - r0 < kq[2]
+        wq[3] += (t << 6) - cpi[t] - cpk[t] + r0 < kq[3]
+    for q in range(4):
+        qv[q] = 0.0
+        sb[q] = 0.0
+        if n[q] <= 0:
+            continue
+        j = wq[q]
+        sb[q] = _quadrant(q, s11[j], spi[j], spk[j], cs[j])
+        qv[q] = _quantile_row(
+            tab, oy, j, _quadrant_bits(q, gi[j], gk[j], _last_mask(N, j, nw)),
+            kq[q] - _quadrant(q, c11[j], cpi[j], cpk[j], <int32_t>_imin(j << 6, N)) - 1,
+            &sb[q])
+    for q in range(4):
+        lq[q] = _side_loss(n[q], kq[q], _quadrant(q, s11[nw], spi[nw], spk[nw], cs[nw]),
+                           qv[q], sb[q], a, c)
+    if v[0] and lq[0] + lq[1] < br[i]:
+        br[i] = lq[0] + lq[1]
+    if v[1] and lq[2] + lq[3] < bl[i]:
+        bl[i] = lq[2] + lq[3]
+    if v[2] and lq[0] + lq[2] < br[k]:
+        br[k] = lq[0] + lq[2]
+    if v[3] and lq[1] + lq[3] < bl[k]:
+        bl[k] = lq[1] + lq[3]
+
+
 cdef class Depth2:
     """Scratch and dispatch of the depth-2 solvers for one search.
 
@@ -331,6 +383,11 @@ cdef class Depth2:
         free(self.bli)
         free(self.bri)
         free(self.fid)
+        free(self.mtau)
+        free(self.ma)
+        free(self.mc)
+        free(self.mbl)
+        free(self.mbr)
 
     cdef int _d2_counts(self, int d, double total) noexcept nogil:
         """Gather the useful features' words and item / pair class counts.
@@ -803,41 +860,12 @@ cdef class Depth2:
 
         With the cover's rows packed in target order, a quadrant of a pair
         (i, k) holds ``n`` rows and its tau-quantile is its ``_rank``-th row.
-        The counts of the pairs of root i come from the pair-count kernel;
-        one pass over the words of i AND k (``odt_and_prefix``) gives its
-        prefix counts and sums of y, and with those of i, k and the cover,
-        every quadrant's: a branch-free scan finds the word of each
-        quadrant's quantile row, which gives its y and the sum of y below
-        it. The four
-        quadrant losses are candidate splits of both branches of root i and
-        of root k (``bl`` / ``br``), as in the count solvers.
+        The pairs are ``_ranks_pairs``'; the best root is the one whose best
+        left and right branches (``bl`` / ``br``) sum least.
         """
-        cdef int nnz = self.cv.cnnz[d], j, i, k, q, nf, N = 0, nw, ms = self.min_sup
-        cdef int ni, nk
+        cdef int nnz = self.cv.cnnz[d], j, i, nf, N = 0, nw
         cdef uint64_t* cov = self.cv.cov + d * self.W
-        cdef const double* tab
-        cdef const double* oy
-        cdef uint64_t* gi
-        cdef uint64_t* gk
-        cdef int32_t* cpi
-        cdef int32_t* cpk
-        cdef double* spi
-        cdef double* spk
-        cdef double* cs = self.ocov
-        cdef double* bl = self.bl
-        cdef double* br = self.br
-        cdef int n[4]
-        cdef int kq[4]
-        cdef double qv[4]
-        cdef double sb[4]
-        cdef double lq[4]
-        cdef int32_t* c11 = self.opc
-        cdef double* s11 = self.ops
-        cdef int t, r0
-        cdef int wq[4]
         cdef double best, l
-        cdef double tau = self.tau, a = self.above, c = self.below
-        cdef bint vri, vli, vrk, vlk
         out_f[0] = FEATURE_LEAF
         for j in range(nnz):
             N += odt_popcount(cov[j])
@@ -845,73 +873,73 @@ cdef class Depth2:
         nf = self._ranks_features(d, N, nw)
         if nf == 0:
             return leaf
-        tab = self.otab
-        oy = self.oy
-        self._pairs_transpose(nf)
-        for i in range(nf):
-            gi = self.gw + i * nw
-            cpi = self.ocnt + i * (nw + 1)
-            spi = self.opre + i * (nw + 1)
-            ni = self.f0[i]
-            odt_pair_counts(self.gT, nf, nw, gi, gi, self.cnt0, self.cnt1, i + 1, nf)
-            for k in range(i + 1, nf):
-                nk = self.f0[k]
-                n[0] = self.cnt0[k]           # i and k
-                n[1] = ni - n[0]              # i, not k
-                n[2] = nk - n[0]              # k, not i
-                n[3] = N - ni - nk + n[0]     # neither
-                vri = n[0] >= ms and n[1] >= ms
-                vli = n[2] >= ms and n[3] >= ms
-                vrk = n[0] >= ms and n[2] >= ms
-                vlk = n[1] >= ms and n[3] >= ms
-                if not (vri or vli or vrk or vlk):
-                    continue
-                gk = self.gw + k * nw
-                cpk = self.ocnt + k * (nw + 1)
-                spk = self.opre + k * (nw + 1)
-                # prefix counts and sums of y of the rows of i AND k
-                odt_and_prefix(oy, tab, gi, gk, nw, c11, s11)
-                for q in range(4):
-                    kq[q] = _rank(tau, n[q])
-                    wq[q] = 0
-                # the word of each quadrant's quantile row: the words before
-                # it hold fewer than kq rows of the quadrant
-                for t in range(1, nw):
-                    r0 = c11[t]
-                    wq[0] += r0 < kq[0]
-                    wq[1] += cpi[t] - r0 < kq[1]
-                    wq[2] += cpk[t] - r0 < kq[2]
-                    wq[3] += (t << 6) - cpi[t] - cpk[t] + r0 < kq[3]
-                for q in range(4):
-                    qv[q] = 0.0
-                    sb[q] = 0.0
-                    if n[q] <= 0:
-                        continue
-                    j = wq[q]
-                    sb[q] = _quadrant(q, s11[j], spi[j], spk[j], cs[j])
-                    qv[q] = _quantile_row(
-                        tab, oy, j, _quadrant_bits(q, gi[j], gk[j], _last_mask(N, j, nw)),
-                        kq[q] - _quadrant(q, c11[j], cpi[j], cpk[j], <int32_t>_imin(j << 6, N)) - 1,
-                        &sb[q])
-                for q in range(4):
-                    lq[q] = _side_loss(n[q], kq[q],
-                                       _quadrant(q, s11[nw], spi[nw], spk[nw], cs[nw]),
-                                       qv[q], sb[q], a, c)
-                if vri and lq[0] + lq[1] < br[i]:
-                    br[i] = lq[0] + lq[1]
-                if vli and lq[2] + lq[3] < bl[i]:
-                    bl[i] = lq[2] + lq[3]
-                if vrk and lq[0] + lq[2] < br[k]:
-                    br[k] = lq[0] + lq[2]
-                if vlk and lq[1] + lq[3] < bl[k]:
-                    bl[k] = lq[1] + lq[3]
+        self._ranks_pairs(N, nw, nf, &self.tau, &self.above, &self.below, 1,
+                          self.bl, self.br, 0)
         best = leaf
         for i in range(nf):
-            l = bl[i] + br[i]
+            l = self.bl[i] + self.br[i]
             if l < best:
                 best = l
                 out_f[0] = self.fid[i]
         return best if best > self.eps else 0.0
+
+    cdef void _ranks_pairs(self, int N, int nw, int nf, const double* tau,
+                           const double* a, const double* c, int K, double* bl,
+                           double* br, int stride) noexcept nogil:
+        """The feature pairs of ``_d2_ranks`` at K quantiles: the best
+        branches of root i at quantile j improved in ``bl`` / ``br`` at
+        ``j * stride + i`` (slopes ``a[j]`` above the quantile, ``c[j]``
+        below).
+
+        The counts of the pairs of root i come from the pair-count kernel;
+        one pass over the words of i AND k (``odt_and_prefix``) gives its
+        prefix counts and sums of y, and with those of i, k and the cover,
+        every quadrant's (shared by the quantiles); then, per quantile,
+        ``_pair_branches``.
+        """
+        cdef int i, k, j, ms = self.min_sup, ni, nk
+        cdef uint64_t* gw = self.gw
+        cdef uint64_t* gi
+        cdef uint64_t* gk
+        cdef int32_t* ocnt = self.ocnt
+        cdef double* opre = self.opre
+        cdef int32_t* cpi
+        cdef double* spi
+        cdef int32_t* c11 = self.opc
+        cdef double* s11 = self.ops
+        cdef int32_t* cnt0 = self.cnt0
+        cdef int32_t* f0 = self.f0
+        cdef const double* cs = self.ocov
+        cdef const double* tab = self.otab
+        cdef const double* oy = self.oy
+        cdef int n[4]
+        cdef bint v[4]
+        self._pairs_transpose(nf)
+        for i in range(nf):
+            gi = gw + i * nw
+            cpi = ocnt + i * (nw + 1)
+            spi = opre + i * (nw + 1)
+            ni = f0[i]
+            odt_pair_counts(self.gT, nf, nw, gi, gi, cnt0, self.cnt1, i + 1, nf)
+            for k in range(i + 1, nf):
+                nk = f0[k]
+                n[0] = cnt0[k]                # i and k
+                n[1] = ni - n[0]              # i, not k
+                n[2] = nk - n[0]              # k, not i
+                n[3] = N - ni - nk + n[0]     # neither
+                v[0] = n[0] >= ms and n[1] >= ms     # right branch of i
+                v[1] = n[2] >= ms and n[3] >= ms     # left branch of i
+                v[2] = n[0] >= ms and n[2] >= ms     # right branch of k
+                v[3] = n[1] >= ms and n[3] >= ms     # left branch of k
+                if not (v[0] or v[1] or v[2] or v[3]):
+                    continue
+                gk = gw + k * nw
+                # prefix counts and sums of y of the rows of i AND k
+                odt_and_prefix(oy, tab, gi, gk, nw, c11, s11)
+                for j in range(K):
+                    _pair_branches(n, v, N, nw, tau[j], a[j], c[j], gi, cpi, spi, gk,
+                                   ocnt + k * (nw + 1), opre + k * (nw + 1), c11, s11,
+                                   cs, tab, oy, bl + j * stride, br + j * stride, i, k)
 
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
@@ -1175,6 +1203,72 @@ cdef class Depth2:
                             bl[k] = lo[o + 1] + lo[o + 3]
                     o += 4
         return self._best_root(nf, leaf, out_f)
+
+    cdef int quantiles(self, const double* taus, int K) except -1:
+        """Prepare ``solve_quantiles`` for the pinball losses at ``taus[:K]``."""
+        cdef int j
+        if self.oy == NULL or self.okind != OBJ_QUANTILE:
+            raise ValueError("several quantiles need the pinball loss with unit weights")
+        self.mK = K
+        self.mtau = <double*>_alloc(K * sizeof(double))
+        self.ma = <double*>_alloc(K * sizeof(double))
+        self.mc = <double*>_alloc(K * sizeof(double))
+        self.mbl = <double*>_alloc(K * (self.m + 1) * sizeof(double))
+        self.mbr = <double*>_alloc(K * (self.m + 1) * sizeof(double))
+        for j in range(K):
+            self.mtau[j] = taus[j]
+            self.ma[j] = taus[j]
+            self.mc[j] = 1.0 - taus[j]
+        return 0
+
+    cdef bint solve_quantiles(self, int d, int r, int j0, const double* leaves,
+                              const double* eps, double* out_err,
+                              int* out_f) noexcept nogil:
+        """``solve`` at the quantiles ``j0`` .. K - 1 of ``quantiles`` in one
+        pass over the feature pairs (``_ranks_pairs``: the pair counts and the
+        prefix sums of each pair are shared); ``leaves[j]`` the cover's loss
+        as a leaf at quantile j, ``eps[j]`` its purity. Writes ``out_err[j]``
+        / ``out_f[j]``; returns False (nothing written) when the cover is not
+        a depth-2 order-statistics case."""
+        cdef int nnz = self.cv.cnnz[d], j, i, nf, N = 0, nw, S = self.m + 1
+        cdef uint64_t* cov = self.cv.cov + d * self.W
+        cdef uint64_t* g
+        cdef int32_t* cp
+        cdef double* sp
+        cdef double best, l
+        if r < 2 or self.mK == 0:
+            return False
+        for j in range(nnz):
+            N += odt_popcount(cov[j])
+        nw = (N + 63) >> 6
+        nf = self._ranks_features(d, N, nw)
+        for j in range(j0, self.mK):
+            for i in range(nf):
+                g = self.gw + i * nw
+                cp = self.ocnt + i * (nw + 1)
+                sp = self.opre + i * (nw + 1)
+                self.mbr[j * S + i] = _set_loss(g, cp, sp, self.ocov, False, N, nw,
+                                                self.mtau[j], self.ma[j], self.mc[j],
+                                                self.otab, self.oy)
+                self.mbl[j * S + i] = _set_loss(g, cp, sp, self.ocov, True, N, nw,
+                                                self.mtau[j], self.ma[j], self.mc[j],
+                                                self.otab, self.oy)
+        if nf > 0:
+            self._ranks_pairs(N, nw, nf, self.mtau + j0, self.ma + j0, self.mc + j0,
+                              self.mK - j0, self.mbl + j0 * S, self.mbr + j0 * S, S)
+        for j in range(j0, self.mK):
+            best = leaves[j]
+            out_f[j] = FEATURE_LEAF
+            out_err[j] = best
+            if best <= eps[j]:
+                continue    # a pure leaf
+            for i in range(nf):
+                l = self.mbl[j * S + i] + self.mbr[j * S + i]
+                if l < best:
+                    best = l
+                    out_f[j] = self.fid[i]
+            out_err[j] = best if best > eps[j] else 0.0
+        return True
 
     cdef double solve(self, int d, int r, double leaf, double* nc, double total,
                       double eps, int* out_f) noexcept nogil:

@@ -22,7 +22,14 @@ from odtstudy.dl85._objective import make_objective
 from odtstudy.dl85._search import Searcher
 from odtstudy.tree import TreeBuilder
 
-__all__ = ["SEARCH_OPTIONS", "SearchOutput", "fit_result", "node_rows", "search"]
+__all__ = [
+    "SEARCH_OPTIONS",
+    "SearchOutput",
+    "fit_result",
+    "node_rows",
+    "search",
+    "search_quantiles",
+]
 
 #: Leaves whose loss is at most this fraction of the root leaf's are pure
 #: (sums of real numbers round), for the real-valued objectives.
@@ -157,11 +164,61 @@ def search(
     SearchOutput
     """
     clock = Deadline(None)
+    objective = {"y_class": y_class, "n_classes": n_classes, "cost": cost}
+    objective.update(quantile=quantile, callback=callback, **(declared or {}))
+    searcher, opts = _searcher(X, options, kind, y, weights, **objective)
+    if purity_tol is None and kind not in ("error", "weighted"):
+        purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
+    max_error = math.inf if opts["max_error"] is None else float(opts["max_error"])
+    return _run(searcher, max_error, purity_tol, clock.elapsed())
+
+
+def search_quantiles(X, *, y, quantiles, weights=None, **options) -> list:
+    """One DL8.5 search of the pinball loss at several quantiles.
+
+    The quantiles share the rows sorted by target, the packed columns and
+    covers, one cache (an entry per itemset with a slot per quantile) and
+    the depth-2 solver, which solves a subtree for the quantile searched
+    and every later one in one pass over the feature pairs; they are
+    searched one after the other, each with its own bounds. A time limit
+    covers the whole search: each quantile gets an equal share of what is
+    left when its turn comes.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        0/1 features.
+    y : ndarray of float
+    quantiles : sequence of float
+        At least two distinct values in (0, 1).
+    weights : ndarray of float, default=None
+    **options
+        The search options of :data:`SEARCH_OPTIONS` (no ``max_error``).
+
+    Returns
+    -------
+    list of SearchOutput
+        One per quantile, in the order given.
+    """
+    clock = Deadline(options.get("time_limit"))
+    searcher, _ = _searcher(X, options, "quantile", y, weights, quantile=quantiles[0])
+    purity = searcher.quantiles([float(t) for t in quantiles], PURITY_RTOL)
+    outs = []
+    for k in range(len(quantiles)):
+        left = clock.remaining()
+        share = 0.0 if left is None else max(left / (len(quantiles) - k), 1e-6)
+        searcher.select_quantile(k, share)
+        outs.append(_run(searcher, math.inf, purity[k], clock.elapsed()))
+    return outs
+
+
+def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **objective):
+    """The ``Searcher`` of :func:`search` and the options it was made with;
+    ``objective``: the other arguments of ``make_objective``."""
     unknown = set(options) - set(SEARCH_OPTIONS)
     if unknown:
         raise TypeError(f"unknown search options {sorted(unknown)}")
     opts = {**SEARCH_OPTIONS, **options}
-    declared = declared or {}
     X = np.ascontiguousarray(X, dtype=np.uint8)
     n = X.shape[0]
     if kind in ("absolute", "quantile"):
@@ -184,12 +241,9 @@ def search(
         n_classes=n_classes,
         weights=weights,
         y=y,
-        cost=cost,
-        quantile=quantile,
-        callback=callback,
         min_sup=int(opts["min_sup"]),
         pair_stats=bool(opts["use_depth2_solver"]),
-        **declared,
+        **objective,
     )
     searcher = Searcher(
         cols,
@@ -209,10 +263,12 @@ def search(
         wipe_strategy=opts["wipe_strategy"],
         objective=objective,
     )
-    if purity_tol is None and kind not in ("error", "weighted"):
-        purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
-    max_error = math.inf if opts["max_error"] is None else float(opts["max_error"])
-    setup = clock.elapsed()
+    return searcher, opts
+
+
+def _run(searcher, max_error, purity_tol, setup) -> SearchOutput:
+    """Run ``searcher`` (``setup``: the seconds spent before) into a
+    :class:`SearchOutput` with its tree."""
     result = searcher.run(max_error, purity_tol)
     out = SearchOutput.of_run(
         result, searcher.stats(), searcher.anytime(), setup, max_error

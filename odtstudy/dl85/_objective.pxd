@@ -84,6 +84,9 @@ cdef class Objective:
                      double* sup) noexcept nogil
     cdef int gather(self, const uint64_t* cov, const int32_t* idx,
                     int nnz) noexcept nogil
+    cdef double _pinball(self, int cnt, double tau) noexcept nogil
+    cdef void quantile_leaves(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                              const double* taus, int K, double* out) noexcept nogil
     cdef double rows_loss_py(self, int cnt) noexcept with gil
     cdef double stats_loss(self, const int32_t* rows, int cnt) noexcept nogil
     cdef double rows_loss_of(self, const int32_t* rows, int cnt) noexcept nogil

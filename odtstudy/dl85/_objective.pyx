@@ -584,7 +584,6 @@ cdef class Objective:
         """
         cdef int i, r, cnt
         cdef double sw = 0.0, swy = 0.0, mean, diff, loss = 0.0, wr
-        cdef double tau, total = 0.0, cum = 0.0, q = 0.0
         if self.class_based:
             self.class_supports(cov, idx, nnz, sup)
             return self.class_loss(sup)
@@ -612,7 +611,14 @@ cdef class Objective:
                 loss += wr * diff * diff
             return loss
         # pinball loss around the lower weighted tau-quantile (rows by y)
-        tau = 0.5 if self.kind == OBJ_ABSOLUTE else self.tau
+        return self._pinball(cnt, 0.5 if self.kind == OBJ_ABSOLUTE else self.tau)
+
+    cdef double _pinball(self, int cnt, double tau) noexcept nogil:
+        """Pinball loss (absolute error for ``OBJ_ABSOLUTE``) of the
+        ``cnt`` gathered ``rows``, in target order, around their lower
+        weighted tau-quantile."""
+        cdef int i, r
+        cdef double total = 0.0, cum = 0.0, q = 0.0, wr, diff, loss = 0.0
         for i in range(cnt):
             total += self.w[self.rows[i]] if self.w != NULL else 1.0
         if total <= 0:
@@ -635,6 +641,14 @@ cdef class Objective:
             else:
                 loss -= wr * (1.0 - tau) * diff
         return loss
+
+    cdef void quantile_leaves(self, const uint64_t* cov, const int32_t* idx, int nnz,
+                              const double* taus, int K, double* out) noexcept nogil:
+        """Pinball losses of a sparse cover as one leaf at K quantiles
+        (``out[j]`` at ``taus[j]``): the rows gathered once."""
+        cdef int j, cnt = self.gather(cov, idx, nnz)
+        for j in range(K):
+            out[j] = self._pinball(cnt, taus[j]) if cnt > 0 else 0.0
 
     cdef double stats_loss(self, const int32_t* rows, int cnt) noexcept nogil:
         """"py_stats": the loss of the summed statistics of ``rows[:cnt]``."""

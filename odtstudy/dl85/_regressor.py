@@ -7,8 +7,8 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from odtstudy.base import BaseTreeRegressor
-from odtstudy.dl85._engine import build_tree, fit_result, search
+from odtstudy.base import BaseTreeRegressor, _validate_X
+from odtstudy.dl85._engine import build_tree, fit_result, search, search_quantiles
 from odtstudy.dl85._losses import (
     check_losses_fit,
     power_of_two_scale,
@@ -24,6 +24,13 @@ from odtstudy.dl85._numeric_fit import (
     threshold_columns,
 )
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
+from odtstudy.dl85._quantiles import (
+    check_quantiles,
+    combine_results,
+    crossings,
+    unit_quantile_values,
+    warn_crossings,
+)
 from odtstudy.dl85._rounding import sums_certify
 
 __all__ = ["DL85Regressor"]
@@ -48,8 +55,16 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     ----------
     criterion : {"squared_error", "absolute_error", "quantile"}, \
             default="squared_error"
-    quantile : float, default=0.5
+    quantile : float or array-like of float, default=0.5
         The tau in (0, 1) of the pinball loss (``criterion="quantile"``).
+        A list of distinct taus learns one optimal tree per tau in one
+        search (``trees_``; ``predict`` returns one column per tau): the
+        taus share the sorted rows, the covers, the cache (an entry per
+        node holds every tau's bound and best tree) and the depth-2 solver
+        (one pass over the feature pairs prices a subtree at the tau
+        searched and every later one); each tau has its own bounds and
+        pruning. 0/1 data, or ``thresholds`` few enough to become 0/1
+        threshold columns; no ``max_error`` or ``max_cache_size``.
     max_depth : int, default=3
     min_sup : int, default=1
         Minimum number of training rows in each leaf.
@@ -82,13 +97,25 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     Attributes
     ----------
     tree_ : Tree or None
-        A ``kind="regressor"`` tree, ``value[:, 0]`` the prediction.
+        A ``kind="regressor"`` tree, ``value[:, 0]`` the prediction (with
+        several quantiles: the first quantile's tree).
     objective_ : float or None
         Total (weighted) loss summed over the training rows (not a mean):
         sum of squared errors, of absolute errors or of pinball losses
         ``tau * (y - q)`` for ``y >= q`` and ``(1 - tau) * (q - y)`` below.
-    lower_bound_ : float
+        With several quantiles: an array, one loss per quantile.
+    lower_bound_ : float or ndarray
     optimal_ : bool
+        With several quantiles: True when every quantile's tree is proven.
+    trees_ : list of Tree
+        Several quantiles only: one tree per quantile, in the order given.
+    optimal_per_quantile_ : ndarray of bool
+        Several quantiles only: which trees are proven optimal.
+    crossings_ : ndarray of int, shape (n_quantiles, n_quantiles)
+        Several quantiles only: ``crossings_[i, j]`` counts the training
+        rows where the tree of quantile i predicts more than the tree of
+        quantile j although quantile i is the smaller (0 elsewhere); a
+        ``UserWarning`` names every such pair.
     status_ : {"optimal", "timeout", "infeasible"}
     fit_time_ : float
     stats_ : dict
@@ -123,7 +150,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         **BaseTreeRegressor._parameter_constraints,
         **SEARCH_CONSTRAINTS,
         "criterion": [StrOptions(set(_CRITERIA))],
-        "quantile": [Interval(Real, 0, 1, closed="neither")],
+        "quantile": [Interval(Real, 0, 1, closed="neither"), "array-like"],
         "thresholds": THRESHOLDS_CONSTRAINT,
     }
 
@@ -189,6 +216,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         return out
 
     def _fit(self, X, y, sample_weight):
+        taus = check_quantiles(self.quantile, self.criterion)
+        if taus is not None:
+            return self._fit_quantiles(X, y, sample_weight, taus)
         objective = _CRITERIA[self.criterion]
         squared = objective == "squared"
         check_losses_fit(y, sample_weight, squared=squared)
@@ -240,17 +270,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
             return fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
-        w = np.ones(len(y)) if sample_weight is None else sample_weight
-
-        def value_of(node, rows):
-            if len(rows) == 0 or w[rows].sum() <= 0:
-                return [0.0]
-            if objective == "squared":
-                return [float(np.average(y[rows], weights=w[rows]))]
-            if objective == "absolute":
-                return [weighted_quantile(y[rows], w[rows], 0.5, midpoint=True)]
-            return [weighted_quantile(y[rows], w[rows], tau)]
-
+        value_of = _leaf_values(objective, tau, y, sample_weight)
         tree = build_tree(out, 1, value_of, X=X, kind="regressor")
         if decode is not None:
             tree = decode(tree)
@@ -261,3 +281,95 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
             max_error=self.max_error,
             loss_unit=factor,
         )
+
+    def _fit_quantiles(self, X, y, sample_weight, taus):
+        """One search for every quantile of ``taus`` (see ``quantile``)."""
+        for name in ("max_error", "max_cache_size"):
+            if getattr(self, name) is not None:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} is not available with several "
+                    f"quantiles (quantile={self.quantile!r}); use {name}=None or "
+                    "one quantile per fit"
+                )
+        check_losses_fit(y, sample_weight, squared=False)
+        cuts = self._thresholds_of(X, sample_weight)
+        decode = None
+        if cuts is not None:
+            if not bitset_encodes(cuts):
+                raise ValueError(
+                    f"quantile={self.quantile!r}: several quantiles search 0/1 "
+                    f"data, and thresholds={self.thresholds!r} gives too many "
+                    "thresholds for 0/1 threshold columns; use thresholds=k "
+                    "with a small k, binarise X, or fit one quantile per fit"
+                )
+            X, decode = threshold_columns(X, cuts)
+        scale = power_of_two_scale(y)
+        options = self._scaled_options(scale)
+        outs = search_quantiles(
+            X, y=y / scale, quantiles=taus, weights=sample_weight, **options
+        )
+        results, trees = [], []
+        for tau, out in zip(taus, outs):
+            out.rescale(scale)
+            if sample_weight is None:
+                value_of = unit_quantile_values(y, tau)
+            else:
+                value_of = _leaf_values("quantile", tau, y, sample_weight)
+            tree = build_tree(out, 1, value_of, X=X, kind="regressor")
+            results.append(
+                fit_result(
+                    out, tree, max_depth=self.max_depth, max_error=None, loss_unit=scale
+                )
+            )
+            trees.append(tree if decode is None else decode(tree))
+        result = combine_results(results, trees, [out.stats for out in outs])
+        predictions = np.column_stack([r.tree.predict(X) for r in results])
+        counts = crossings(predictions, taus)
+        result.stats["crossings"] = counts.tolist()
+        warn_crossings(counts, taus)
+        return result
+
+    def _store_result(self, result):
+        super()._store_result(result)
+        for name in ("trees_", "optimal_per_quantile_", "crossings_"):
+            self.__dict__.pop(name, None)
+        if result.trees is None:
+            return
+        self.trees_ = list(result.trees)
+        for tree in self.trees_:
+            tree.feature_names = self.tree_.feature_names
+        self.optimal_per_quantile_ = np.array(
+            result.stats["optimal_per_quantile"], dtype=bool
+        )
+        self.crossings_ = np.array(result.stats["crossings"], dtype=np.int64)
+
+    def predict(self, X):
+        """Predict ``y`` for each row of ``X``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), or (n_samples, n_quantiles) when
+        ``quantile`` is a list (one column per quantile, in its order).
+        """
+        if getattr(self, "trees_", None) is None:
+            return super().predict(X)
+        self._fitted_tree()
+        X = _validate_X(self, X, reset=False)
+        return np.column_stack([tree.predict(X) for tree in self.trees_])
+
+
+def _leaf_values(objective, tau, y, sample_weight):
+    """``value_of(node, rows)`` of ``build_tree``: each leaf's optimal
+    constant (mean, median or ``tau``-quantile of its rows)."""
+    w = np.ones(len(y)) if sample_weight is None else sample_weight
+
+    def value_of(node, rows):
+        if len(rows) == 0 or w[rows].sum() <= 0:
+            return [0.0]
+        if objective == "squared":
+            return [float(np.average(y[rows], weights=w[rows]))]
+        if objective == "absolute":
+            return [weighted_quantile(y[rows], w[rows], 0.5, midpoint=True)]
+        return [weighted_quantile(y[rows], w[rows], tau)]
+
+    return value_of

@@ -172,6 +172,16 @@ cdef class Searcher(Skeleton):
     cdef bint weighted
     cdef double sim_scale     # counts: largest loss one row adds to a leaf
     cdef double* ntot         # rows of the cover per depth
+    # several quantiles (``quantiles``): one cache slot each, searched one
+    # after the other (``select_quantile``); the depth-2 subtrees are solved
+    # for the current one and every later one at once (``_depth2_shared``)
+    cdef int nq, qk
+    cdef bint q_shared        # the depth-2 solver serves every quantile
+    cdef double* qtau
+    cdef double* qeps         # purity of each quantile
+    cdef double* qleaf        # scratch: a cover's leaf loss per quantile
+    cdef double* qerr         # scratch: its depth-2 optimum per quantile
+    cdef int* qf              # and root feature
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
@@ -282,6 +292,11 @@ cdef class Searcher(Skeleton):
         free(self.sim_nnz)
         free(self.sim_val)
         free(self.sim_size)
+        free(self.qtau)
+        free(self.qeps)
+        free(self.qleaf)
+        free(self.qerr)
+        free(self.qf)
 
     # ------------------------------------------------------------ leaves
     cdef double _leaf(self, int d) noexcept nogil:
@@ -483,6 +498,82 @@ cdef class Searcher(Skeleton):
         return self.d2.solve(d, r, leaf, self.sup + d * self.K, self.ntot[d], self.eps,
                              out_f)
 
+    cdef double _depth2_shared(self, int d, Py_ssize_t e, int r, double leaf,
+                               int* out_f) noexcept nogil:
+        """``_depth2`` at the current quantile and every later one at once;
+        the later ones' optima go to their slots of entry e, solved."""
+        cdef int j, k = self.qk, W = self.W
+        cdef Entry* ent
+        self.qleaf[k] = leaf
+        self.objective.quantile_leaves(self.cv.cov + d * W, self.cv.cidx + d * W,
+                                       self.cv.cnnz[d], self.qtau + k + 1,
+                                       self.nq - k - 1, self.qleaf + k + 1)
+        if not self.d2.solve_quantiles(d, r, k, self.qleaf, self.qeps, self.qerr,
+                                       self.qf):
+            return self._depth2(d, r, leaf, out_f)
+        for j in range(k + 1, self.nq):
+            ent = &self.cache.slot_entries[j][e]
+            if not (ent.flags & ENTRY_SOLVED):
+                ent.error = self.qerr[j]
+                ent.lb = self.qerr[j]
+                ent.feature = self.qf[j]
+                ent.flags = ent.flags | ENTRY_SOLVED
+        out_f[0] = self.qf[k]
+        return self.qerr[k]
+
+    # ----------------------------------------------------- quantiles
+    def quantiles(self, taus, double purity_rtol):
+        """Search the pinball loss at several quantiles ``taus`` (one cache
+        slot each); returns each one's purity tolerance, ``purity_rtol``
+        times its root leaf's loss. Then :meth:`select_quantile` and
+        :meth:`run` once per quantile, in order."""
+        cdef int K = len(taus), j
+        if self.okind != OBJ_QUANTILE:
+            raise ValueError("several quantiles need the quantile objective")
+        if self.bounded:
+            raise ValueError("several quantiles need an unbounded cache "
+                             "(max_cache_size=None)")
+        if self.nq or K < 2:
+            raise ValueError("quantiles takes at least 2 quantiles, once")
+        self.qtau = <double*>_alloc(K * sizeof(double))
+        self.qeps = <double*>_alloc(K * sizeof(double))
+        self.qleaf = <double*>_alloc(K * sizeof(double))
+        self.qerr = <double*>_alloc(K * sizeof(double))
+        self.qf = <int*>_alloc(K * sizeof(int))
+        for j in range(K):
+            self.qtau[j] = taus[j]
+        self.cache.use_slots(K)
+        self.nq = K
+        self.q_shared = self.d2_depth == 2 and self.objective.ybytes != NULL
+        if self.q_shared:
+            self.d2.quantiles(self.qtau, K)
+        self.cv.root()
+        self.objective.quantile_leaves(self.cv.cov, self.cv.cidx, self.cv.cnnz[0],
+                                       self.qtau, K, self.qleaf)
+        for j in range(K):
+            self.qeps[j] = purity_rtol * abs(self.qleaf[j])
+        self.select_quantile(0, 0.0)
+        return [self.qeps[j] for j in range(K)]
+
+    def select_quantile(self, int k, double time_limit):
+        """Make quantile k the one :meth:`run` searches, within
+        ``time_limit`` seconds (0: none); returns its purity tolerance."""
+        cdef int i
+        if not 0 <= k < self.nq:
+            raise ValueError(f"no quantile {k}")
+        self.cache.select_slot(k)
+        self.qk = k
+        self.objective.tau = self.qtau[k]
+        self.d2.tau = self.qtau[k]
+        self.d2.above = self.qtau[k]
+        self.d2.below = 1.0 - self.qtau[k]
+        self.time_limit = time_limit
+        self.eps = self.qeps[k]
+        # the similarity bound remembers losses of the previous quantile
+        for i in range(2 * (self.max_depth + 1)):
+            self.sim_val[i] = -1.0
+        return self.qeps[k]
+
     # ------------------------------------------------------- candidates
     cdef int _candidates(self, int d, double total) noexcept nogil:
         """Order the splittable features of the depth-d node into order[d].
@@ -552,7 +643,10 @@ cdef class Searcher(Skeleton):
         cdef Py_ssize_t e0, e1
         if r <= self.d2_depth:
             self.n_d2 += 1
-            best_out[0] = self._depth2(d, r, leaf, &f)
+            if self.q_shared and self.qk < self.nq - 1:
+                best_out[0] = self._depth2_shared(d, e, r, leaf, &f)
+            else:
+                best_out[0] = self._depth2(d, r, leaf, &f)
             f_out[0] = f
             return SPLIT_EXACT
         nc = self._candidates(d, self._rows(d))

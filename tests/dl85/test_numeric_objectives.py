@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from bruteforce import candidate_splits
+from bruteforce import optimal_loss
 
 import odtstudy.dl85._numeric_fit as nf
 from odtstudy.dl85 import DL85Classifier, DL85Predictor, DL85Regressor, LeafObjective
@@ -257,22 +257,7 @@ def fitted(est, X, y, fit, numeric):
 def brute_force(X, leaf, depth):
     """Minimum summed leaf loss over trees of depth <= ``depth`` splitting
     on ``x[j] <= t`` between any two distinct values."""
-    memo = {}
-
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key not in memo:
-            result = leaf(rows)
-            if d > 0:
-                for j, t in candidate_splits(X, rows):
-                    go = X[rows, j] <= t
-                    left = best(rows[go], d - 1)
-                    if left < result:
-                        result = min(result, left + best(rows[~go], d - 1))
-            memo[key] = result
-        return memo[key]
-
-    return best(np.arange(len(X)), depth)
+    return optimal_loss(X, leaf, depth)
 
 
 def tree_loss(est, X, leaf):
