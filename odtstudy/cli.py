@@ -207,8 +207,9 @@ def _methods(args) -> int:
         method = get_method(name)
         installed = "installed" if method.available() else "not-installed"
         exact = "exact" if method.exact else "heuristic"
+        tasks = ",".join(method.tasks)
         print(
-            f"{name:{width}s} {method.data:8s} {exact:10s}"
+            f"{name:{width}s} {tasks:15s}{method.data:8s} {exact:10s}"
             f"{method.objective_family():34s}{installed:14s}{method.tool():14s}"
             f"{method.description}"
         )
