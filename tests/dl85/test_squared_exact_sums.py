@@ -124,6 +124,23 @@ def test_a_near_perfect_fit_certifies_in_the_fast_form(monkeypatch):
     assert before.objective_ == pytest.approx(optimum, rel=1e-9)
 
 
+def test_a_fit_too_near_perfect_for_exact_sums_takes_the_stable_form():
+    # the leaves' evaluation error, 3.1 u of the total sum of squares,
+    # exceeds 1e-9 of an optimum 6e-11 of it
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 2, size=(60, 4))
+    step = 1000.0 * X[:, 0] + 300.0 * (X[:, 0] == X[:, 1])
+    y = np.round(step + 0.01 * rng.integers(0, 2, size=60), 2)
+    assert exact_target(y) is not None
+    reg = DL85Regressor(max_depth=2).fit(X, y)
+    optimum = float(_optimum(X, y, np.ones(len(y)), 2))
+    assert reg.stats_["stable_form"]
+    assert reg.objective_ == pytest.approx(optimum, rel=1e-9)
+    assert float(_achieved(reg, X, y, np.ones(len(y)))) == pytest.approx(
+        optimum, rel=1e-9
+    )
+
+
 def test_a_perfect_fit_certifies():
     X, y = _near_perfect()
     y = np.round(10.0 * X[:, 0] + 0.5 * X[:, 1], 1)
