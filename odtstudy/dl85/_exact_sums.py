@@ -94,13 +94,13 @@ def exact_target(y, weights=None) -> ExactTarget | None:
 
 
 def _decimal_digits(y: np.ndarray) -> int | None:
-    """The least k <= 6 with every ``y`` the double nearest an integer over
-    ``10**k``, or None."""
+    """The least k <= 6 with every ``y`` the double nearest an integer (of
+    magnitude below 2**52) over ``10**k``, or None."""
+    peak = float(np.max(np.abs(y)))
     for digits in range(_MAX_DECIMALS + 1):
         power = 10.0**digits
-        integers = np.rint(y * power)
-        if np.max(np.abs(integers)) >= 2.0**52:
+        if peak * power >= 2.0**52:
             return None
-        if np.array_equal(integers / power, y):
+        if (np.rint(y * power) / power == y).all():
             return digits
     return None
