@@ -203,3 +203,31 @@ def test_enb_heat_depth_4_matches_streed_without_the_stable_form():
     assert reg.optimal_
     assert not reg.stats_.get("stable_form", False)
     assert reg.objective_ == pytest.approx(sse, rel=1e-9)
+
+
+def test_a_large_table_certifies_in_the_fast_form(monkeypatch):
+    # 20k rows: the rounded sums' bound (K n u) exceeded 1e-9 of the optimum
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(20000, 6))
+    y = np.round(5.0 * X[:, 0] + 2.0 * X[:, 1] + rng.normal(size=20000), 2)
+    reg = DL85Regressor(max_depth=2).fit(X, y)
+    assert not reg.stats_.get("stable_form", False)
+    _todays_path(monkeypatch)
+    before = DL85Regressor(max_depth=2).fit(X, y)
+    assert before.stats_["stable_form"]
+    assert reg.objective_ == pytest.approx(before.objective_, rel=1e-9)
+    assert np.array_equal(reg.predict(X), before.predict(X))
+
+
+@pytest.mark.parametrize("name", ["osrt/yacht", "osrt/real-estate", "osrt/enb-cool"])
+def test_osrt_sets_give_todays_trees(name, monkeypatch):
+    from odtstudy.datasets import load_dataset
+
+    data = load_dataset(name)
+    assert exact_target(data.y) is not None
+    reg = DL85Regressor(max_depth=3).fit(data.X, data.y)
+    _todays_path(monkeypatch)
+    before = DL85Regressor(max_depth=3).fit(data.X, data.y)
+    assert not before.stats_.get("stable_form", False)
+    assert reg.objective_ == pytest.approx(before.objective_, rel=1e-12)
+    assert np.array_equal(reg.predict(data.X), before.predict(data.X))
