@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeRegressor, _validate_X
 from odtstudy.dl85._engine import build_tree, fit_result, search, search_quantiles
+from odtstudy.dl85._exact_sums import exact_target
 from odtstudy.dl85._losses import (
     check_losses_fit,
     power_of_two_scale,
@@ -222,33 +223,26 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         objective = _CRITERIA[self.criterion]
         squared = objective == "squared"
         check_losses_fit(y, sample_weight, squared=squared)
-        # the squared error is the same for y and y - c: centring y keeps the
-        # search's sums of w y and w y**2 from cancelling when the mean of y
-        # is large next to its spread (leaf values are computed from y itself)
-        if squared:
-            y_search = y - float(np.average(y, weights=sample_weight))
-        else:
-            y_search = y
-        # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
-        # floating point); its losses scale back by 2**k (2**2k squared)
-        scale = power_of_two_scale(y_search)
+        target, scale, exact = _search_target(y, sample_weight, squared)
         factor = scale * scale if squared else scale
+        purity = {} if exact is None else {"purity_tol": exact.purity_tol}
         tau = float(self.quantile)
         options = self._scaled_options(factor)
         cuts = self._thresholds_of(X, sample_weight)
         numeric_X, decode = X, None
         if cuts is not None and bitset_encodes(cuts):
             X, decode = threshold_columns(X, cuts)
-        stats = squared_stats(y_search / scale, sample_weight) if squared else None
+        stats = squared_stats(target, sample_weight) if squared else None
         if cuts is not None and decode is None:
             out = numeric_search(
                 X,
                 cuts,
                 kind=objective,
                 weights=sample_weight,
-                y=y_search / scale,
+                y=target,
                 quantile=tau,
                 stats=stats,
+                **purity,
                 **options,
             )
         else:
@@ -256,13 +250,15 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 X,
                 kind=objective,
                 weights=sample_weight,
-                y=y_search / scale,
+                y=target,
                 quantile=tau,
+                **purity,
                 **options,
             )
         if squared and out.found and not out.timed_out:
             engine = "bitset" if cuts is None or decode is not None else "numeric"
-            if not sums_certify(out.loss, stats, self.max_depth, engine):
+            offset = None if exact is None else exact.offset
+            if not sums_certify(out.loss, stats, self.max_depth, engine, offset):
                 X, decode = numeric_X, None
                 out = self._stable_search(X, cuts, stats, y / scale, factor)
         out.rescale(factor)
@@ -373,3 +369,22 @@ def _leaf_values(objective, tau, y, sample_weight):
         return [weighted_quantile(y[rows], w[rows], tau)]
 
     return value_of
+
+
+def _search_target(y, sample_weight, squared):
+    """The target the search runs on, its unit (losses scale back by it,
+    squared for the squared error) and, for short decimals, the
+    :class:`~odtstudy.dl85._exact_sums.ExactTarget` it comes from (None
+    otherwise)."""
+    exact = exact_target(y, sample_weight) if squared else None
+    if exact is not None:
+        return exact.z, exact.scale, exact
+    # the squared error is the same for y and y - c: centring y keeps the
+    # search's sums of w y and w y**2 from cancelling when the mean of y
+    # is large next to its spread (leaf values are computed from y itself)
+    if squared:
+        y = y - float(np.average(y, weights=sample_weight))
+    # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
+    # floating point); its losses scale back by 2**k (2**2k squared)
+    scale = power_of_two_scale(y)
+    return y / scale, scale, None

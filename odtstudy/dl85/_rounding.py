@@ -34,6 +34,21 @@ optimum is certified (to that relative tolerance, the one the searches'
 own checks use); otherwise the search is re-run in the stable form
 (:mod:`odtstudy.dl85._numeric`: weight, mean and sum of squared
 deviations, which do not cancel).
+
+When the sums are exact (integer targets and weights,
+:mod:`odtstudy.dl85._exact_sums`), the counted-uses term vanishes: each
+leaf's ``W``, ``S1``, ``S2`` are exact, and ``S2 - S1 * S1 / W`` rounds
+twice in ``S1 * S1 / W`` (at most ``2 u S1**2 / W <= 2 u S2``) and once in
+the difference (``u`` times the result, at most ``u S2``): a leaf is off by
+at most ``3.1 u`` of its ``S2``, a tree, whose leaves partition the rows,
+by ``3.1 u S2`` of the root's, plus the rounding of the sum of its at most
+``2**depth`` leaf losses, ``2**depth u`` of its loss. The purity tolerance
+is then below the least positive loss less that error (see
+:mod:`odtstudy.dl85._exact_sums`), so unsplit leaves are pure and cost
+nothing. What remains is that the search prices the decimals near ``y``,
+not ``y``: with ``D = sum w d**2`` for the differences ``d`` between the
+two, a tree of loss ``L`` moves by at most ``2 sqrt(L D) + D``, counted
+once for each of the two trees compared.
 """
 
 from __future__ import annotations
@@ -51,7 +66,13 @@ _U = 2.0**-53
 _ROW_USES = {"numeric": 5, "bitset": 27}
 
 
-def sums_certify(loss: float, stats: np.ndarray, max_depth: int, engine: str) -> bool:
+def sums_certify(
+    loss: float,
+    stats: np.ndarray,
+    max_depth: int,
+    engine: str,
+    exact_offset: float | None = None,
+) -> bool:
     """True when the sums form's rounding cannot move an optimum of ``loss``
     by more than ``CERTIFY_RTOL`` of it.
 
@@ -65,7 +86,13 @@ def sums_certify(loss: float, stats: np.ndarray, max_depth: int, engine: str) ->
     engine : {"numeric", "bitset"}
         The search that priced the trees (the numeric search, or the 0/1
         search with its depth-2 solver).
+    exact_offset : float, default=None
+        None: the sums round (first bound above). Otherwise the sums are
+        exact integers and this is the ``D`` of the target searched against
+        ``y``, in the units of ``stats``.
     """
+    if exact_offset is not None:
+        return _exact_sums_certify(loss, stats, max_depth, exact_offset)
     w = stats[:, 0]
     positive = w > 0
     if not positive.any():
@@ -81,6 +108,17 @@ def sums_certify(loss: float, stats: np.ndarray, max_depth: int, engine: str) ->
     bound = _ROW_USES[engine] * n * _U * magnitude + 6 * _U * s2
     purity = 2.0**max_depth * PURITY_RTOL * s2
     return margin * bound + purity <= CERTIFY_RTOL * loss
+
+
+def _exact_sums_certify(loss, stats, max_depth, offset) -> bool:
+    """:func:`sums_certify` for exact sums (second bound above)."""
+    if loss == 0.0:  # every leaf pure: the decimals' and y's optimum
+        return True
+    s2 = float(stats[:, 2].sum())
+    near = 2.0 * loss  # trees that can compare with the optimum
+    evaluation = 3.1 * _U * s2 + 2.0**max_depth * _U * near
+    moved = 2.0 * np.sqrt(near * offset) + offset
+    return 2.0 * (evaluation + moved) <= CERTIFY_RTOL * loss
 
 
 def _sums_exact(w: np.ndarray) -> bool:
