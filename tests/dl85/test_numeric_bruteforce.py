@@ -686,9 +686,19 @@ def test_hash_cache_equals_trie_and_bruteforce(seed, cache):
     assert clf.training_error(X, y) == expected
 
 
-@pytest.mark.parametrize("seed, depth", [(0, 3), (1, 3), (2, 3), (0, 4)])
+def _bounded_cases():
+    """Every strategy at depth 3; the larger depth-4 problem (~1 s a case on
+    threshold columns) for ``reuses`` in the default run, the others with
+    ``-m slow``."""
+    for strategy in STRATEGIES:
+        for seed, depth in [(0, 3), (1, 3), (2, 3), (0, 4)]:
+            slow = depth == 4 and strategy != "reuses"
+            marks = [pytest.mark.slow] if slow else []
+            yield pytest.param(strategy, seed, depth, marks=marks)
+
+
 @pytest.mark.parametrize("cache", ["trie", "hash"])
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy, seed, depth", _bounded_cases())
 def test_bounded_cache_equals_unbounded(seed, depth, cache, strategy):
     X, y = medium_problem(seed) if depth == 3 else medium_problem(seed, n=120, m=6)
     ref = DL85Classifier(max_depth=depth, thresholds="all", cache=cache).fit(X, y)

@@ -36,7 +36,15 @@ def test_smoke_study_through_a_local_dask_cluster(tmp_path):
     assert make_report("dask-smoke", output_dir=tmp_path).exists()
 
 
-def test_unreachable_scheduler_is_one_clear_error(tmp_path):
+class _OneSecondClient(distributed.Client):
+    """The runner's Client, waiting 1 s instead of 10 for the scheduler."""
+
+    def __init__(self, address, timeout):
+        super().__init__(address, timeout="1s")
+
+
+def test_unreachable_scheduler_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(distributed, "Client", _OneSecondClient)
     config = StudyConfig(
         name="nowhere",
         datasets=["zoo-1"],

@@ -198,7 +198,7 @@ _SLEEPY = """\
 
 
 def test_sigterm_keeps_finished_records_and_resumes_without_duplicates(tmp_path):
-    args, env = _cli_script(tmp_path, _SLEEPY)
+    args, env = _cli_script(tmp_path, _SLEEPY.replace("folds = 4", "folds = 2"))
     results = tmp_path / "out" / "sleepy" / "results.jsonl"
     proc = subprocess.Popen(args + ["--quiet"], env=env, stderr=subprocess.PIPE)
     deadline = time.time() + 60
@@ -216,12 +216,12 @@ def test_sigterm_keeps_finished_records_and_resumes_without_duplicates(tmp_path)
     assert not any(_alive(lambda _: c, None) for c in children)
     store = ResultsStore(tmp_path / "out" / "sleepy")
     kept = store.load()
-    assert 3 <= len(kept) < 24 and kept["run_id"].is_unique
+    assert 3 <= len(kept) < 12 and kept["run_id"].is_unique
     assert (tmp_path / "out" / "sleepy" / "report.md").exists()
     done = subprocess.run(args + ["--quiet"], env=env, capture_output=True)
     assert done.returncode == 0, done.stderr
     frame = store.load()
-    assert len(store.records()) == 24 and frame["run_id"].is_unique
+    assert len(store.records()) == 12 and frame["run_id"].is_unique
     assert set(kept["utc"]) <= set(frame["utc"])  # the first records kept as they were
 
 
@@ -271,9 +271,11 @@ def test_milp_and_cpsat_report_their_warm_start_as_incumbent():
     from odtstudy.milp import BinOCTClassifier
 
     data = load_dataset("vote")
+    # neither proves vote at depth 2 within its limit: the CART warm start,
+    # reported before the model is built, comes first either way
     for clf in (
-        BinOCTClassifier(max_depth=2, time_limit=10),
-        CPSATClassifier(max_depth=2, time_limit=10),
+        BinOCTClassifier(max_depth=2, time_limit=3),
+        CPSATClassifier(max_depth=2, time_limit=3),
     ):
         seen = []
         with listening(clf, lambda tree, objective, bound: seen.append(objective)):

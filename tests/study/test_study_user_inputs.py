@@ -283,6 +283,9 @@ def test_user_learner_predicting_the_wrong_shape_is_an_error_run(
 
 
 def test_a_changed_user_learner_is_another_protocol(study, tmp_path):
+    # the user learner on the user table is all the protocol change needs
+    text = study.read_text().replace('["mydata", "vote"]', '["mydata"]')
+    study.write_text(text.replace('["mine", "dl85"]', '["mine"]'))
     out = tmp_path / "out"
     assert main(["study", str(study), "--output", str(out), "--quiet"]) == 0
     module = tmp_path / "usertrees_mod.py"
