@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from odtstudy._regression_loss import pinball_family, summed_loss
+
 __all__ = ["REGRESSION_COLUMNS", "family_loss", "pinball_tau", "regression_scores"]
 
 #: Record columns of a regression run (null in classification records).
@@ -28,11 +30,6 @@ def pinball_tau(family) -> float | None:
         return None
 
 
-def _pinball(y, pred, tau) -> np.ndarray:
-    residual = y - pred
-    return np.where(residual >= 0, tau * residual, (tau - 1.0) * residual)
-
-
 def _r2(y, pred) -> float | None:
     """1 - SSE / SST; None when the target is constant (R² undefined)."""
     total = float(np.sum((y - np.mean(y)) ** 2))
@@ -51,11 +48,11 @@ def regression_scores(family, y_train, train_pred, y_test, test_pred) -> dict:
     ):
         y = np.asarray(y, dtype=np.float64)
         pred = np.asarray(pred, dtype=np.float64)
-        scores[f"{rows}_mse"] = float(np.mean((y - pred) ** 2))
-        scores[f"{rows}_mae"] = float(np.mean(np.abs(y - pred)))
+        scores[f"{rows}_mse"] = summed_loss("squared-error", y, pred) / len(y)
+        scores[f"{rows}_mae"] = summed_loss("absolute-error", y, pred) / len(y)
         scores[f"{rows}_r2"] = _r2(y, pred)
         scores[f"{rows}_pinball"] = (
-            None if tau is None else float(np.mean(_pinball(y, pred, tau)))
+            None if tau is None else summed_loss(pinball_family(tau), y, pred) / len(y)
         )
     return {column: scores[column] for column in REGRESSION_COLUMNS}
 
@@ -66,11 +63,9 @@ def family_loss(family, y, pred) -> float | None:
     learner's to report)."""
     if "+" in str(family or ""):
         return None
-    y = np.asarray(y, dtype=np.float64)
-    pred = np.asarray(pred, dtype=np.float64)
     tau = pinball_tau(family)
     if tau is not None:
-        return float(np.sum(_pinball(y, pred, tau)))
+        return summed_loss(pinball_family(tau), y, pred)
     if family == "absolute-error":
-        return float(np.sum(np.abs(y - pred)))
-    return float(np.sum((y - pred) ** 2))
+        return summed_loss("absolute-error", y, pred)
+    return summed_loss("squared-error", y, pred)
