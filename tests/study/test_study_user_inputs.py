@@ -159,7 +159,12 @@ def test_methods_and_datasets_commands(study, capsys):
     first = {line.split()[0]: line for line in lines}
     for name in ("dl85", "cart", "pystreed", "pydl85", "gosdt", "pycontree"):
         assert name in first
-    assert first["dl85"].split()[1:4] == ["binary", "exact", "misclassification"]
+    assert first["dl85"].split()[1:5] == [
+        "classification", "binary", "exact", "misclassification",
+    ]  # fmt: skip
+    assert first["dl85-reg"].split()[1:5] == [
+        "regression", "binary", "exact", "squared-error",
+    ]  # fmt: skip
     assert "usertrees_mod:MyTree" in first
     assert main(["datasets", "--study", str(study)]) == 0
     out = capsys.readouterr().out
