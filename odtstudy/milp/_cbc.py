@@ -32,6 +32,7 @@ __all__ = ["cbc_executable", "solve_cbc", "write_mps"]
 _CBC_RESULT = re.compile(r"^Result - (.+)$", re.MULTILINE)
 _CBC_OBJ = re.compile(r"^Objective value:\s+(\S+)", re.MULTILINE)
 _CBC_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s+(\S+)", re.MULTILINE)
+_CBC_BEST_POSSIBLE = re.compile(r"best possible ([-+0-9.eE]+)")
 _CBC_CPU = re.compile(r"^Total time \(CPU seconds\):\s+(\S+)", re.MULTILINE)
 _COLUMNS_PER_CHECK = 500
 #: CBC writes +-1e+50 where it has no bound (e.g. stopped before the search).
@@ -186,6 +187,24 @@ def _trace(text, model, started, elapsed, cpu):
     ]
 
 
+def _bound_passes_incumbent(text: str) -> bool:
+    """Whether CBC's own bound ("best possible") lies above its incumbent.
+
+    No valid lower bound of a minimisation exceeds a feasible value, so the
+    solve's bound and any claim of a proof are then void. CBC prints its
+    summary "Lower bound" clipped to the incumbent (with a gap of 0), which
+    hides this: seen on a BendersOCT master whose root cuts moved the LP
+    from -812 to 6.1e9 and which then stopped on time, its incumbent being
+    37 errors worse than the optimum.
+    """
+    objective = _CBC_OBJ.search(text)
+    possible = _CBC_BEST_POSSIBLE.findall(text)
+    if objective is None or not possible:
+        return False
+    best = float(objective.group(1))
+    return float(possible[-1]) > best + 1e-6 * max(1.0, abs(best))
+
+
 def solve_cbc(
     model, deadline: Deadline, *, kill_at, threads, warm_start, gap_abs, tolerance
 ) -> SolveInfo:
@@ -295,8 +314,12 @@ def _solve_once(
     objective = model.objective(x) if has_solution else None
     if has_solution:
         model.assign(x)
+    void_bound = _bound_passes_incumbent(text)
+    proven = proven and not void_bound
+    if void_bound:
+        trace = [(at, obj, None, count) for at, obj, _, count in trace]
     bound = None
-    match = None if crashed else _CBC_BOUND.search(text)
+    match = None if crashed or void_bound else _CBC_BOUND.search(text)
     if match and abs(float(match.group(1))) < _NO_BOUND:
         bound = float(match.group(1)) + model.offset
     elif proven:
