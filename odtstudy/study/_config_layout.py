@@ -4,6 +4,7 @@ scales, the keys of ``[study]`` / a scale / the overrides, and the
 
 from __future__ import annotations
 
+from odtstudy.study import _cache_fraction
 from odtstudy.study._config_schema import SCALES, STUDY_KEYS, TABLES
 from odtstudy.study._config_values import close, nonempty_str, shown, value_problem
 from odtstudy.study.registry import RUNNER_PARAMS, get_method
@@ -133,7 +134,10 @@ def check_params(method, label, params, where):
     for key in params:
         if key in RUNNER_PARAMS:
             raise where.error(where.method(label, key), _RUNNER_SET[key])
-    unknown = method._unknown_parameter(params)
+    relative = _cache_fraction.check_fraction(method, params)
+    if relative:
+        raise where.error(where.method(label, _cache_fraction.KEY), relative)
+    unknown = method._unknown_parameter(_cache_fraction.split(params)[1])
     if unknown:
         name, message = unknown
         if name in STUDY_KEYS and where.sections is not None:

@@ -18,6 +18,7 @@ import tempfile
 
 from odtstudy._isolation import use_temp_dir
 from odtstudy.external._child import call_with_deadline
+from odtstudy.study import _cache_fraction
 from odtstudy.study.registry import get_method
 
 _PREFLIGHT_TIME_LIMIT = 1.0
@@ -31,7 +32,7 @@ def _fit_outcome(method, params, depth, time_limit, seed) -> str | None:
     """``"<Error>: <message>"`` for a ValueError/TypeError of the preflight
     fit, else None (other failures are left to the runs, which record them)."""
     try:
-        method.preflight(depth, params, time_limit, seed)
+        method.preflight(depth, _cache_fraction.split(params)[1], time_limit, seed)
     except (ValueError, TypeError) as exc:
         return f"{type(exc).__name__}: {exc}"
     except Exception:

@@ -25,7 +25,7 @@ from odtstudy._deadline import allowed_fit_time
 from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
-from odtstudy.study import _memory
+from odtstudy.study import _cache_fraction, _memory
 from odtstudy.study._regression_scores import family_loss, regression_scores
 from odtstudy.study._solver_tree import has_solver_tree
 from odtstudy.study.registry import get_method
@@ -254,12 +254,29 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         dataset, method, train, test, run.get("max_thresholds"), run["params"]
     )
     y_train, y_test = dataset.y[train], dataset.y[test]
-    estimator = method.make(
-        max_depth=run["depth"],
-        time_limit=run["time_limit"],
-        random_state=run["seed"],
-        **run["params"],
-    )
+    fraction, params = _cache_fraction.split(run["params"])
+
+    def make(params):
+        return method.make(
+            max_depth=run["depth"],
+            time_limit=run["time_limit"],
+            random_state=run["seed"],
+            **params,
+        )
+
+    bound = {}
+    if fraction is not None:
+        if fd is not None:
+            send_frame(fd, "probe_start", {})
+        bound = _cache_fraction.resolve(
+            fraction,
+            lambda: make(params),
+            X_train,
+            y_train,
+            allowed_fit_time(run["time_limit"]),
+        )
+        params = {**params, _cache_fraction.BOUND: bound[_cache_fraction.BOUND]}
+    estimator = make(params)
     labels = {
         "tool": method.tool(),
         "objective_family": method.objective_family(run["params"]),
@@ -311,7 +328,10 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "n_train": len(train),
         "n_test": len(test),
         "n_features": X_train.shape[1],
-        "stats": {k: v for k, v in fitted["stats"].items() if _is_plain(v)},
+        "stats": {
+            **{k: v for k, v in fitted["stats"].items() if _is_plain(v)},
+            **bound,
+        },
         "error": None,
     }
 

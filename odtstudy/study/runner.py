@@ -271,7 +271,10 @@ class _Active:
             self.peak_fit_rss_mb = max(self.peak_fit_rss_mb, rss)
 
     def _handle(self, kind, payload):
-        if kind == "fit_start":
+        if kind == "probe_start":
+            # an unbounded probe (max_cache_fraction) gets a fit's time of its own
+            self.deadline = time.perf_counter() + self.allowed + 2 * self.grace
+        elif kind == "fit_start":
             self.fit_started = time.perf_counter()
             self.rss_before_fit = payload["rss_mb"]
             self.deadline = self.fit_started + self.allowed + self.grace

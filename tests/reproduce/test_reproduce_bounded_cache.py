@@ -3,6 +3,7 @@ bounded DL8.5 cache, the report's verdict table) and every verdict branch of
 its claims module on synthetic records."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -36,18 +37,24 @@ def test_smoke_bounded_runs_reach_the_unbounded_optimum(smoke):
     assert (df["status"] == "ok").all(), df[["method", "status", "error"]]
     assert df["optimal"].astype(bool).all()
     bounded_seen = 0
+
+    def parsed(value):
+        return value if isinstance(value, dict) else json.loads(value)
+
     for (dataset, depth), group in df.groupby(["dataset", "depth"]):
-        ref = group.loc[group["method"] == "dl85-unbounded", "objective"]
+        ref = group[group["method"] == "dl85-unbounded"]
         assert len(ref) == 1
+        ref_peak = parsed(ref["stats"].iloc[0])["cache_peak_entries"]
         for row in group.itertuples():
-            assert row.objective == ref.iloc[0], (dataset, depth, row.method)
-            stats = row.stats if isinstance(row.stats, dict) else json.loads(row.stats)
-            params = (
-                row.params if isinstance(row.params, dict) else json.loads(row.params)
-            )
-            if params.get("max_cache_size"):
+            assert row.objective == ref["objective"].iloc[0], (dataset, row.method)
+            stats, params = parsed(row.stats), parsed(row.params)
+            if params.get("max_cache_fraction"):
                 bounded_seen += 1
-                assert stats["cache_peak_entries"] <= params["max_cache_size"]
+                # the probe's unbounded search is the unbounded run's
+                assert stats["probe_peak_entries"] == ref_peak
+                bound = math.ceil(params["max_cache_fraction"] * ref_peak)
+                assert stats["max_cache_size"] == bound
+                assert stats["cache_peak_entries"] <= bound
                 assert stats["cache_wipes"] > 0
     assert bounded_seen == len(df) - df["method"].eq("dl85-unbounded").sum()
 
@@ -301,7 +308,7 @@ def test_binoct_branches():
 
 def test_our_value_gives_the_depth5_analogue():
     records = _records()
-    row = {"dataset": "d1", "method": "dl85-reuses-35k-w40", "metric": "time_factor"}
+    row = {"dataset": "d1", "method": "dl85-reuses-12pct-w40", "metric": "time_factor"}
     assert (
         bounded_cache.our_value(records, row)
         == "2.00 (depth 5, bound 12% of the entries)"

@@ -278,6 +278,32 @@ def _config(**kw):
             "> 0",
         ),
         (dict(methods=[MethodSpec("x", "nope")]), "method 'x'", "unknown method"),
+        (
+            dict(methods=[MethodSpec("c", "cart", {"max_cache_fraction": 0.5})]),
+            "method 'c' max_cache_fraction",
+            "does not take: remove max_cache_fraction",
+        ),
+        (
+            dict(methods=[MethodSpec("b", "dl85", {"max_cache_fraction": 1.5})]),
+            "method 'b' max_cache_fraction",
+            "must lie in (0, 1]",
+        ),
+        (
+            dict(methods=[MethodSpec("b", "dl85", {"max_cache_fraction": "half"})]),
+            "method 'b' max_cache_fraction",
+            "a number in (0, 1]",
+        ),
+        (
+            dict(
+                methods=[
+                    MethodSpec(
+                        "b", "dl85", {"max_cache_fraction": 0.5, "max_cache_size": 9}
+                    )
+                ]
+            ),
+            "method 'b' max_cache_fraction",
+            "keep one",
+        ),
     ],
 )
 def test_python_configs_name_the_study_and_the_field(fields, key, fix):
@@ -288,6 +314,12 @@ def test_python_configs_name_the_study_and_the_field(fields, key, fix):
     assert message.startswith(f"study {config.name!r}: "), message
     assert f"{key}:" in message, message
     assert fix in message, message
+
+
+def test_a_relative_cache_bound_passes_validation_and_preflight():
+    spec = MethodSpec("b", "dl85", {"max_cache_fraction": 0.5})
+    config = _config(methods=[spec])
+    assert config.validate(preflight=True) is config
 
 
 def test_preflight_is_opt_in_for_python_configs(monkeypatch):

@@ -6,7 +6,8 @@ Every claim compares a bounded DL8.5 run with the unbounded run of the same
 bounded / unbounded ratios of the entries created, the fit time and the fit
 memory (absolute times are never compared across machines, except the
 reconstitution time against the paper's 5 ms threshold). A bounded run is
-recognised by its ``max_cache_size`` parameter, its wipe strategy and factor
+recognised by its ``max_cache_size`` (a parameter, or resolved from
+``max_cache_fraction`` and recorded in its stats), its wipe strategy and factor
 are read from its parameters (never from its label), and its bound is
 expressed as a fraction of the unbounded run's peak entries, so the same
 rules apply at every scale. Every threshold is in ``[thresholds]`` of
@@ -75,7 +76,8 @@ def _runs(records) -> pd.DataFrame:
         if base not in ("dl85", "binoct"):
             continue
         stats = _stats(run.get("stats"))
-        bound = params.get("max_cache_size")
+        # a relative bound (max_cache_fraction) is resolved per run
+        bound = stats.get("max_cache_size") or params.get("max_cache_size")
         rows.append(
             {
                 **{k: run[k] for k in INSTANCE},
