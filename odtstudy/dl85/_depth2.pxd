@@ -8,6 +8,21 @@ from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._weighted cimport WeightedCore
 
 
+ctypedef struct _Quantile:
+    double tau, a, c      # slopes a above the tau-quantile, c below it
+
+ctypedef struct _Quantiles:
+    const double* tau
+    const double* a
+    const double* c
+    int K
+    int stride            # the branches of quantile j at j * stride in bl / br
+
+ctypedef fused _Taus:
+    _Quantile
+    _Quantiles
+
+
 cdef class Depth2:
     cdef int m, K, W, min_sup, okind
     cdef bint weighted
@@ -69,9 +84,8 @@ cdef class Depth2:
     cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef int _ranks_features(self, int d, int N, int nw) noexcept nogil
     cdef double _d2_ranks(self, int d, double leaf, int* out_f) noexcept nogil
-    cdef void _ranks_pairs(self, int N, int nw, int nf, const double* tau,
-                           const double* a, const double* c, int K, double* bl,
-                           double* br, int stride) noexcept nogil
+    cdef void _ranks_pairs(self, int N, int nw, int nf, _Taus q, double* bl,
+                           double* br) noexcept nogil
     cdef void _pairs_transpose(self, int nf) noexcept nogil
     cdef void _pairs_of(self, int i, int nf) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil

@@ -222,58 +222,6 @@ cdef double _set_loss(const uint64_t* g, const int32_t* cp, const double* sp,
     return 0.0
 
 
-cdef inline void _pair_branches(const int* n, const bint* v, int N, int nw,
-                                double tau, double a, double c, const uint64_t* gi,
-                                const int32_t* cpi, const double* spi,
-                                const uint64_t* gk, const int32_t* cpk,
-                                const double* spk, const int32_t* c11,
-                                const double* s11, const double* cs,
-                                const double* tab, const double* oy, double* bl,
-                                double* br, int i, int k) noexcept nogil:
-    """One quantile of a pair (i, k) of ``Depth2._ranks_pairs``: the word of
-    each quadrant's quantile row by a branch-free scan (the words before it
-    hold fewer than its rank of the quadrant's rows), its y and the sum of y
-    below it, the four quadrant losses as candidate branches of roots i and
-    k (``v``: which branches have ``min_sup`` rows on both sides)."""
-    cdef int q, t, r0, j
-    cdef int kq[4]
-    cdef int wq[4]
-    cdef double qv[4]
-    cdef double sb[4]
-    cdef double lq[4]
-    for q in range(4):
-        kq[q] = _rank(tau, n[q])
-        wq[q] = 0
-    for t in range(1, nw):
-        r0 = c11[t]
-        wq[0] += r0 < kq[0]
-        wq[1] += cpi[t] - r0 < kq[1]
-        wq[2] += cpk[t] - r0 < kq[2]
-        wq[3] += (t << 6) - cpi[t] - cpk[t] + r0 < kq[3]
-    for q in range(4):
-        qv[q] = 0.0
-        sb[q] = 0.0
-        if n[q] <= 0:
-            continue
-        j = wq[q]
-        sb[q] = _quadrant(q, s11[j], spi[j], spk[j], cs[j])
-        qv[q] = _quantile_row(
-            tab, oy, j, _quadrant_bits(q, gi[j], gk[j], _last_mask(N, j, nw)),
-            kq[q] - _quadrant(q, c11[j], cpi[j], cpk[j], <int32_t>_imin(j << 6, N)) - 1,
-            &sb[q])
-    for q in range(4):
-        lq[q] = _side_loss(n[q], kq[q], _quadrant(q, s11[nw], spi[nw], spk[nw], cs[nw]),
-                           qv[q], sb[q], a, c)
-    if v[0] and lq[0] + lq[1] < br[i]:
-        br[i] = lq[0] + lq[1]
-    if v[1] and lq[2] + lq[3] < bl[i]:
-        bl[i] = lq[2] + lq[3]
-    if v[2] and lq[0] + lq[2] < br[k]:
-        br[k] = lq[0] + lq[2]
-    if v[3] and lq[1] + lq[3] < bl[k]:
-        bl[k] = lq[1] + lq[3]
-
-
 cdef class Depth2:
     """Scratch and dispatch of the depth-2 solvers for one search.
 
@@ -866,6 +814,7 @@ cdef class Depth2:
         cdef int nnz = self.cv.cnnz[d], j, i, nf, N = 0, nw
         cdef uint64_t* cov = self.cv.cov + d * self.W
         cdef double best, l
+        cdef _Quantile one
         out_f[0] = FEATURE_LEAF
         for j in range(nnz):
             N += odt_popcount(cov[j])
@@ -873,8 +822,8 @@ cdef class Depth2:
         nf = self._ranks_features(d, N, nw)
         if nf == 0:
             return leaf
-        self._ranks_pairs(N, nw, nf, &self.tau, &self.above, &self.below, 1,
-                          self.bl, self.br, 0)
+        one.tau, one.a, one.c = self.tau, self.above, self.below
+        self._ranks_pairs(N, nw, nf, one, self.bl, self.br)
         best = leaf
         for i in range(nf):
             l = self.bl[i] + self.br[i]
@@ -883,28 +832,36 @@ cdef class Depth2:
                 out_f[0] = self.fid[i]
         return best if best > self.eps else 0.0
 
-    cdef void _ranks_pairs(self, int N, int nw, int nf, const double* tau,
-                           const double* a, const double* c, int K, double* bl,
-                           double* br, int stride) noexcept nogil:
-        """The feature pairs of ``_d2_ranks`` at K quantiles: the best
-        branches of root i at quantile j improved in ``bl`` / ``br`` at
-        ``j * stride + i`` (slopes ``a[j]`` above the quantile, ``c[j]``
-        below).
+    cdef void _ranks_pairs(self, int N, int nw, int nf, _Taus q, double* bl,
+                           double* br) noexcept nogil:
+        """The feature pairs of ``_d2_ranks`` at one quantile or at K
+        (``solve_quantiles``): the best branches of root i at quantile j
+        improved in ``bl`` / ``br`` (at ``j * stride + i``).
 
         The counts of the pairs of root i come from the pair-count kernel;
         one pass over the words of i AND k (``odt_and_prefix``) gives its
         prefix counts and sums of y, and with those of i, k and the cover,
-        every quadrant's (shared by the quantiles); then, per quantile,
-        ``_pair_branches``.
+        every quadrant's (shared by the quantiles). Per quantile, a
+        branch-free scan finds the word of each quadrant's quantile row (the
+        words before it hold fewer than its rank of the quadrant's rows),
+        which gives its y and the sum of y below it; the four quadrant
+        losses are candidate branches of roots i and k (``v``: which
+        branches have ``min_sup`` rows on both sides).
+
+        The fused ``_Taus`` compiles one quantile apart, with the quadrant
+        code inline: a loop over quantiles, or a call per pair, costs the
+        single-quantile search 6 % of its instructions.
         """
-        cdef int i, k, j, ms = self.min_sup, ni, nk
+        cdef int i, k, j, t, r0, x, ms = self.min_sup, ni, nk, nq
         cdef uint64_t* gw = self.gw
         cdef uint64_t* gi
         cdef uint64_t* gk
         cdef int32_t* ocnt = self.ocnt
         cdef double* opre = self.opre
         cdef int32_t* cpi
+        cdef int32_t* cpk
         cdef double* spi
+        cdef double* spk
         cdef int32_t* c11 = self.opc
         cdef double* s11 = self.ops
         cdef int32_t* cnt0 = self.cnt0
@@ -912,8 +869,20 @@ cdef class Depth2:
         cdef const double* cs = self.ocov
         cdef const double* tab = self.otab
         cdef const double* oy = self.oy
+        cdef double tau, a, c
+        cdef double* blj
+        cdef double* brj
         cdef int n[4]
         cdef bint v[4]
+        cdef int kq[4]
+        cdef int wq[4]
+        cdef double qv[4]
+        cdef double sb[4]
+        cdef double lq[4]
+        if _Taus is _Quantile:
+            nq = 1
+        else:
+            nq = q.K
         self._pairs_transpose(nf)
         for i in range(nf):
             gi = gw + i * nw
@@ -934,12 +903,49 @@ cdef class Depth2:
                 if not (v[0] or v[1] or v[2] or v[3]):
                     continue
                 gk = gw + k * nw
+                cpk = ocnt + k * (nw + 1)
+                spk = opre + k * (nw + 1)
                 # prefix counts and sums of y of the rows of i AND k
                 odt_and_prefix(oy, tab, gi, gk, nw, c11, s11)
-                for j in range(K):
-                    _pair_branches(n, v, N, nw, tau[j], a[j], c[j], gi, cpi, spi, gk,
-                                   ocnt + k * (nw + 1), opre + k * (nw + 1), c11, s11,
-                                   cs, tab, oy, bl + j * stride, br + j * stride, i, k)
+                for j in range(nq):
+                    if _Taus is _Quantile:
+                        tau, a, c, blj, brj = q.tau, q.a, q.c, bl, br
+                    else:
+                        tau, a, c = q.tau[j], q.a[j], q.c[j]
+                        blj, brj = bl + j * q.stride, br + j * q.stride
+                    for x in range(4):
+                        kq[x] = _rank(tau, n[x])
+                        wq[x] = 0
+                    for t in range(1, nw):
+                        r0 = c11[t]
+                        wq[0] += r0 < kq[0]
+                        wq[1] += cpi[t] - r0 < kq[1]
+                        wq[2] += cpk[t] - r0 < kq[2]
+                        wq[3] += (t << 6) - cpi[t] - cpk[t] + r0 < kq[3]
+                    for x in range(4):
+                        qv[x] = 0.0
+                        sb[x] = 0.0
+                        if n[x] <= 0:
+                            continue
+                        t = wq[x]
+                        sb[x] = _quadrant(x, s11[t], spi[t], spk[t], cs[t])
+                        qv[x] = _quantile_row(
+                            tab, oy, t, _quadrant_bits(x, gi[t], gk[t], _last_mask(N, t, nw)),
+                            kq[x] - _quadrant(x, c11[t], cpi[t], cpk[t],
+                                              <int32_t>_imin(t << 6, N)) - 1,
+                            &sb[x])
+                    for x in range(4):
+                        lq[x] = _side_loss(n[x], kq[x],
+                                           _quadrant(x, s11[nw], spi[nw], spk[nw], cs[nw]),
+                                           qv[x], sb[x], a, c)
+                    if v[0] and lq[0] + lq[1] < brj[i]:
+                        brj[i] = lq[0] + lq[1]
+                    if v[1] and lq[2] + lq[3] < blj[i]:
+                        blj[i] = lq[2] + lq[3]
+                    if v[2] and lq[0] + lq[2] < brj[k]:
+                        brj[k] = lq[0] + lq[2]
+                    if v[3] and lq[1] + lq[3] < blj[k]:
+                        blj[k] = lq[1] + lq[3]
 
     cdef void _pairs_transpose(self, int nf) noexcept nogil:
         """Word-major copy ``gT`` of the useful features' words (two classes)."""
@@ -1236,6 +1242,7 @@ cdef class Depth2:
         cdef int32_t* cp
         cdef double* sp
         cdef double best, l
+        cdef _Quantiles many
         if r < 2 or self.mK == 0:
             return False
         for j in range(nnz):
@@ -1254,8 +1261,9 @@ cdef class Depth2:
                                                 self.mtau[j], self.ma[j], self.mc[j],
                                                 self.otab, self.oy)
         if nf > 0:
-            self._ranks_pairs(N, nw, nf, self.mtau + j0, self.ma + j0, self.mc + j0,
-                              self.mK - j0, self.mbl + j0 * S, self.mbr + j0 * S, S)
+            many.tau, many.a, many.c = self.mtau + j0, self.ma + j0, self.mc + j0
+            many.K, many.stride = self.mK - j0, S
+            self._ranks_pairs(N, nw, nf, many, self.mbl + j0 * S, self.mbr + j0 * S)
         for j in range(j0, self.mK):
             best = leaves[j]
             out_f[j] = FEATURE_LEAF

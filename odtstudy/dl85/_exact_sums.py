@@ -70,10 +70,13 @@ def exact_target(y, weights=None) -> ExactTarget | None:
     y = np.asarray(y, dtype=np.float64)
     if len(y) == 0:
         return None
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-    if np.any(w < 0) or not np.array_equal(w, np.rint(w)):
-        return None
-    total = float(w.sum())
+    if weights is None:
+        w, total = np.ones(len(y)), float(len(y))
+    else:
+        w = np.asarray(weights, np.float64)
+        if np.any(w < 0) or not np.array_equal(w, np.rint(w)):
+            return None
+        total = float(w.sum())
     if not 0 < total < _SUMS_LIMIT:
         return None
     digits = _decimal_digits(y)
@@ -97,10 +100,16 @@ def _decimal_digits(y: np.ndarray) -> int | None:
     """The least k <= 6 with every ``y`` the double nearest an integer (of
     magnitude below 2**52) over ``10**k``, or None."""
     peak = float(np.max(np.abs(y)))
+    first = float(y[0])
     for digits in range(_MAX_DECIMALS + 1):
         power = 10.0**digits
         if peak * power >= 2.0**52:
             return None
-        if (np.rint(y * power) / power == y).all():
+        # y[0] alone first: a target of measured noise fails here at every
+        # k, for a few scalar operations instead of five array passes
+        if (
+            round(first * power) / power == first
+            and (np.rint(y * power) / power == y).all()
+        ):
             return digits
     return None
