@@ -32,7 +32,6 @@ __all__ = ["cbc_executable", "solve_cbc", "write_mps"]
 _CBC_RESULT = re.compile(r"^Result - (.+)$", re.MULTILINE)
 _CBC_OBJ = re.compile(r"^Objective value:\s+(\S+)", re.MULTILINE)
 _CBC_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s+(\S+)", re.MULTILINE)
-_CBC_BEST_POSSIBLE = re.compile(r"best possible ([-+0-9.eE]+)")
 _CBC_CPU = re.compile(r"^Total time \(CPU seconds\):\s+(\S+)", re.MULTILINE)
 _COLUMNS_PER_CHECK = 500
 #: CBC writes +-1e+50 where it has no bound (e.g. stopped before the search).
@@ -198,11 +197,11 @@ def _bound_passes_incumbent(text: str) -> bool:
     37 errors worse than the optimum.
     """
     objective = _CBC_OBJ.search(text)
-    possible = _CBC_BEST_POSSIBLE.findall(text)
-    if objective is None or not possible:
+    bounds = [bound for _, _, bound in cbc_progress(text) if bound is not None]
+    if objective is None or not bounds:
         return False
     best = float(objective.group(1))
-    return float(possible[-1]) > best + 1e-6 * max(1.0, abs(best))
+    return bounds[-1] > best + 1e-6 * max(1.0, abs(best))
 
 
 def solve_cbc(

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 
+from odtstudy.external._child import call_in_fork
+
 __all__ = ["KEY", "check_fraction", "resolve", "split"]
 
 #: The method-table key.
@@ -97,8 +99,6 @@ def resolve(fraction: float, make_unbounded, X, y, timeout: float) -> dict:
     RuntimeError
         When the probe is killed at ``timeout`` or reports no peak.
     """
-    from odtstudy.external._child import call_in_fork
-
     call = call_in_fork(lambda: _probe(make_unbounded, X, y), timeout)
     peak = call.value.get("peak") if call.finished and call.value else None
     if not peak:

@@ -268,9 +268,10 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     if fraction is not None:
         if fd is not None:
             send_frame(fd, "probe_start", {})
+        unbounded = dict(params)
         bound = _cache_fraction.resolve(
             fraction,
-            lambda: make(params),
+            lambda: make(unbounded),
             X_train,
             y_train,
             allowed_fit_time(run["time_limit"]),
