@@ -201,6 +201,7 @@ cdef class NumericSearcher(Skeleton):
         self._init_skeleton(max_depth, min_sup, time_limit, use_infeasibility_lb,
                             max_cache_size, 4 * (self.p + 4))
         self.direct_depth = 1
+        self.first_descent = time_limit > 0
         self.abort_flag = &objective.aborted
         self.D = max_depth + 1
         self.L = 1 + 3 * self.D

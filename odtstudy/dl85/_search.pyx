@@ -242,6 +242,7 @@ cdef class Searcher(Skeleton):
             # order for unit weights, a depth-1 solver over rows otherwise
             self.d2_depth = 2 if objective.ybytes != NULL else 1
         self.direct_depth = self.d2_depth
+        self.first_descent = time_limit > 0 and not dl8
         self.dynamic = not dl8
         if cache == "trie":
             self.cache = TrieCache(max_depth)
@@ -711,7 +712,7 @@ cdef class Searcher(Skeleton):
                 cur_ub = best
                 if d == 0:
                     self._trace_root(best, lb)
-                if self.bounded:
+                if self.bounded and best < self.cache.entries[e].error:
                     # current best solution, kept by the wipes
                     self.cache.entries[e].error = best
                     self.cache.entries[e].feature = bestf

@@ -40,6 +40,7 @@ cdef class Skeleton:
     cdef double eps             # purity: a leaf of loss <= eps is not split
     cdef double time_limit, deadline, t_start, t_limit_run
     cdef readonly bint timed_out
+    cdef public bint first_descent  # a greedy tree first (``_descend``)
     cdef bint _never            # the abort flag of a search that cannot abort
     cdef const bint* abort_flag
     cdef bint bounded           # the cache may wipe entries
@@ -57,6 +58,8 @@ cdef class Skeleton:
 
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
+    @cython.final
+    cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil
 
     cdef inline bint _check_time(self) noexcept nogil:
         if self.timed_out:

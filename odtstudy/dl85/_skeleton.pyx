@@ -32,6 +32,16 @@ key); ``_solve(d, ub)`` returns its optimal loss when it is below ``ub``
    when that reaches the best tree known (a leaf, or a depth-1 tree of the
    numeric search) that tree is optimal.
 
+The first descent
+-----------------
+With ``first_descent`` (the searches set it when a time limit is given),
+``run`` first builds a greedy tree (``_descend``): at each node the root
+split of the direct solver's optimal subtree, and the exact optimum where
+the direct solver reaches the bottom. Its nodes are kept as the cache
+entries' incumbents, so a search stopped by the time limit returns a tree
+at least as good as the greedy one, and the anytime trace starts with it.
+The search itself is unchanged: its bounds come from its own exploration.
+
 After the search
 ----------------
 ``run`` searches from the root with the anytime trace of the root
@@ -73,8 +83,9 @@ cdef class Skeleton:
         self.max_cache_size = max_cache_size
         self.bounded = max_cache_size > 0
         self._never = False
+        self.first_descent = False
         self.abort_flag = &self._never
-        self.trace_cap = trace_cap
+        self.trace_cap = trace_cap + 1     # and the first descent's tree
         self.trace = <double*>_alloc(3 * trace_cap * sizeof(double))
         self.n_trace = 0
         self.tracing = False
@@ -161,6 +172,41 @@ cdef class Skeleton:
         out_lb[0] = newlb
         return INFINITY
 
+    @cython.final
+    cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil:
+        """A greedy tree of the depth-d node (entry ``e``, loss ``leaf`` as
+        one leaf), kept as the entry's incumbent; returns its loss.
+
+        Where at most ``direct_depth`` levels remain the node is solved
+        exactly (``_solve``); above, it is split on the root split of the
+        direct solver's optimal subtree and both children are descended
+        into. Once the time is up, nodes stay leaves.
+        """
+        cdef int r = self.max_depth - d, f = -1, t = -1, side
+        cdef double lb, value, total = 0.0
+        cdef bint solved = False
+        cdef Py_ssize_t c
+        if r <= self.direct_depth or leaf <= self.eps or self._rows(d) < 2 * self.min_sup:
+            value = self._solve(d, INFINITY, &lb)
+            return value if value < leaf else leaf
+        if self._check_time():
+            return self._keep_incumbent(d, e, leaf, -1, -1)
+        self._direct(d, self.direct_depth, leaf, &f, &t)
+        if f < 0:
+            return self._keep_incumbent(d, e, leaf, -1, -1)
+        for side in range(2):
+            self._child(d, f, t, side)
+            c = self._open(d + 1, &value, &solved)
+            if c == CACHE_FAILED:
+                return self._keep_incumbent(d, e, leaf, -1, -1)
+            if solved:
+                total += value
+            else:
+                total += self._descend(d + 1, c, self._leaf_loss(d + 1))
+        if total < leaf:
+            return self._keep_incumbent(d, e, total, f, t)
+        return self._keep_incumbent(d, e, leaf, -1, -1)
+
     def root_leaf_loss(self):
         """Loss of the whole training set as a single leaf."""
         cdef double v
@@ -180,13 +226,15 @@ cdef class Skeleton:
         """
         cdef double err, lb, leaf, value = 0.0
         cdef bint solved = False
+        cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
                             "Searcher or a NumericSearcher")
         if purity_tol is not None:
             self.eps = purity_tol
         self._root_node()
-        if self._open(0, &value, &solved) == CACHE_FAILED:
+        root = self._open(0, &value, &solved)
+        if root == CACHE_FAILED:
             raise MemoryError("the DL8.5 cache could not store the root")
         self.t_start = _now()
         self.deadline = self.t_start + self.time_limit
@@ -197,6 +245,10 @@ cdef class Skeleton:
         if leaf < max_error:
             self._trace_root(leaf, 0.0 if solved else value)
         with nogil:
+            if self.first_descent and not solved and self.max_depth > self.direct_depth:
+                err = self._descend(0, root, leaf)
+                if err < max_error:
+                    self._trace_root(err, value)
             err = self._solve(0, max_error, &lb)
         if err < max_error:
             self._trace_root(err, lb if self.timed_out else err)
@@ -214,6 +266,27 @@ cdef class Skeleton:
         self.root_error = err
         self.root_lb = lb
         return err, lb
+
+    def descend(self):
+        """Only the first descent from the root (no search); returns the
+        greedy tree's loss, the tree being rebuilt (:meth:`run`'s
+        ``tree_arrays`` gives it)."""
+        cdef double value = 0.0, leaf, err
+        cdef bint solved = False
+        cdef Py_ssize_t root
+        self._root_node()
+        root = self._open(0, &value, &solved)
+        if root == CACHE_FAILED:
+            raise MemoryError("the DL8.5 cache could not store the root")
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        leaf = self._leaf_loss(0)
+        with nogil:
+            err = self._descend(0, root, leaf) if not solved else value
+        self._raise_if_aborted()
+        self._out = None
+        self._build_tree(err, True)
+        return err
 
     def anytime(self):
         """The root's anytime trace of the last :meth:`run`.
