@@ -59,6 +59,8 @@ cdef class Skeleton:
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
     @cython.final
+    cdef Py_ssize_t _start(self, double* value, bint* solved) except -3
+    @cython.final
     cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil
 
     cdef inline bint _check_time(self) noexcept nogil:

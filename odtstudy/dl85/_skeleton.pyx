@@ -216,6 +216,19 @@ cdef class Skeleton:
         self._raise_if_aborted()
         return v
 
+    @cython.final
+    cdef Py_ssize_t _start(self, double* value, bint* solved) except -3:
+        """Open the root's entry and start the clock; returns the entry."""
+        cdef Py_ssize_t root
+        self._root_node()
+        root = self._open(0, value, solved)
+        if root == CACHE_FAILED:
+            raise MemoryError("the DL8.5 cache could not store the root")
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        self.t_limit_run = self.time_limit
+        return root
+
     def run(self, double max_error=INFINITY, purity_tol=None):
         """Search from the root; returns ``(loss, lower_bound)``.
 
@@ -232,13 +245,7 @@ cdef class Skeleton:
                             "Searcher or a NumericSearcher")
         if purity_tol is not None:
             self.eps = purity_tol
-        self._root_node()
-        root = self._open(0, &value, &solved)
-        if root == CACHE_FAILED:
-            raise MemoryError("the DL8.5 cache could not store the root")
-        self.t_start = _now()
-        self.deadline = self.t_start + self.time_limit
-        self.t_limit_run = self.time_limit
+        root = self._start(&value, &solved)
         self.n_trace = 0
         self.tracing = True
         leaf = self._leaf_loss(0)
@@ -274,12 +281,7 @@ cdef class Skeleton:
         cdef double value = 0.0, leaf, err
         cdef bint solved = False
         cdef Py_ssize_t root
-        self._root_node()
-        root = self._open(0, &value, &solved)
-        if root == CACHE_FAILED:
-            raise MemoryError("the DL8.5 cache could not store the root")
-        self.t_start = _now()
-        self.deadline = self.t_start + self.time_limit
+        root = self._start(&value, &solved)
         leaf = self._leaf_loss(0)
         with nogil:
             err = self._descend(0, root, leaf) if not solved else value

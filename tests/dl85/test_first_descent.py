@@ -46,7 +46,9 @@ def test_a_limited_fit_that_ends_equals_an_unlimited_one(problem):
 
 
 @SETTINGS
-@given(binary_problems(), st.sampled_from(["squared_error", "absolute_error", "quantile"]))
+@given(
+    binary_problems(), st.sampled_from(["squared_error", "absolute_error", "quantile"])
+)
 def test_regressors_and_numeric_data_too(problem, criterion):
     X, y, depth = problem
     rng = np.random.default_rng(int(X.sum()))
@@ -98,9 +100,7 @@ def test_the_descent_splits_on_the_root_of_the_optimal_depth_2_tree(problem):
         go = X[rows, f] == 1
         split = error(rows[~go], 1) + error(rows[go], 1)
         assert split == error(rows, 2), f"node {node}: {f} is no optimal root"
-        return check(left[node], rows[~go], d + 1) + check(
-            right[node], rows[go], d + 1
-        )
+        return check(left[node], rows[~go], d + 1) + check(right[node], rows[go], d + 1)
 
     def loss_of(node, rows):
         f = feature[node]
