@@ -1245,7 +1245,7 @@ cdef class NumericSearcher(Skeleton):
         if d == 0 and found:
             self._trace_root(best, lb)
         min_lb = best
-        for i in range(p):
+        for i in range(self._breadth(d, p)):
             if lb >= cur_ub:
                 break
             f = order[i].idx
@@ -1254,6 +1254,7 @@ cdef class NumericSearcher(Skeleton):
             P = self._positions(d, f)
             if P == 0:
                 continue
+            self._spend(d, i)
             min_before = min_lb
             # start at the feature's best single split
             seed = 0

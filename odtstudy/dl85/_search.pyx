@@ -650,7 +650,7 @@ cdef class Searcher(Skeleton):
                 best_out[0] = self._depth2(d, r, leaf, &f)
             f_out[0] = f
             return SPLIT_EXACT
-        nc = self._candidates(d, self._rows(d))
+        nc = self._breadth(d, self._candidates(d, self._rows(d)))
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF
@@ -694,6 +694,7 @@ cdef class Searcher(Skeleton):
             # larger lower bound first (ties: the left branch, not-f)
             first = 1 if (self.dynamic and v1 > v0) else 0
             lbs = v0 if first else v1
+            self._spend(d, i)
             self._make_child(d, f, first)
             b1 = INFINITY if self.dl8 else cur_ub - lbs
             err1 = self._solve(d + 1, b1, &l1)

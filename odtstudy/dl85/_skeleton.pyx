@@ -40,7 +40,10 @@ split of the direct solver's optimal subtree, and the exact optimum where
 the direct solver reaches the bottom. Its nodes are kept as the cache
 entries' incumbents, so a search stopped by the time limit returns a tree
 at least as good as the greedy one, and the anytime trace starts with it.
-The search itself is unchanged: its bounds come from its own exploration.
+With an unbounded cache its loss is also the root's upper bound: the search
+looks for a better tree only, and when none exists the greedy tree is the
+optimum (then the tree returned may be another optimal tree than an
+unlimited fit's).
 
 After the search
 ----------------
@@ -59,6 +62,10 @@ cimport cython
 from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
+#: the share of a time limit left to limited-discrepancy passes when the
+#: search has not ended by then (``_passes``)
+cdef double PASSES_SHARE = 0.1
+
 from odtstudy.dl85._util cimport _alloc, _now, _trace_point
 
 
@@ -68,6 +75,7 @@ cdef class Skeleton:
 
     def __dealloc__(self):
         free(self.trace)
+        free(self.disc)
 
     cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,
                             bint use_inf_lb, Py_ssize_t max_cache_size,
@@ -84,6 +92,8 @@ cdef class Skeleton:
         self.bounded = max_cache_size > 0
         self._never = False
         self.first_descent = False
+        self.restricted = False
+        self.disc = <int*>_alloc((max_depth + 2) * sizeof(int))
         self.abort_flag = &self._never
         self.trace_cap = trace_cap + 1     # and the first descent's tree
         self.trace = <double*>_alloc(3 * trace_cap * sizeof(double))
@@ -143,7 +153,8 @@ cdef class Skeleton:
             self._remember(d, best)
             out_lb[0] = best
             return best
-        if self.timed_out:
+        if self.timed_out or self.restricted:
+            # an incumbent, not an optimum: the search was cut short
             out_lb[0] = lb
             return self._keep_incumbent(d, e, best, f, t)
         if best < ub:
@@ -217,6 +228,34 @@ cdef class Skeleton:
         return v
 
     @cython.final
+    cdef double _passes(self, double best) noexcept nogil:
+        """Limited-discrepancy passes over the rest of the time limit, after
+        a search stopped at ``1 - PASSES_SHARE`` of it with incumbent
+        ``best``: each pass tries, at a node, its first ``k + 1`` candidate
+        splits, its children getting the discrepancy left (``k`` doubles
+        each pass), looks for trees below the incumbent only and keeps
+        what it finds as incumbents. Returns the best loss; the search
+        stays timed out (no proof)."""
+        cdef double v, lb
+        cdef int k = 1
+        self.deadline = self.t_start + self.time_limit
+        self.timed_out = False
+        self.restricted = True
+        while not self._check_time():
+            self.disc[0] = k
+            self.cut = False
+            self._root_node()
+            v = self._solve(0, best, &lb)
+            if v < best:
+                best = v
+            if not self.cut:
+                break       # nothing was left out: a further pass repeats it
+            k *= 2
+        self.restricted = False
+        self.timed_out = True
+        return best
+
+    @cython.final
     cdef Py_ssize_t _start(self, double* value, bint* solved) except -3:
         """Open the root's entry and start the clock; returns the entry."""
         cdef Py_ssize_t root
@@ -237,8 +276,8 @@ cdef class Skeleton:
         searcher's own tolerance). The tree found is rebuilt before the
         method returns (:meth:`tree_arrays`).
         """
-        cdef double err, lb, leaf, value = 0.0
-        cdef bint solved = False
+        cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
+        cdef bint solved = False, greedy_optimal = False
         cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
@@ -253,10 +292,24 @@ cdef class Skeleton:
             self._trace_root(leaf, 0.0 if solved else value)
         with nogil:
             if self.first_descent and not solved and self.max_depth > self.direct_depth:
-                err = self._descend(0, root, leaf)
-                if err < max_error:
-                    self._trace_root(err, value)
-            err = self._solve(0, max_error, &lb)
+                greedy = self._descend(0, root, leaf)
+                if greedy < max_error:
+                    self._trace_root(greedy, value)
+                    if not self.bounded:
+                        # the search looks for a better tree only (a wiped
+                        # entry of the greedy tree could not be rebuilt)
+                        ub = greedy
+                if self.time_limit > 0:
+                    self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
+            err = self._solve(0, ub, &lb)
+            if (self.first_descent and self.timed_out and self.time_limit > 0
+                    and not self.abort_flag[0] and not self._cache_full()):
+                err = self._passes(err)
+        if err == INFINITY and ub < max_error and not self.timed_out:
+            # no tree beats the greedy one: it is optimal
+            err = ub
+            lb = ub
+            greedy_optimal = True
         if err < max_error:
             self._trace_root(err, lb if self.timed_out else err)
         self.tracing = False
@@ -267,7 +320,9 @@ cdef class Skeleton:
                 "could not make room for the paths under evaluation")
         self._out = None
         if err < max_error:
-            self._build_tree(err, self.timed_out)
+            # the greedy tree is kept as incumbents, not as solved entries
+            self._build_tree(err, self.timed_out or greedy_optimal)
+            self.timed_out = self.timed_out and not greedy_optimal
         if self._out_of_memory():
             raise MemoryError("the DL8.5 cache ran out of memory")
         self.root_error = err
