@@ -39,14 +39,23 @@ other one:
   summary is the shifted geometric mean of ``P`` (shift 1 s) per method.
 
 The header (command, commit, date, machine) and the tables are printed and
-appended to ``benchmarks/results/frontier.txt``.
+appended to ``benchmarks/results/frontier.txt``; the run's every fit is also
+written to ``benchmarks/results/frontier/<kind>-d<depth>-<limit>s.json``
+(one file per target, the newest run replacing the last). ::
+
+    python benchmarks/frontier.py --readme
+
+rebuilds the README's frontier table (between ``<!-- figures:frontier -->``
+and ``<!-- /figures:frontier -->``) from those files.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -63,6 +72,8 @@ from odtstudy.datasets import list_datasets, load_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "frontier.txt"
+RECORDS = ROOT / "benchmarks" / "results" / "frontier"
+README = ROOT / "README.md"
 BINARY_SETS = [
     "anneal", "audiology", "australian-credit", "diabetes", "german-credit",
     "heart-cleveland", "hepatitis", "ionosphere", "kr-vs-kp", "lymph",
@@ -142,17 +153,27 @@ def _git(*args):
     ).stdout.strip()
 
 
-def _header(argv, args):
+def _provenance(argv):
     commit = _git("rev-parse", "--short", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "command": "python benchmarks/frontier.py " + " ".join(argv),
+        "commit": commit + (" (modified)" if dirty else ""),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
+        "machine": f"{platform.platform()}; {os.cpu_count()} CPUs; "
+        f"python {platform.python_version()}",
+    }
+
+
+def _header(run):
     return [
-        "# command: python benchmarks/frontier.py " + " ".join(argv),
-        f"# commit: {commit}{' (modified)' if dirty else ''}, {now}, "
-        f"{platform.platform()}; python {platform.python_version()}",
-        f"# {args.kind} depth {args.depth}, {args.time_limit:g} s per fit, one fit "
-        "at a time in its own process, methods rotating; * = not proven; "
-        "err = training misclassifications of the tree returned",
+        f"# command: {run['command']}",
+        f"# commit: {run['commit']}, {run['date']}, {run['machine']}",
+        f"# {run['kind']} depth {run['depth']}, {run['time_limit']:g} s per fit, "
+        "one fit at a time in its own process, methods rotating; * = not "
+        "proven; err = training misclassifications of the tree returned",
     ]
 
 
@@ -166,94 +187,184 @@ def main(argv=None):
     parser.add_argument("--smallest", type=int, default=None)
     parser.add_argument("--methods", nargs="+", default=None)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--records", type=Path, default=RECORDS)
+    parser.add_argument(
+        "--readme", action="store_true", help="rebuild the README's table and exit"
+    )
     args = parser.parse_args(argv)
-    methods = args.methods or METHODS[args.kind]
-    lines = _header(argv, args)
+    if args.readme:
+        return update_readme(README, args.records)
+    run = {
+        **_provenance(argv),
+        "kind": args.kind,
+        "depth": args.depth,
+        "time_limit": args.time_limit,
+        "methods": args.methods or METHODS[args.kind],
+        "instances": [],
+    }
+    methods = run["methods"]
+    lines = _header(run)
     for line in lines:
         print(line, flush=True)
-    head = f"{'dataset':<22}{'rows':>7}{'feat':>5}" + "".join(
-        f"{m[:18]:>20}" for m in methods
-    )
-    lines += [head, "-" * len(head)]
-    print(lines[-2] + "\n" + lines[-1], flush=True)
-    results = {}
     for i, (name, data) in enumerate(
         _datasets(args.kind, args.datasets, args.smallest)
     ):
         X, y = data.X, np.unique(data.y, return_inverse=True)[1]
         order = methods[i % len(methods) :] + methods[: i % len(methods)]
-        row = {}
+        fits = {}
         for method in order:
             t, err, opt, note, *extra = run_fit(
                 _fit(method), X, y, args.depth, args.time_limit
             )
-            row[method] = (t, err, opt, extra[0] if extra else [], note)
-        results[name] = row
-        cells = "".join(f"{_cell(row[m]):>20}" for m in methods)
-        line = f"{name:<22}{X.shape[0]:>7}{X.shape[1]:>5}{cells}"
-        lines.append(line)
-        print(line, flush=True)
-    summary = _summary(results, methods, args.time_limit)
-    lines += summary
-    print("\n".join(summary), flush=True)
+            fits[method] = {
+                "seconds": t,
+                "errors": err,
+                "optimal": opt,
+                "trace": extra[0] if extra else [],
+                "note": note,
+            }
+        run["instances"].append(
+            {"name": name, "rows": X.shape[0], "features": X.shape[1], "fits": fits}
+        )
+        if i == 0:
+            print("\n".join(_table(run)[:2]), flush=True)
+        print(_table(run)[-1], flush=True)
+    lines += _table(run) + _summary_lines(run)
+    print("\n".join(_summary_lines(run)), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "a") as fh:
         fh.write("\n" + "\n".join(lines) + "\n")
+    args.records.mkdir(parents=True, exist_ok=True)
+    path = args.records / f"{args.kind}-d{args.depth}-{args.time_limit:g}s.json"
+    path.write_text(json.dumps(run, indent=1) + "\n")
     return 0
 
 
-def _cell(result):
-    t, err, opt, _, note = result
-    if note:
-        return note[:18]
-    return f"{t:8.2f}{' ' if opt else '*'} {err:9.0f}"
+def _cell(fit):
+    if fit["note"]:
+        return fit["note"][:18]
+    mark = " " if fit["optimal"] else "*"
+    return f"{fit['seconds']:8.2f}{mark} {fit['errors']:9.0f}"
 
 
-def _summary(results, methods, limit):
+def _table(run):
+    methods = run["methods"]
+    head = f"{'dataset':<22}{'rows':>7}{'feat':>5}" + "".join(
+        f"{m[:18]:>20}" for m in methods
+    )
+    lines = [head, "-" * len(head)]
+    for inst in run["instances"]:
+        cells = "".join(f"{_cell(inst['fits'][m]):>20}" for m in methods)
+        lines.append(f"{inst['name']:<22}{inst['rows']:>7}{inst['features']:>5}{cells}")
+    return lines
+
+
+def summary(run):
+    """Per method: instances proven, the time ratio of the reference (the
+    first method) to it over the instances both prove, on how many of the
+    instances no method proves the reference's tree is no worse, and the
+    shifted geometric mean of the primal integral."""
+    methods, limit = run["methods"], run["time_limit"]
     ref = methods[0]
-    out = ["", f"# summary ({len(results)} instances; reference {ref})"]
+    rows = [inst["fits"] for inst in run["instances"]]
+    unproven = [fits for fits in rows if not any(f["optimal"] for f in fits.values())]
+    out = {}
     for m in methods:
-        proven = sum(1 for row in results.values() if row[m][2])
-        out.append(f"proven by {m}: {proven}")
-    unproven = [
-        name for name, row in results.items() if not any(r[2] for r in row.values())
-    ]
-    integrals = {m: [] for m in methods}
-    for row in results.values():
-        finals = [r[1] for r in row.values() if math.isfinite(r[1])]
-        if not finals:
-            continue
-        best = min(finals)
-        for m in methods:
-            t, err, _, trace, _ = row[m]
-            end = t if math.isfinite(t) else limit
-            integrals[m].append(primal_integral(trace, end, err, best, limit))
-    for m in methods[1:]:
+        integrals = []
+        for fits in rows:
+            finals = [f["errors"] for f in fits.values() if math.isfinite(f["errors"])]
+            if not finals:
+                continue
+            fit = fits[m]
+            end = fit["seconds"] if math.isfinite(fit["seconds"]) else limit
+            integrals.append(
+                primal_integral(fit["trace"], end, fit["errors"], min(finals), limit)
+            )
         both = [
-            row[ref][0] / row[m][0]
-            for row in results.values()
-            if row[ref][2] and row[m][2] and row[m][0] > 0
+            fits[ref]["seconds"] / fits[m]["seconds"]
+            for fits in rows
+            if fits[ref]["optimal"] and fits[m]["optimal"] and fits[m]["seconds"] > 0
         ]
-        out.append(
-            f"{ref}/{m}: time ratio {_geomean(both):.3f} (geometric mean over "
-            f"{len(both)} instances both prove)"
-        )
         no_worse = sum(
             1
-            for name in unproven
-            if results[name][ref][1] <= results[name][m][1]
-            or not math.isfinite(results[name][m][1])
+            for fits in unproven
+            if fits[ref]["errors"] <= fits[m]["errors"]
+            or not math.isfinite(fits[m]["errors"])
+        )
+        out[m] = {
+            "proven": sum(1 for fits in rows if fits[m]["optimal"]),
+            "time_ratio": _geomean(both),
+            "both_proven": len(both),
+            "no_worse": no_worse,
+            "unproven": len(unproven),
+            "primal_integral": _shifted_geomean(integrals),
+        }
+    return out
+
+
+def _summary_lines(run):
+    methods = run["methods"]
+    ref = methods[0]
+    stats = summary(run)
+    out = ["", f"# summary ({len(run['instances'])} instances; reference {ref})"]
+    out += [f"proven by {m}: {stats[m]['proven']}" for m in methods]
+    for m in methods[1:]:
+        st = stats[m]
+        out.append(
+            f"{ref}/{m}: time ratio {st['time_ratio']:.3f} (geometric mean over "
+            f"{st['both_proven']} instances both prove)"
         )
         out.append(
             f"  at the limit (proven by none): {ref}'s tree no worse than "
-            f"{m}'s on {no_worse} of {len(unproven)}"
+            f"{m}'s on {st['no_worse']} of {st['unproven']}"
         )
-    for m in methods:
-        out.append(
-            f"primal integral of {m}: {_shifted_geomean(integrals[m]):.3f} s "
-            f"(shifted geometric mean, shift {SHIFT_S:g} s)"
-        )
+    out += [
+        f"primal integral of {m}: {stats[m]['primal_integral']:.3f} s "
+        f"(shifted geometric mean, shift {SHIFT_S:g} s)"
+        for m in methods
+    ]
     return out
+
+
+def readme_table(records: Path) -> str:
+    """The README's table: one block of rows per committed frontier record."""
+    lines = [
+        "| target | method | proven | time ratio ours / it (both prove) "
+        "| ours no worse at the limit (none proves) | primal integral (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    runs = [json.loads(p.read_text()) for p in sorted(records.glob("*.json"))]
+    for run in runs:
+        stats = summary(run)
+        target = (
+            f"{run['kind']} d{run['depth']}, {run['time_limit']:g} s, "
+            f"{len(run['instances'])} sets ({run['commit']})"
+        )
+        for k, (m, st) in enumerate(stats.items()):
+            ratio = (
+                f"{st['time_ratio']:.2f} ({st['both_proven']})" if k else "reference"
+            )
+            worse = f"{st['no_worse']} of {st['unproven']}" if k else ""
+            lines.append(
+                f"| {target if k == 0 else ''} | {m} | {st['proven']} | {ratio} "
+                f"| {worse} | {st['primal_integral']:.2f} |"
+            )
+    if not runs:
+        lines.append("| (no record yet) | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, records: Path) -> int:
+    """Replace the README's frontier region; 1 when the region is missing."""
+    text = readme.read_text()
+    start, end = "<!-- figures:frontier -->\n", "<!-- /figures:frontier -->"
+    if start not in text or end not in text:
+        print(f"{readme}: no {start.strip()} ... {end} region", file=sys.stderr)
+        return 1
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + start + readme_table(records) + end + tail)
+    return 0
 
 
 if __name__ == "__main__":
