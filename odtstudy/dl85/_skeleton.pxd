@@ -41,6 +41,7 @@ cdef class Skeleton:
     cdef double time_limit, deadline, t_start, t_limit_run
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
+    cdef public double probe_seconds  # the exact search before the descent
     cdef bint restricted        # a limited-discrepancy pass (``_passes``)
     cdef bint cut               # the pass left out a candidate somewhere
     cdef int* disc              # discrepancies left per depth in a pass

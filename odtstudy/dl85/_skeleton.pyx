@@ -35,13 +35,16 @@ key); ``_solve(d, ub)`` returns its optimal loss when it is below ``ub``
 The first descent
 -----------------
 With ``first_descent`` (the searches set it when a time limit is given),
-``run`` first builds a greedy tree (``_descend``): at each node the root
-split of the direct solver's optimal subtree, and the exact optimum where
-the direct solver reaches the bottom. Its nodes are kept as the cache
-entries' incumbents, so a search stopped by the time limit returns a tree
-at least as good as the greedy one, and the anytime trace starts with it.
-With an unbounded cache its loss is also the root's upper bound: the search
-looks for a better tree only, and when none exists the greedy tree is the
+the search first runs alone for ``probe_seconds`` (at most 5 % of the
+limit); most fits end there and are exactly those of a search without it.
+A search that has not ended builds a greedy tree (``_descend``): at each
+node the root split of the direct solver's optimal subtree, and the exact
+optimum where the direct solver reaches the bottom. Its nodes are kept as
+the cache entries' incumbents, so a search stopped by the time limit
+returns a tree at least as good as the greedy one. The search then starts
+again from the root, its cache kept. With an unbounded cache the better of
+the greedy tree and the probe's incumbent is the root's upper bound: the
+search looks for a better tree only, and when none exists that tree is the
 optimum (then the tree returned may be another optimal tree than an
 unlimited fit's).
 
@@ -65,6 +68,11 @@ from libc.stdlib cimport free
 #: the share of a time limit left to limited-discrepancy passes when the
 #: search has not ended by then (``_passes``)
 cdef double PASSES_SHARE = 0.1
+#: the exact search runs alone for at most this many seconds (and this share
+#: of the time limit) before the first descent: the fits that end by then,
+#: most of them, pay nothing for the descent
+PROBE_SECONDS = 1.0
+cdef double PROBE_SHARE = 0.05
 
 from odtstudy.dl85._util cimport _alloc, _now, _trace_point
 
@@ -92,6 +100,7 @@ cdef class Skeleton:
         self.bounded = max_cache_size > 0
         self._never = False
         self.first_descent = False
+        self.probe_seconds = PROBE_SECONDS
         self.restricted = False
         self.disc = <int*>_alloc((max_depth + 2) * sizeof(int))
         self.abort_flag = &self._never
@@ -277,7 +286,8 @@ cdef class Skeleton:
         method returns (:meth:`tree_arrays`).
         """
         cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
-        cdef bint solved = False, greedy_optimal = False
+        cdef bint solved = False, greedy_optimal = False, descend
+        cdef double probe
         cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
@@ -291,17 +301,34 @@ cdef class Skeleton:
         if leaf < max_error:
             self._trace_root(leaf, 0.0 if solved else value)
         with nogil:
-            if self.first_descent and not solved and self.max_depth > self.direct_depth:
-                greedy = self._descend(0, root, leaf)
-                if greedy < max_error:
-                    self._trace_root(greedy, value)
-                    if not self.bounded:
-                        # the search looks for a better tree only (a wiped
-                        # entry of the greedy tree could not be rebuilt)
-                        ub = greedy
-                if self.time_limit > 0:
-                    self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
+            descend = (self.first_descent and not solved and self.time_limit > 0
+                       and self.max_depth > self.direct_depth)
+            if descend:
+                probe = PROBE_SHARE * self.time_limit
+                if self.probe_seconds < probe:
+                    probe = self.probe_seconds
+                self.deadline = self.t_start + probe
             err = self._solve(0, ub, &lb)
+            if (descend and self.timed_out and not self.abort_flag[0]
+                    and not self._cache_full()):
+                # the search did not end in the probe: a greedy tree, then
+                # the search again (its cache kept) for a better one
+                self.timed_out = False
+                self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
+                self._root_node()
+                root = self._open(0, &value, &solved)
+                if root != CACHE_FAILED and not solved:
+                    greedy = self._descend(0, root, leaf)
+                    if greedy < err:
+                        self._trace_root(greedy, value)
+                    if greedy > err:
+                        greedy = err
+                    if greedy < max_error and not self.bounded:
+                        # the search looks for a better tree only (a wiped
+                        # entry of the incumbent could not be rebuilt)
+                        ub = greedy
+                self._root_node()
+                err = self._solve(0, ub, &lb)
             if (self.first_descent and self.timed_out and self.time_limit > 0
                     and not self.abort_flag[0] and not self._cache_full()):
                 err = self._passes(err)

@@ -1,4 +1,5 @@
-"""The first descent: a greedy tree before the search when a time limit is set.
+"""The first descent: a greedy tree when a time-limited search does not end
+within its probe (``PROBE_SECONDS``, set to 0 here to force the descent).
 
 It only adds incumbents: a time-limited fit that finishes equals an
 unlimited one, and a fit stopped by its limit returns a tree no worse than
@@ -8,6 +9,8 @@ tree (the direct solver's) and is exact over the last two levels.
 
 from __future__ import annotations
 
+import contextlib
+
 import bruteforce
 import numpy as np
 import pytest
@@ -15,11 +18,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtstudy.datasets import load_dataset
-from odtstudy.dl85 import DL85Classifier, DL85Regressor
+from odtstudy.dl85 import DL85Classifier, DL85Regressor, _skeleton
 from odtstudy.dl85._engine import _searcher
 
 SETTINGS = settings(max_examples=30, deadline=None)
 LONG = 1000.0  # a limit no fit here reaches: the descent runs, the search ends
+
+
+@contextlib.contextmanager
+def probe(seconds):
+    """The exact search's probe before the descent lasts ``seconds``."""
+    before = _skeleton.PROBE_SECONDS
+    _skeleton.PROBE_SECONDS = seconds
+    try:
+        yield
+    finally:
+        _skeleton.PROBE_SECONDS = before
 
 
 @st.composite
@@ -38,7 +52,8 @@ def binary_problems(draw):
 def test_a_limited_fit_that_ends_equals_an_unlimited_one(problem):
     X, y, depth = problem
     free = DL85Classifier(max_depth=depth).fit(X, y)
-    timed = DL85Classifier(max_depth=depth, time_limit=LONG).fit(X, y)
+    with probe(0.0):
+        timed = DL85Classifier(max_depth=depth, time_limit=LONG).fit(X, y)
     assert timed.optimal_ and free.optimal_
     assert timed.objective_ == free.objective_
     assert timed.objective_ == np.sum(timed.predict(X) != y)
@@ -55,13 +70,16 @@ def test_regressors_and_numeric_data_too(problem, criterion):
     target = np.round(y + rng.normal(size=len(y)), 1)
     free = DL85Regressor(max_depth=depth, criterion=criterion).fit(X, target)
     timed = DL85Regressor(max_depth=depth, criterion=criterion, time_limit=LONG)
-    timed.fit(X, target)
+    with probe(0.0):
+        timed.fit(X, target)
     assert timed.optimal_
     assert timed.objective_ == pytest.approx(free.objective_, rel=1e-9, abs=1e-9)
     Xn = X + rng.uniform(0, 0.5, size=X.shape)
     free = DL85Classifier(max_depth=depth, thresholds="all").fit(Xn, y)
     timed = DL85Classifier(max_depth=depth, thresholds="all", time_limit=LONG)
-    assert timed.fit(Xn, y).objective_ == free.objective_ and timed.optimal_
+    with probe(0.0):
+        timed.fit(Xn, y)
+    assert timed.objective_ == free.objective_ and timed.optimal_
 
 
 def _descent(X, y, depth, **options):
@@ -116,9 +134,9 @@ def test_the_descent_splits_on_the_root_of_the_optimal_depth_2_tree(problem):
 @pytest.mark.parametrize("name", ["splice-1", "german-credit"])
 def test_a_stopped_search_returns_no_worse_than_its_descent(name):
     """Neither is proven at depth 6 in 2 s: the tree returned (after the
-    limited-discrepancy passes of the last tenth) is at least the greedy
-    one, which the trace shows first; without the descent the tree on
-    splice-1 at a 10 s limit had 832 errors, the greedy one has 86."""
+    probe, the descent, the search and the limited-discrepancy passes of
+    the last tenth) is at least the greedy one; without the descent the
+    tree on splice-1 at a 10 s limit had 832 errors, the greedy one has 86."""
     data = load_dataset(name)
     X, y = data.X, data.y
     greedy, *_ = _descent(X, y, 6)
@@ -127,13 +145,13 @@ def test_a_stopped_search_returns_no_worse_than_its_descent(name):
     assert est.objective_ <= greedy
     assert est.objective_ == np.sum(est.predict(X) != y)
     trace = est.stats_["anytime"]
-    assert trace[1][1] == greedy
+    assert trace[-1][1] == est.objective_
     assert [p[1] for p in trace] == sorted((p[1] for p in trace), reverse=True)
 
 
 def test_a_stopped_numeric_search_returns_its_best_tree():
     """contree/magic (19,020 rows) at depth 3 is not proven in 2 s: the
-    numeric search returns a real tree, its greedy one first in the trace."""
+    numeric search returns a real tree, each improvement in the trace."""
     data = load_dataset("contree/magic")
     X, y = data.X, np.unique(data.y, return_inverse=True)[1]
     est = DL85Classifier(max_depth=3, thresholds="all", time_limit=2.0).fit(X, y)
@@ -142,3 +160,26 @@ def test_a_stopped_numeric_search_returns_its_best_tree():
     trace = [p[1] for p in est.stats_["anytime"]]
     assert len(trace) >= 2 and trace == sorted(trace, reverse=True)
     assert est.objective_ == trace[-1] < trace[0]
+
+
+def test_a_fit_that_ends_in_its_probe_makes_no_descent():
+    """The probe's search ends: no greedy tree, the same trace as a fit
+    without a time limit (leaf first, then each improvement, the proof)."""
+    data = load_dataset("vote")
+    free = DL85Classifier(max_depth=3).fit(data.X, data.y)
+    timed = DL85Classifier(max_depth=3, time_limit=LONG).fit(data.X, data.y)
+    assert timed.optimal_ and timed.objective_ == free.objective_
+    points = [p[1:] for p in timed.stats_["anytime"]]
+    assert points == [p[1:] for p in free.stats_["anytime"]]
+
+
+@pytest.mark.parametrize("seconds", [0.0, 1e-4])
+def test_a_search_resumed_after_its_probe_proves_the_optimum(seconds):
+    """The search stopped by the probe starts again with its cache and
+    proves the same optimum as an uninterrupted one."""
+    data = load_dataset("vote")
+    free = DL85Classifier(max_depth=4).fit(data.X, data.y)
+    with probe(seconds):
+        timed = DL85Classifier(max_depth=4, time_limit=LONG).fit(data.X, data.y)
+    assert timed.optimal_ and timed.objective_ == free.objective_
+    assert timed.objective_ == np.sum(timed.predict(data.X) != data.y)
