@@ -162,8 +162,9 @@ def _provenance(argv):
         "date": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ"
         ),
-        "machine": f"{platform.platform()}; {os.cpu_count()} CPUs; "
-        f"python {platform.python_version()}",
+        "machine": f"{platform.platform()}; {os.cpu_count()} CPUs, this run on "
+        f"CPU {sorted(os.sched_getaffinity(0))}, load average "
+        f"{os.getloadavg()[0]:.2f} at its start; python {platform.python_version()}",
     }
 
 
