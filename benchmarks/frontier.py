@@ -169,9 +169,10 @@ def _provenance(argv):
 
 
 def _header(run):
+    note = f"; {run['note']}" if run.get("note") else ""
     return [
         f"# command: {run['command']}",
-        f"# commit: {run['commit']}, {run['date']}, {run['machine']}",
+        f"# commit: {run['commit']}, {run['date']}, {run['machine']}{note}",
         f"# {run['kind']} depth {run['depth']}, {run['time_limit']:g} s per fit, "
         "one fit at a time in its own process, methods rotating; * = not "
         "proven; err = training misclassifications of the tree returned",
@@ -192,6 +193,9 @@ def main(argv=None):
     parser.add_argument(
         "--readme", action="store_true", help="rebuild the README's table and exit"
     )
+    parser.add_argument(
+        "--note", default="", help="what else ran on the machine (for the record)"
+    )
     args = parser.parse_args(argv)
     if args.readme:
         return update_readme(README, args.records)
@@ -201,6 +205,7 @@ def main(argv=None):
         "depth": args.depth,
         "time_limit": args.time_limit,
         "methods": args.methods or METHODS[args.kind],
+        "note": args.note,
         "instances": [],
     }
     methods = run["methods"]
@@ -352,6 +357,13 @@ def readme_table(records: Path) -> str:
             )
     if not runs:
         lines.append("| (no record yet) | | | | | |")
+    lines.append("")
+    for run in runs:
+        note = f"; {run['note']}" if run.get("note") else ""
+        lines.append(
+            f"- {run['kind']} d{run['depth']}: `{run['command']}`, {run['date']}, "
+            f"{run['machine']}{note}."
+        )
     return "\n".join(lines) + "\n"
 
 
