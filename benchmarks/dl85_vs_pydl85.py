@@ -134,9 +134,9 @@ def run_one(solver, X, y, depth, limit, repeats=1):
 
 
 def run_fit(fitter, X, y, depth, limit, repeats=1):
-    """``fitter(X, y, depth, limit) -> (seconds, objective, optimal)`` in a
-    forked child, after a warm-up on a tiny problem; the fastest of
-    ``repeats`` fits. Returns (seconds, objective, optimal, note)."""
+    """``fitter(X, y, depth, limit) -> (seconds, objective, optimal, *extra)``
+    in a forked child, after a warm-up on a tiny problem; the fastest of
+    ``repeats`` fits. Returns (seconds, objective, optimal, note, *extra)."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, fitter, X, y, depth, limit, repeats))
@@ -156,8 +156,8 @@ def run_fit(fitter, X, y, depth, limit, repeats=1):
     status, payload = result
     if status != "ok":
         return math.nan, math.nan, False, payload
-    seconds, objective, optimal = payload
-    return seconds, objective, optimal, ""
+    seconds, objective, optimal, *extra = payload
+    return (seconds, objective, optimal, "", *extra)
 
 
 def _fmt_time(t, optimal):

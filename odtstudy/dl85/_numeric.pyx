@@ -201,6 +201,7 @@ cdef class NumericSearcher(Skeleton):
         self._init_skeleton(max_depth, min_sup, time_limit, use_infeasibility_lb,
                             max_cache_size, 4 * (self.p + 4))
         self.direct_depth = 1
+        self.first_descent = time_limit > 0
         self.abort_flag = &objective.aborted
         self.D = max_depth + 1
         self.L = 1 + 3 * self.D
@@ -1244,7 +1245,7 @@ cdef class NumericSearcher(Skeleton):
         if d == 0 and found:
             self._trace_root(best, lb)
         min_lb = best
-        for i in range(p):
+        for i in range(self._breadth(d, p)):
             if lb >= cur_ub:
                 break
             f = order[i].idx
@@ -1253,6 +1254,7 @@ cdef class NumericSearcher(Skeleton):
             P = self._positions(d, f)
             if P == 0:
                 continue
+            self._spend(d, i)
             min_before = min_lb
             # start at the feature's best single split
             seed = 0

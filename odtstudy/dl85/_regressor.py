@@ -70,7 +70,10 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     min_sup : int, default=1
         Minimum number of training rows in each leaf.
     time_limit : float, default=None
-        Seconds; at the limit the best tree found so far is returned.
+        Seconds; at the limit the best tree found so far is returned. As in
+        :class:`DL85Classifier`: a greedy tree after 1 s, and limited-discrepancy
+        passes over the last tenth of the limit when the search has not
+        ended by then.
     max_error : float, default=None
         Only trees with loss strictly below it are searched.
     use_depth2_solver : bool, default=True

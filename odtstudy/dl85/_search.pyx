@@ -242,6 +242,7 @@ cdef class Searcher(Skeleton):
             # order for unit weights, a depth-1 solver over rows otherwise
             self.d2_depth = 2 if objective.ybytes != NULL else 1
         self.direct_depth = self.d2_depth
+        self.first_descent = time_limit > 0 and not dl8
         self.dynamic = not dl8
         if cache == "trie":
             self.cache = TrieCache(max_depth)
@@ -649,7 +650,7 @@ cdef class Searcher(Skeleton):
                 best_out[0] = self._depth2(d, r, leaf, &f)
             f_out[0] = f
             return SPLIT_EXACT
-        nc = self._candidates(d, self._rows(d))
+        nc = self._breadth(d, self._candidates(d, self._rows(d)))
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF
@@ -693,6 +694,7 @@ cdef class Searcher(Skeleton):
             # larger lower bound first (ties: the left branch, not-f)
             first = 1 if (self.dynamic and v1 > v0) else 0
             lbs = v0 if first else v1
+            self._spend(d, i)
             self._make_child(d, f, first)
             b1 = INFINITY if self.dl8 else cur_ub - lbs
             err1 = self._solve(d + 1, b1, &l1)
@@ -711,7 +713,7 @@ cdef class Searcher(Skeleton):
                 cur_ub = best
                 if d == 0:
                     self._trace_root(best, lb)
-                if self.bounded:
+                if self.bounded and best < self.cache.entries[e].error:
                     # current best solution, kept by the wipes
                     self.cache.entries[e].error = best
                     self.cache.entries[e].feature = bestf

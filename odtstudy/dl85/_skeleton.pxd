@@ -40,6 +40,11 @@ cdef class Skeleton:
     cdef double eps             # purity: a leaf of loss <= eps is not split
     cdef double time_limit, deadline, t_start, t_limit_run
     cdef readonly bint timed_out
+    cdef public bint first_descent  # a greedy tree first (``_descend``)
+    cdef public double probe_seconds  # the exact search before the descent
+    cdef bint restricted        # a limited-discrepancy pass (``_passes``)
+    cdef bint cut               # the pass left out a candidate somewhere
+    cdef int* disc              # discrepancies left per depth in a pass
     cdef bint _never            # the abort flag of a search that cannot abort
     cdef const bint* abort_flag
     cdef bint bounded           # the cache may wipe entries
@@ -57,6 +62,12 @@ cdef class Skeleton:
 
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
+    @cython.final
+    cdef double _passes(self, double best) noexcept nogil
+    @cython.final
+    cdef Py_ssize_t _start(self, double* value, bint* solved) except -3
+    @cython.final
+    cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil
 
     cdef inline bint _check_time(self) noexcept nogil:
         if self.timed_out:
@@ -67,6 +78,20 @@ cdef class Skeleton:
             # a Python loss raised: stop (``run`` re-raises)
             self.timed_out = True
         return self.timed_out
+
+    cdef inline int _breadth(self, int d, int n) noexcept nogil:
+        """How many of the depth-d node's ``n`` ordered candidate splits to
+        try: all, or those within the discrepancy left in a pass."""
+        if self.restricted and self.disc[d] + 1 < n:
+            self.cut = True
+            return self.disc[d] + 1
+        return n
+
+    cdef inline void _spend(self, int d, int i) noexcept nogil:
+        """The children of the depth-d node's i-th candidate get the
+        discrepancy left minus i."""
+        if self.restricted:
+            self.disc[d + 1] = self.disc[d] - i
 
     cdef inline void _trace_root(self, double obj, double lb) noexcept nogil:
         if self.tracing:

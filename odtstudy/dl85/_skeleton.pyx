@@ -32,6 +32,22 @@ key); ``_solve(d, ub)`` returns its optimal loss when it is below ``ub``
    when that reaches the best tree known (a leaf, or a depth-1 tree of the
    numeric search) that tree is optimal.
 
+The first descent
+-----------------
+With ``first_descent`` (the searches set it when a time limit is given),
+the search first runs alone for ``probe_seconds`` (at most 5 % of the
+limit); most fits end there and are exactly those of a search without it.
+A search that has not ended builds a greedy tree (``_descend``): at each
+node the root split of the direct solver's optimal subtree, and the exact
+optimum where the direct solver reaches the bottom. Its nodes are kept as
+the cache entries' incumbents, so a search stopped by the time limit
+returns a tree at least as good as the greedy one. The search then starts
+again from the root, its cache kept. With an unbounded cache the better of
+the greedy tree and the probe's incumbent is the root's upper bound: the
+search looks for a better tree only, and when none exists that tree is the
+optimum (then the tree returned may be another optimal tree than an
+unlimited fit's).
+
 After the search
 ----------------
 ``run`` searches from the root with the anytime trace of the root
@@ -49,6 +65,15 @@ cimport cython
 from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
+#: the share of a time limit left to limited-discrepancy passes when the
+#: search has not ended by then (``_passes``)
+cdef double PASSES_SHARE = 0.1
+#: the exact search runs alone for at most this many seconds (and this share
+#: of the time limit) before the first descent: the fits that end by then,
+#: most of them, pay nothing for the descent
+PROBE_SECONDS = 1.0
+cdef double PROBE_SHARE = 0.05
+
 from odtstudy.dl85._util cimport _alloc, _now, _trace_point
 
 
@@ -58,6 +83,7 @@ cdef class Skeleton:
 
     def __dealloc__(self):
         free(self.trace)
+        free(self.disc)
 
     cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,
                             bint use_inf_lb, Py_ssize_t max_cache_size,
@@ -73,8 +99,12 @@ cdef class Skeleton:
         self.max_cache_size = max_cache_size
         self.bounded = max_cache_size > 0
         self._never = False
+        self.first_descent = False
+        self.probe_seconds = PROBE_SECONDS
+        self.restricted = False
+        self.disc = <int*>_alloc((max_depth + 2) * sizeof(int))
         self.abort_flag = &self._never
-        self.trace_cap = trace_cap
+        self.trace_cap = trace_cap + 1     # and the first descent's tree
         self.trace = <double*>_alloc(3 * trace_cap * sizeof(double))
         self.n_trace = 0
         self.tracing = False
@@ -132,7 +162,8 @@ cdef class Skeleton:
             self._remember(d, best)
             out_lb[0] = best
             return best
-        if self.timed_out:
+        if self.timed_out or self.restricted:
+            # an incumbent, not an optimum: the search was cut short
             out_lb[0] = lb
             return self._keep_incumbent(d, e, best, f, t)
         if best < ub:
@@ -161,6 +192,41 @@ cdef class Skeleton:
         out_lb[0] = newlb
         return INFINITY
 
+    @cython.final
+    cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil:
+        """A greedy tree of the depth-d node (entry ``e``, loss ``leaf`` as
+        one leaf), kept as the entry's incumbent; returns its loss.
+
+        Where at most ``direct_depth`` levels remain the node is solved
+        exactly (``_solve``); above, it is split on the root split of the
+        direct solver's optimal subtree and both children are descended
+        into. Once the time is up, nodes stay leaves.
+        """
+        cdef int r = self.max_depth - d, f = -1, t = -1, side
+        cdef double lb, value, total = 0.0
+        cdef bint solved = False
+        cdef Py_ssize_t c
+        if r <= self.direct_depth or leaf <= self.eps or self._rows(d) < 2 * self.min_sup:
+            value = self._solve(d, INFINITY, &lb)
+            return value if value < leaf else leaf
+        if self._check_time():
+            return self._keep_incumbent(d, e, leaf, -1, -1)
+        self._direct(d, self.direct_depth, leaf, &f, &t)
+        if f < 0:
+            return self._keep_incumbent(d, e, leaf, -1, -1)
+        for side in range(2):
+            self._child(d, f, t, side)
+            c = self._open(d + 1, &value, &solved)
+            if c == CACHE_FAILED:
+                return self._keep_incumbent(d, e, leaf, -1, -1)
+            if solved:
+                total += value
+            else:
+                total += self._descend(d + 1, c, self._leaf_loss(d + 1))
+        if total < leaf:
+            return self._keep_incumbent(d, e, total, f, t)
+        return self._keep_incumbent(d, e, leaf, -1, -1)
+
     def root_leaf_loss(self):
         """Loss of the whole training set as a single leaf."""
         cdef double v
@@ -170,6 +236,47 @@ cdef class Skeleton:
         self._raise_if_aborted()
         return v
 
+    @cython.final
+    cdef double _passes(self, double best) noexcept nogil:
+        """Limited-discrepancy passes over the rest of the time limit, after
+        a search stopped at ``1 - PASSES_SHARE`` of it with incumbent
+        ``best``: each pass tries, at a node, its first ``k + 1`` candidate
+        splits, its children getting the discrepancy left (``k`` doubles
+        each pass), looks for trees below the incumbent only and keeps
+        what it finds as incumbents. Returns the best loss; the search
+        stays timed out (no proof)."""
+        cdef double v, lb
+        cdef int k = 1
+        self.deadline = self.t_start + self.time_limit
+        self.timed_out = False
+        self.restricted = True
+        while not self._check_time():
+            self.disc[0] = k
+            self.cut = False
+            self._root_node()
+            v = self._solve(0, best, &lb)
+            if v < best:
+                best = v
+            if not self.cut:
+                break       # nothing was left out: a further pass repeats it
+            k *= 2
+        self.restricted = False
+        self.timed_out = True
+        return best
+
+    @cython.final
+    cdef Py_ssize_t _start(self, double* value, bint* solved) except -3:
+        """Open the root's entry and start the clock; returns the entry."""
+        cdef Py_ssize_t root
+        self._root_node()
+        root = self._open(0, value, solved)
+        if root == CACHE_FAILED:
+            raise MemoryError("the DL8.5 cache could not store the root")
+        self.t_start = _now()
+        self.deadline = self.t_start + self.time_limit
+        self.t_limit_run = self.time_limit
+        return root
+
     def run(self, double max_error=INFINITY, purity_tol=None):
         """Search from the root; returns ``(loss, lower_bound)``.
 
@@ -178,26 +285,58 @@ cdef class Skeleton:
         searcher's own tolerance). The tree found is rebuilt before the
         method returns (:meth:`tree_arrays`).
         """
-        cdef double err, lb, leaf, value = 0.0
-        cdef bint solved = False
+        cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
+        cdef bint solved = False, greedy_optimal = False, descend
+        cdef double probe
+        cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
                             "Searcher or a NumericSearcher")
         if purity_tol is not None:
             self.eps = purity_tol
-        self._root_node()
-        if self._open(0, &value, &solved) == CACHE_FAILED:
-            raise MemoryError("the DL8.5 cache could not store the root")
-        self.t_start = _now()
-        self.deadline = self.t_start + self.time_limit
-        self.t_limit_run = self.time_limit
+        root = self._start(&value, &solved)
         self.n_trace = 0
         self.tracing = True
         leaf = self._leaf_loss(0)
         if leaf < max_error:
             self._trace_root(leaf, 0.0 if solved else value)
         with nogil:
-            err = self._solve(0, max_error, &lb)
+            descend = (self.first_descent and not solved and self.time_limit > 0
+                       and self.max_depth > self.direct_depth)
+            if descend:
+                probe = PROBE_SHARE * self.time_limit
+                if self.probe_seconds < probe:
+                    probe = self.probe_seconds
+                self.deadline = self.t_start + probe
+            err = self._solve(0, ub, &lb)
+            if (descend and self.timed_out and not self.abort_flag[0]
+                    and not self._cache_full()):
+                # the search did not end in the probe: a greedy tree, then
+                # the search again (its cache kept) for a better one
+                self.timed_out = False
+                self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
+                self._root_node()
+                root = self._open(0, &value, &solved)
+                if root != CACHE_FAILED and not solved:
+                    greedy = self._descend(0, root, leaf)
+                    if greedy < err:
+                        self._trace_root(greedy, value)
+                    if greedy > err:
+                        greedy = err
+                    if greedy < max_error and not self.bounded:
+                        # the search looks for a better tree only (a wiped
+                        # entry of the incumbent could not be rebuilt)
+                        ub = greedy
+                self._root_node()
+                err = self._solve(0, ub, &lb)
+            if (self.first_descent and self.timed_out and self.time_limit > 0
+                    and not self.abort_flag[0] and not self._cache_full()):
+                err = self._passes(err)
+        if err == INFINITY and ub < max_error and not self.timed_out:
+            # no tree beats the greedy one: it is optimal
+            err = ub
+            lb = ub
+            greedy_optimal = True
         if err < max_error:
             self._trace_root(err, lb if self.timed_out else err)
         self.tracing = False
@@ -208,12 +347,30 @@ cdef class Skeleton:
                 "could not make room for the paths under evaluation")
         self._out = None
         if err < max_error:
-            self._build_tree(err, self.timed_out)
+            # the greedy tree is kept as incumbents, not as solved entries
+            self._build_tree(err, self.timed_out or greedy_optimal)
+            self.timed_out = self.timed_out and not greedy_optimal
         if self._out_of_memory():
             raise MemoryError("the DL8.5 cache ran out of memory")
         self.root_error = err
         self.root_lb = lb
         return err, lb
+
+    def descend(self):
+        """Only the first descent from the root (no search); returns the
+        greedy tree's loss, the tree being rebuilt (:meth:`run`'s
+        ``tree_arrays`` gives it)."""
+        cdef double value = 0.0, leaf, err
+        cdef bint solved = False
+        cdef Py_ssize_t root
+        root = self._start(&value, &solved)
+        leaf = self._leaf_loss(0)
+        with nogil:
+            err = self._descend(0, root, leaf) if not solved else value
+        self._raise_if_aborted()
+        self._out = None
+        self._build_tree(err, True)
+        return err
 
     def anytime(self):
         """The root's anytime trace of the last :meth:`run`.
