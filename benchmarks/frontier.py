@@ -348,9 +348,13 @@ def readme_table(records: Path) -> str:
         )
         for k, (m, st) in enumerate(stats.items()):
             ratio = (
-                f"{st['time_ratio']:.2f} ({st['both_proven']})" if k else "reference"
+                f"{st['time_ratio']:.2f} ({st['both_proven']})"
+                if st["both_proven"]
+                else "none both prove"
             )
-            worse = f"{st['no_worse']} of {st['unproven']}" if k else ""
+            worse = f"{st['no_worse']} of {st['unproven']}" if st["unproven"] else "—"
+            if k == 0:
+                ratio, worse = "reference", ""
             lines.append(
                 f"| {target if k == 0 else ''} | {m} | {st['proven']} | {ratio} "
                 f"| {worse} | {st['primal_integral']:.2f} |"
