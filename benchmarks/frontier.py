@@ -69,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dl85_vs_pydl85 import _geomean, run_fit
 
 from odtstudy.datasets import list_datasets, load_dataset
+from odtstudy.study.readme_figures import update
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "frontier.txt"
@@ -235,8 +236,9 @@ def main(argv=None):
         if i == 0:
             print("\n".join(_table(run)[:2]), flush=True)
         print(_table(run)[-1], flush=True)
-    lines += _table(run) + _summary_lines(run)
-    print("\n".join(_summary_lines(run)), flush=True)
+    summary_lines = _summary_lines(run)
+    lines += _table(run) + summary_lines
+    print("\n".join(summary_lines), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "a") as fh:
         fh.write("\n" + "\n".join(lines) + "\n")
@@ -274,17 +276,20 @@ def summary(run):
     ref = methods[0]
     rows = [inst["fits"] for inst in run["instances"]]
     unproven = [fits for fits in rows if not any(f["optimal"] for f in fits.values())]
+    # the best tree any method returned, per instance that has one
+    bests = []
+    for fits in rows:
+        finals = [f["errors"] for f in fits.values() if math.isfinite(f["errors"])]
+        if finals:
+            bests.append((fits, min(finals)))
     out = {}
     for m in methods:
         integrals = []
-        for fits in rows:
-            finals = [f["errors"] for f in fits.values() if math.isfinite(f["errors"])]
-            if not finals:
-                continue
+        for fits, best in bests:
             fit = fits[m]
             end = fit["seconds"] if math.isfinite(fit["seconds"]) else limit
             integrals.append(
-                primal_integral(fit["trace"], end, fit["errors"], min(finals), limit)
+                primal_integral(fit["trace"], end, fit["errors"], best, limit)
             )
         both = [
             fits[ref]["seconds"] / fits[m]["seconds"]
@@ -374,13 +379,11 @@ def readme_table(records: Path) -> str:
 def update_readme(readme: Path, records: Path) -> int:
     """Replace the README's frontier region; 1 when the region is missing."""
     text = readme.read_text()
-    start, end = "<!-- figures:frontier -->\n", "<!-- /figures:frontier -->"
-    if start not in text or end not in text:
-        print(f"{readme}: no {start.strip()} ... {end} region", file=sys.stderr)
+    if "<!-- figures:frontier -->" not in text:
+        print(f"{readme}: no <!-- figures:frontier --> region", file=sys.stderr)
         return 1
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(head + start + readme_table(records) + end + tail)
+    text, _ = update(text, {"frontier": readme_table(records)})
+    readme.write_text(text)
     return 0
 
 
