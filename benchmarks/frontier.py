@@ -154,11 +154,12 @@ def _git(*args):
     ).stdout.strip()
 
 
-def _provenance(argv):
+def _provenance(argv, script="frontier.py"):
+    """Command, commit, date and machine of a run of ``benchmarks/<script>``."""
     commit = _git("rev-parse", "--short", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "command": "python benchmarks/frontier.py " + " ".join(argv),
+        "command": f"python benchmarks/{script} " + " ".join(argv),
         "commit": commit + (" (modified)" if dirty else ""),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ"

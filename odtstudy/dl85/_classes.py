@@ -174,6 +174,17 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         ``algorithm="dl8"`` and ``branching`` other than ``"data"`` are not
         available with thresholds (the numeric search tries features by
         increasing loss of their best single split).
+    n_jobs : int, default=None
+        Threads of the search (``None``: 1; ``-1``: one per CPU, as in
+        scikit-learn). The threads share one cache; each root candidate (a
+        0/1 feature, or a numeric feature with its thresholds) goes to the
+        first thread free to take it, and every thread searches under the
+        best tree any of them has found. The loss, the lower bound and
+        ``optimal_`` are those of ``n_jobs=1``; among several optimal trees,
+        which one is returned may depend on the threads' timing. Needs an
+        unbounded cache (``max_cache_size=None``); the first descent and
+        the limited-discrepancy passes of a time-limited search run on one
+        thread.
 
     Attributes
     ----------
@@ -289,6 +300,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         wipe_factor=0.5,
         wipe_strategy="reuses",
         thresholds=None,
+        n_jobs=None,
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
@@ -307,6 +319,7 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
         self.thresholds = thresholds
+        self.n_jobs = n_jobs
 
     def _fit(self, X, y, sample_weight):
         n_classes = len(self.classes_)

@@ -50,6 +50,7 @@ SEARCH_OPTIONS = {
     "max_cache_size": None,
     "wipe_factor": 0.5,
     "wipe_strategy": "reuses",
+    "n_jobs": 1,
 }
 
 
@@ -233,36 +234,43 @@ def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **obje
         cmask = _pack_classes(y_class, n_classes)
     else:
         cmask = pack_columns(np.ones((n, 1), dtype=np.uint8))
-    objective = make_objective(
-        kind,
-        cols,
-        n,
-        y_class=y_class,
-        n_classes=n_classes,
-        weights=weights,
-        y=y,
-        min_sup=int(opts["min_sup"]),
-        pair_stats=bool(opts["use_depth2_solver"]),
-        **objective,
-    )
-    searcher = Searcher(
-        cols,
-        cmask,
-        n,
-        int(opts["max_depth"]),
-        min_sup=int(opts["min_sup"]),
-        branching=opts["branching"],
-        use_infeasibility_lb=bool(opts["use_infeasibility_lb"]),
-        use_similarity_lb=bool(opts["use_similarity_lb"]),
-        use_depth2_solver=bool(opts["use_depth2_solver"]),
-        cache=opts["cache"],
-        dl8=opts["algorithm"] == "dl8",
-        time_limit=float(opts["time_limit"]) if opts["time_limit"] else 0.0,
-        max_cache_size=int(opts["max_cache_size"] or 0),
-        wipe_factor=float(opts["wipe_factor"]),
-        wipe_strategy=opts["wipe_strategy"],
-        objective=objective,
-    )
+
+    def make():
+        """A searcher of these rows with its own objective (a thread's)."""
+        return Searcher(
+            cols,
+            cmask,
+            n,
+            int(opts["max_depth"]),
+            min_sup=int(opts["min_sup"]),
+            branching=opts["branching"],
+            use_infeasibility_lb=bool(opts["use_infeasibility_lb"]),
+            use_similarity_lb=bool(opts["use_similarity_lb"]),
+            use_depth2_solver=bool(opts["use_depth2_solver"]),
+            cache=opts["cache"],
+            dl8=opts["algorithm"] == "dl8",
+            time_limit=float(opts["time_limit"]) if opts["time_limit"] else 0.0,
+            max_cache_size=int(opts["max_cache_size"] or 0),
+            wipe_factor=float(opts["wipe_factor"]),
+            wipe_strategy=opts["wipe_strategy"],
+            objective=make_objective(
+                kind,
+                cols,
+                n,
+                y_class=y_class,
+                n_classes=n_classes,
+                weights=weights,
+                y=y,
+                min_sup=int(opts["min_sup"]),
+                pair_stats=bool(opts["use_depth2_solver"]),
+                **objective,
+            ),
+        )
+
+    searcher = make()
+    n_jobs = int(opts["n_jobs"] or 1)
+    if n_jobs > 1:
+        searcher.share_root([make() for _ in range(n_jobs - 1)])
     return searcher, opts
 
 

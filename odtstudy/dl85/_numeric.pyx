@@ -1083,15 +1083,19 @@ cdef class NumericSearcher(Skeleton):
 
     # ------------------------------------------------- the cache (hooks)
     cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
-        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+        cdef Py_ssize_t e
         cdef BoxEntry* ent
+        self._lock()
+        e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
         if e < 0:
+            self._unlock()
             value[0] = 0.0
             solved[0] = False
             return NO_ENTRY
         ent = &self.cache.entries[e]
         solved[0] = ent.flags & BOX_SOLVED
         value[0] = ent.error if solved[0] else ent.lb
+        self._unlock()
         return e
 
     cdef inline BoxEntry* _entry(self, int d) noexcept nogil:
@@ -1102,6 +1106,7 @@ cdef class NumericSearcher(Skeleton):
 
     cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
                             int t) noexcept nogil:
+        self._lock()
         cdef BoxEntry* ent = self._entry(d)
         if ent != NULL:
             ent.error = err
@@ -1109,22 +1114,28 @@ cdef class NumericSearcher(Skeleton):
             ent.feature = f
             ent.threshold = t
             ent.flags = ent.flags | BOX_SOLVED
+        self._unlock()
 
     cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
+        self._lock()
         cdef BoxEntry* ent = self._entry(d)
         if ent != NULL and lb > ent.lb:
             ent.lb = lb
+        self._unlock()
 
     cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
                                 int t) noexcept nogil:
+        cdef double kept = err
+        self._lock()
         cdef BoxEntry* ent = self._entry(d)
-        if ent == NULL:
-            return err
-        if err < ent.error:
-            ent.error = err
-            ent.feature = f
-            ent.threshold = t
-        return ent.error
+        if ent != NULL:
+            if err < ent.error:
+                ent.error = err
+                ent.feature = f
+                ent.threshold = t
+            kept = ent.error
+        self._unlock()
+        return kept
 
     cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
         cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
@@ -1251,6 +1262,8 @@ cdef class NumericSearcher(Skeleton):
             f = order[i].idx
             if order[i].key == INFINITY:
                 break
+            if not self._claim(d, i, &cur_ub):
+                continue
             P = self._positions(d, f)
             if P == 0:
                 continue
@@ -1274,6 +1287,9 @@ cdef class NumericSearcher(Skeleton):
             while head != top:
                 if self._check_time():
                     break
+                if d == 0 and self.share != NULL:
+                    # the other threads' best root loss
+                    self._claim_root(-1, &cur_ub)
                 lo = stk[2 * head]
                 hi = stk[2 * head + 1]
                 head = (head + 1) % qcap
@@ -1397,15 +1413,31 @@ cdef class NumericSearcher(Skeleton):
         not used (the searcher knows whether it proved its tree)."""
         return self._tree_lists()
 
+    cdef int _adopt(self, Skeleton helper) except -1:
+        cdef NumericSearcher h = <NumericSearcher?>helper
+        if h.n != self.n or h.p != self.p or h.S != self.S:
+            raise ValueError("a helper searcher must be made with the same data "
+                             "as the searcher it helps")
+        h.cache = self.cache
+        return 0
+
     def stats(self):
-        """Search counters."""
+        """Search counters (of every thread)."""
+        cdef NumericSearcher h
+        cdef long long n_d2 = self.n_d2, n_evals = self.n_evals
+        cdef long long n_pruned = self.n_interval_pruned
+        for h in self.helpers:
+            n_d2 += h.n_d2
+            n_evals += h.n_evals
+            n_pruned += h.n_interval_pruned
         return {
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
-            "depth2_calls": int(self.n_d2),
-            "thresholds_evaluated": int(self.n_evals),
-            "thresholds_pruned": int(self.n_interval_pruned),
+            "depth2_calls": int(n_d2),
+            "thresholds_evaluated": int(n_evals),
+            "thresholds_pruned": int(n_pruned),
             "timeout": bool(self.timed_out),
+            **self.thread_stats(),
             **self.cache.stats(),
             "reconstitution_ms": float(self.reconstitution_ms),
             "reconstituted_nodes": int(self.n_reconstituted),

@@ -268,44 +268,52 @@ def numeric_search(
             f"(statistics per row), got {stats.shape[1]}; binarise the data and "
             "use thresholds=None"
         )
-    objective = make_objective(
-        kind,
-        np.zeros((0, 1), dtype=np.uint64),
-        len(X),
-        y_class=y_class,
-        n_classes=n_classes,
-        weights=weights,
-        y=y,
-        cost=cost,
-        quantile=quantile,
-        callback=callback,
-        min_sup=int(options.get("min_sup", 1)),
-        row_stats=row_stats,
-        worst=worst,
-        monotone=monotone,
-        bitsets=False,
-        loss_name=loss_name,
-    )
-    # the squared error keeps its search without the neighbour bound
-    neighbour = options.get("use_similarity_lb", True) and kind != "squared"
     rank, n_thr, used = _ranks(X, cuts)
-    searcher = NumericSearcher(
-        rank,
-        n_thr,
-        np.ascontiguousarray(stats, dtype=np.float64),
-        objective,
-        int(options.get("max_depth", 3)),
-        min_sup=int(options.get("min_sup", 1)),
-        worst=objective.row_worst() if neighbour else None,
-        time_limit=float(options.get("time_limit") or 0.0),
-        max_cache_size=int(options.get("max_cache_size") or 0),
-        wipe_factor=float(options.get("wipe_factor", 0.5)),
-        wipe_strategy=options.get("wipe_strategy", "reuses"),
-        use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
-        use_depth2_solver=bool(options.get("use_depth2_solver", True)),
-        purity_tol=0.0 if purity_tol is None else float(purity_tol),
-        values=values,
-    )
+
+    def make():
+        """``(objective, searcher)`` of these rows (a thread's own)."""
+        objective = make_objective(
+            kind,
+            np.zeros((0, 1), dtype=np.uint64),
+            len(X),
+            y_class=y_class,
+            n_classes=n_classes,
+            weights=weights,
+            y=y,
+            cost=cost,
+            quantile=quantile,
+            callback=callback,
+            min_sup=int(options.get("min_sup", 1)),
+            row_stats=row_stats,
+            worst=worst,
+            monotone=monotone,
+            bitsets=False,
+            loss_name=loss_name,
+        )
+        # the squared error keeps its search without the neighbour bound
+        neighbour = options.get("use_similarity_lb", True) and kind != "squared"
+        return objective, NumericSearcher(
+            rank,
+            n_thr,
+            np.ascontiguousarray(stats, dtype=np.float64),
+            objective,
+            int(options.get("max_depth", 3)),
+            min_sup=int(options.get("min_sup", 1)),
+            worst=objective.row_worst() if neighbour else None,
+            time_limit=float(options.get("time_limit") or 0.0),
+            max_cache_size=int(options.get("max_cache_size") or 0),
+            wipe_factor=float(options.get("wipe_factor", 0.5)),
+            wipe_strategy=options.get("wipe_strategy", "reuses"),
+            use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
+            use_depth2_solver=bool(options.get("use_depth2_solver", True)),
+            purity_tol=0.0 if purity_tol is None else float(purity_tol),
+            values=values,
+        )
+
+    objective, searcher = make()
+    n_jobs = int(options.get("n_jobs") or 1)
+    if n_jobs > 1:
+        searcher.share_root([make()[1] for _ in range(n_jobs - 1)])
     _raise_python_error(objective)
     if purity_tol is None and values is None:
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())

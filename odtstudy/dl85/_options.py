@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+from joblib import effective_n_jobs
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.dl85._cache import MAX_CACHE_SIZE
@@ -31,6 +32,11 @@ SEARCH_CONSTRAINTS: dict = {
     "wipe_factor": [Interval(Real, 0, 1, closed="right")],
     "wipe_strategy": [StrOptions(set(WIPE_STRATEGIES))],
     "random_state": ["random_state"],
+    "n_jobs": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Integral, None, -1, closed="right"),
+        None,
+    ],
 }
 
 
@@ -54,6 +60,7 @@ class SearchOptionsMixin:
             "max_cache_size": self.max_cache_size,
             "wipe_factor": self.wipe_factor,
             "wipe_strategy": self._wipe_strategy(),
+            "n_jobs": int(effective_n_jobs(self.n_jobs)),
         }
 
     def _wipe_strategy(self) -> str:

@@ -107,6 +107,9 @@ class DL85Predictor(
         evaluates (exact, and slow: one call per side). Python losses get no
         interval bounds unless they declare ``monotone``
         (:class:`LeafObjective`).
+    n_jobs : int, default=None
+        Threads of the search; see :class:`DL85Classifier`. The callables
+        run with the GIL, so they run on one thread at a time.
 
     Attributes
     ----------
@@ -173,6 +176,7 @@ class DL85Predictor(
         wipe_factor=0.5,
         wipe_strategy="reuses",
         thresholds=None,
+        n_jobs=None,
     ):
         self.max_depth = max_depth
         self.min_sup = min_sup
@@ -193,6 +197,7 @@ class DL85Predictor(
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
         self.thresholds = thresholds
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the tree.

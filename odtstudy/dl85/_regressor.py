@@ -97,6 +97,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         threshold of a sweep from Fenwick trees over the rows ranked by
         target (O(log n) per row). The neighbour bound is off for the
         squared error; the interval bounds hold for every criterion.
+    n_jobs : int, default=None
+        Threads of the search; see :class:`DL85Classifier`. Not with
+        several quantiles (``criterion="quantile"`` with a list).
 
     Attributes
     ----------
@@ -178,6 +181,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         wipe_factor=0.5,
         wipe_strategy="reuses",
         thresholds=None,
+        n_jobs=None,
     ):
         self.criterion = criterion
         self.quantile = quantile
@@ -196,6 +200,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         self.wipe_factor = wipe_factor
         self.wipe_strategy = wipe_strategy
         self.thresholds = thresholds
+        self.n_jobs = n_jobs
 
     def _scaled_options(self, factor):
         """The search options for losses in units of ``factor``."""

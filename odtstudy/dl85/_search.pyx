@@ -403,9 +403,12 @@ cdef class Searcher(Skeleton):
 
     # ------------------------------------------------- the cache (hooks)
     cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
-        cdef Py_ssize_t e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, True)
+        cdef Py_ssize_t e
         cdef Entry* ent
+        self._lock()
+        e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, True)
         if e < 0:
+            self._unlock()
             self.timed_out = True
             return CACHE_FAILED
         if self.bounded:
@@ -414,28 +417,37 @@ cdef class Searcher(Skeleton):
         ent = &self.cache.entries[e]
         solved[0] = ent.flags & ENTRY_SOLVED
         value[0] = ent.error if solved[0] else ent.lb
+        self._unlock()
         return e
 
     cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
                             int t) noexcept nogil:
+        self._lock()
         cdef Entry* ent = &self.cache.entries[e]
         ent.error = err
         ent.lb = err
         ent.feature = f
         ent.flags = ent.flags | ENTRY_SOLVED
+        self._unlock()
 
     cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
+        self._lock()
         cdef Entry* ent = &self.cache.entries[e]
         if lb > ent.lb:
             ent.lb = lb
+        self._unlock()
 
     cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
                                 int t) noexcept nogil:
+        cdef double kept
+        self._lock()
         cdef Entry* ent = &self.cache.entries[e]
         if err < ent.error:
             ent.error = err
             ent.feature = f
-        return ent.error
+        kept = ent.error
+        self._unlock()
+        return kept
 
     cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
         cdef Py_ssize_t e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, False)
@@ -528,6 +540,9 @@ cdef class Searcher(Skeleton):
         slot each); returns each one's purity tolerance, ``purity_rtol``
         times its root leaf's loss. Then :meth:`select_quantile` and
         :meth:`run` once per quantile, in order."""
+        if self.n_helpers > 0:
+            raise ValueError("n_jobs > 1 searches one quantile at a time: fit "
+                             "each quantile apart or set n_jobs=1")
         cdef int K = len(taus), j
         if self.okind != OBJ_QUANTILE:
             raise ValueError("several quantiles need the quantile objective")
@@ -642,6 +657,7 @@ cdef class Searcher(Skeleton):
         cdef double b1, b2, err1, err2, l1, l2
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1
+        cdef bint solved0, solved1
         if r <= self.d2_depth:
             self.n_d2 += 1
             if self.q_shared and self.qk < self.nq - 1:
@@ -664,23 +680,29 @@ cdef class Searcher(Skeleton):
                 if lb < min_lb:
                     min_lb = lb
                 break
+            if not self._claim(d, i, &cur_ub):
+                continue
             f = self.order[d * (self.m + 1) + i].idx
             if self.dl8:
                 v0 = 0.0
                 v1 = 0.0
             else:
+                self._lock()
                 e0 = self._child_entry(d, f, 0, False)
                 e1 = self._child_entry(d, f, 1, False)
                 v0 = self._child_value(e0)
                 v1 = self._child_value(e1)
+                solved0 = e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED)
+                solved1 = e1 >= 0 and (self.cache.entries[e1].flags & ENTRY_SOLVED)
+                self._unlock()
                 if self.use_sim and v0 + v1 < cur_ub:
                     # similarity bounds of both children before any solving
-                    if e0 < 0 or not (self.cache.entries[e0].flags & ENTRY_SOLVED):
+                    if not solved0:
                         self._make_child(d, f, 0)
                         s = self._sim_lb(d + 1)
                         if s > v0:
                             v0 = s
-                    if e1 < 0 or not (self.cache.entries[e1].flags & ENTRY_SOLVED):
+                    if not solved1:
                         self._make_child(d, f, 1)
                         s = self._sim_lb(d + 1)
                         if s > v1:
@@ -743,16 +765,33 @@ cdef class Searcher(Skeleton):
         """Loss of each node of :meth:`tree_arrays` taken as one leaf."""
         return list(self._tree_lists()[5])
 
+    cdef int _adopt(self, Skeleton helper) except -1:
+        cdef Searcher h = <Searcher?>helper
+        if self.nq > 1:
+            raise ValueError("n_jobs > 1 searches one quantile at a time: fit "
+                             "each quantile apart or set n_jobs=1")
+        if h.n != self.n or h.m != self.m or h.K != self.K:
+            raise ValueError("a helper searcher must be made with the same data "
+                             "as the searcher it helps")
+        h.cache = self.cache
+        return 0
+
     def stats(self):
-        """Search counters."""
+        """Search counters (of every thread)."""
+        cdef Searcher h
+        cdef long long n_d2 = self.n_d2, n_sim = self.n_sim_pruned + self.n_lb_pruned
+        for h in self.helpers:
+            n_d2 += h.n_d2
+            n_sim += h.n_sim_pruned
         return {
             "cache_entries": int(self.cache.n_entries),
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
-            "depth2_calls": int(self.n_d2),
-            "similarity_prunes": int(self.n_sim_pruned + self.n_lb_pruned),
+            "depth2_calls": int(n_d2),
+            "similarity_prunes": int(n_sim),
             "timeout": bool(self.timed_out),
             "kernel_isa": kernel_isa(),
+            **self.thread_stats(),
             **self.cache.stats(),
             "reconstitution_ms": float(self.reconstitution_ms),
             "reconstituted_nodes": int(self.n_reconstituted),

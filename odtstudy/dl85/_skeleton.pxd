@@ -33,6 +33,26 @@ cdef inline int _tree_state(double error, int feature, bint solved, double* err,
     return TREE_SOLVED if solved else TREE_INCUMBENT
 
 
+cdef extern from "_spin.h":
+    void odt_spin_lock(int* lock) noexcept nogil
+    void odt_spin_unlock(int* lock) noexcept nogil
+    double odt_load_double(const double* x) noexcept nogil
+    void odt_store_double(double* x, double v) noexcept nogil
+
+
+ctypedef struct Share:
+    # the root of a search on several threads (``_splits_shared``)
+    int lock                 # held for every cache access and the fields below
+    int next                 # root candidates before it are taken by a thread
+    double best              # the best root loss any thread found
+    double lb                # the root's lower bound: best <= lb ends the search
+    double* trace            # the main searcher's anytime trace
+    int* n_trace
+    int trace_cap
+    double t_start
+    bint tracing
+
+
 cdef class Skeleton:
     cdef int max_depth, min_sup
     cdef int direct_depth       # subtrees of this depth or less: ``_direct``
@@ -55,7 +75,20 @@ cdef class Skeleton:
     cdef readonly long long n_explored, n_hits, n_lb_pruned, n_reconstituted
     cdef readonly double root_error, root_lb, reconstitution_ms
     cdef tuple _out             # the rebuilt tree (lists, see ``_emit``)
+    # threads (``n_jobs``): helper searchers on the same cache; the root's
+    # candidates go to the first thread that reaches them
+    cdef list helpers
+    cdef list _threads
+    cdef int n_helpers
+    cdef Share* share           # NULL unless the root is searched on threads
+    cdef int sh_kind, sh_f, sh_t   # a helper's root answer
+    cdef readonly long long n_claimed   # root candidates this thread searched
+    cdef double sh_best, sh_min_lb
 
+    cdef int _adopt(self, Skeleton helper) except -1
+    cdef bint _launch(self, Py_ssize_t e, double ub, double lb) noexcept
+    cdef void _gather(self, bint combine, double* best, int* f, int* t,
+                      double* min_lb) noexcept
     cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,
                             bint use_inf_lb, Py_ssize_t max_cache_size,
                             int trace_cap) except -1
@@ -67,6 +100,13 @@ cdef class Skeleton:
     @cython.final
     cdef Py_ssize_t _start(self, double* value, bint* solved) except -3
     @cython.final
+    cdef int _splits_shared(self, Py_ssize_t e, double ub, double lb, double leaf,
+                            double* best, int* f, int* t, double* min_lb) noexcept nogil
+    @cython.final
+    cdef bint _claim_root(self, int i, double* cur_ub) noexcept nogil
+    @cython.final
+    cdef void _trace_shared(self, double obj, double lb) noexcept nogil
+    @cython.final
     cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil
 
     cdef inline bint _check_time(self) noexcept nogil:
@@ -76,6 +116,10 @@ cdef class Skeleton:
             self.timed_out = True
         if self.abort_flag[0]:
             # a Python loss raised: stop (``run`` re-raises)
+            self.timed_out = True
+        if self.share != NULL and odt_load_double(&self.share.best) <= self.share.lb:
+            # another thread found a tree as good as the root's bound: the
+            # root is solved (``_splits_shared`` does not count this a time-out)
             self.timed_out = True
         return self.timed_out
 
@@ -93,8 +137,28 @@ cdef class Skeleton:
         if self.restricted:
             self.disc[d + 1] = self.disc[d] - i
 
+    cdef inline void _lock(self) noexcept nogil:
+        """Take the cache (searches on several threads only)."""
+        if self.share != NULL:
+            odt_spin_lock(&self.share.lock)
+
+    cdef inline void _unlock(self) noexcept nogil:
+        if self.share != NULL:
+            odt_spin_unlock(&self.share.lock)
+
+    cdef inline bint _claim(self, int d, int i, double* cur_ub) noexcept nogil:
+        """Whether this thread searches the depth-d node's i-th candidate:
+        always, but at the root of a search on several threads only if no
+        other thread took it; there ``cur_ub`` is lowered to the best root
+        loss any thread found."""
+        if d != 0 or self.share == NULL:
+            return True
+        return self._claim_root(i, cur_ub)
+
     cdef inline void _trace_root(self, double obj, double lb) noexcept nogil:
-        if self.tracing:
+        if self.share != NULL:
+            self._trace_shared(obj, lb)
+        elif self.tracing:
             self.n_trace = _trace_point(self.trace, self.n_trace, self.trace_cap,
                                         _now() - self.t_start, obj, lb)
 

@@ -65,6 +65,8 @@ cimport cython
 from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
+import threading
+
 #: the share of a time limit left to limited-discrepancy passes when the
 #: search has not ended by then (``_passes``)
 cdef double PASSES_SHARE = 0.1
@@ -109,7 +111,40 @@ cdef class Skeleton:
         self.n_trace = 0
         self.tracing = False
         self._out = None
+        self.helpers = []
+        self.n_claimed = 0
+        self._threads = []
+        self.n_helpers = 0
+        self.share = NULL
         return 0
+
+    def share_root(self, helpers):
+        """Search the root on ``1 + len(helpers)`` threads (``n_jobs``).
+
+        Parameters
+        ----------
+        helpers : list of Skeleton
+            Searchers of this one's class made with the same data and
+            options; each gets this searcher's cache (which must be
+            unbounded) and searches the root candidates that no other thread
+            took first.
+        """
+        cdef Skeleton h
+        if self.bounded:
+            raise ValueError("n_jobs > 1 needs an unbounded cache: set "
+                             "max_cache_size=None or n_jobs=1")
+        for h in helpers:
+            if (h.max_depth != self.max_depth or h.min_sup != self.min_sup
+                    or h.bounded):
+                raise ValueError("a helper searcher must be made with the same "
+                                 "options as the searcher it helps")
+            self._adopt(h)
+        self.helpers = list(helpers)
+        self.n_helpers = len(self.helpers)
+
+    cdef int _adopt(self, Skeleton helper) except -1:
+        """Give ``helper`` this searcher's cache (the subclasses)."""
+        raise TypeError("Skeleton is the base of the DL8.5 searches")
 
     # ------------------------------------------------------------ search
     @cython.final
@@ -121,7 +156,7 @@ cdef class Skeleton:
         """
         cdef double value, lb, leaf, s, best = INFINITY, min_lb, newlb
         cdef bint solved = False
-        cdef int r = self.max_depth - d, f = -1, t = -1
+        cdef int r = self.max_depth - d, f = -1, t = -1, kind
         cdef Py_ssize_t e = self._open(d, &value, &solved)
         if e == CACHE_FAILED:
             out_lb[0] = 0.0
@@ -157,7 +192,11 @@ cdef class Skeleton:
                     self._store_bound(d, e, lb)
                 return INFINITY
         min_lb = leaf
-        if self._splits(d, e, ub, lb, leaf, &best, &f, &t, &min_lb) == SPLIT_EXACT:
+        if d == 0 and self.n_helpers > 0 and not self.restricted:
+            kind = self._splits_shared(e, ub, lb, leaf, &best, &f, &t, &min_lb)
+        else:
+            kind = self._splits(d, e, ub, lb, leaf, &best, &f, &t, &min_lb)
+        if kind == SPLIT_EXACT:
             self._store_solved(d, e, best, f, t)
             self._remember(d, best)
             out_lb[0] = best
@@ -193,6 +232,133 @@ cdef class Skeleton:
         return INFINITY
 
     @cython.final
+    cdef int _splits_shared(self, Py_ssize_t e, double ub, double lb, double leaf,
+                            double* best, int* f, int* t, double* min_lb) noexcept nogil:
+        """``_splits`` of the root on this thread and the helpers' threads,
+        which share the cache (each access under ``share.lock``): each root
+        candidate is searched by the first thread to reach it, under the best
+        root loss any thread has found. Returns the best of the threads'
+        answers; the lower bound of the rest is the least of their bounds,
+        each candidate having been searched or pruned by one of them."""
+        cdef Share sh
+        cdef int kind
+        sh.lock = 0
+        sh.next = 0
+        sh.best = INFINITY
+        sh.lb = lb
+        sh.trace = self.trace
+        sh.n_trace = &self.n_trace
+        sh.trace_cap = self.trace_cap
+        sh.t_start = self.t_start
+        sh.tracing = self.tracing
+        self.share = &sh
+        with gil:
+            self._launch(e, ub, lb)
+        kind = self._splits(0, e, ub, lb, leaf, best, f, t, min_lb)
+        with gil:
+            self._gather(kind != SPLIT_EXACT, best, f, t, min_lb)
+        self.share = NULL
+        if sh.best <= lb:
+            # the threads stopped once one found a tree at the root's bound
+            # (``_check_time``): that tree is optimal, whatever the clock says
+            self.timed_out = False
+        return kind
+
+    cdef bint _launch(self, Py_ssize_t e, double ub, double lb) noexcept:
+        """Start each helper on the root's candidates (``_help``); False if
+        some could not start (this thread then searches what they leave: a
+        candidate goes to the first thread that reaches it)."""
+        cdef Skeleton h
+        self._threads = []
+        for h in self.helpers:
+            h.sh_kind = -1      # not started (yet)
+        try:
+            for h in self.helpers:
+                h.share = self.share
+                h.eps = self.eps
+                h.time_limit = self.time_limit
+                h.t_start = self.t_start
+                h.deadline = self.deadline
+                h.timed_out = False
+                h.restricted = False
+                h.tracing = False
+                thread = threading.Thread(target=h._help, args=(e, ub, lb), daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        except Exception:
+            return False
+        return True
+
+    cdef void _gather(self, bint combine, double* best, int* f, int* t,
+                      double* min_lb) noexcept:
+        """Wait for the helpers; with ``combine``, the best of their answers
+        and the least of their bounds into the root's."""
+        cdef Skeleton h
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        for h in self.helpers:
+            h.share = NULL
+            if h.timed_out and self.share.best > self.share.lb:
+                self.timed_out = True
+            self.n_explored += h.n_explored
+            self.n_hits += h.n_hits
+            self.n_lb_pruned += h.n_lb_pruned
+            h.n_explored = 0
+            h.n_hits = 0
+            h.n_lb_pruned = 0
+            if not combine or h.sh_kind < 0:
+                continue
+            if h.sh_best < best[0]:
+                best[0] = h.sh_best
+                f[0] = h.sh_f
+                t[0] = h.sh_t
+            if h.sh_min_lb < min_lb[0]:
+                min_lb[0] = h.sh_min_lb
+
+    def _help(self, Py_ssize_t e, double ub, double lb):
+        """A helper thread's share of the root's candidates (``_launch``)."""
+        cdef double leaf, best = INFINITY, min_lb
+        cdef int f = -1, t = -1, kind
+        with nogil:
+            self._root_node()
+            leaf = self._leaf_loss(0)
+            min_lb = leaf
+            kind = self._splits(0, e, ub, lb, leaf, &best, &f, &t, &min_lb)
+        self.sh_best = best
+        self.sh_f = f
+        self.sh_t = t
+        self.sh_min_lb = min_lb
+        self.sh_kind = kind
+
+    @cython.final
+    cdef bint _claim_root(self, int i, double* cur_ub) noexcept nogil:
+        """``_claim`` at the root (``i < 0``: only the bound)."""
+        cdef bint mine
+        odt_spin_lock(&self.share.lock)
+        mine = self.share.next <= i
+        if mine:
+            self.share.next = i + 1
+            self.n_claimed += 1
+        if self.share.best < cur_ub[0]:
+            cur_ub[0] = self.share.best
+        odt_spin_unlock(&self.share.lock)
+        return mine
+
+    @cython.final
+    cdef void _trace_shared(self, double obj, double lb) noexcept nogil:
+        """A root loss found by one of the threads: the others' bound, and a
+        point of the main searcher's trace when it beats the best so far."""
+        cdef Share* sh = self.share
+        odt_spin_lock(&sh.lock)
+        if obj < sh.best:
+            odt_store_double(&sh.best, obj)
+            if sh.tracing:
+                sh.n_trace[0] = _trace_point(sh.trace, sh.n_trace[0], sh.trace_cap,
+                                             _now() - sh.t_start, obj, lb)
+        odt_spin_unlock(&sh.lock)
+
+    @cython.final
     cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil:
         """A greedy tree of the depth-d node (entry ``e``, loss ``leaf`` as
         one leaf), kept as the entry's incumbent; returns its loss.
@@ -226,6 +392,15 @@ cdef class Skeleton:
         if total < leaf:
             return self._keep_incumbent(d, e, total, f, t)
         return self._keep_incumbent(d, e, leaf, -1, -1)
+
+    def thread_stats(self):
+        """``{"threads": ..., "root_candidates_of_helpers": ...}``: the
+        threads of the search and the root candidates its helpers searched."""
+        cdef Skeleton h
+        return {
+            "threads": 1 + self.n_helpers,
+            "root_candidates_of_helpers": int(sum(h.n_claimed for h in self.helpers)),
+        }
 
     def root_leaf_loss(self):
         """Loss of the whole training set as a single leaf."""
@@ -341,6 +516,8 @@ cdef class Skeleton:
             self._trace_root(err, lb if self.timed_out else err)
         self.tracing = False
         self._raise_if_aborted()
+        for helper in self.helpers:
+            (<Skeleton>helper)._raise_if_aborted()
         if self._cache_full():
             raise MemoryError(
                 f"the bounded DL8.5 cache ({self.max_cache_size} entries) "
