@@ -20,12 +20,19 @@ the count of instances where both end with a different objective, lower
 bound or proof (it must be 0).
 
 The header (command, commit, date, machine, load) and the table are printed
-and appended to ``benchmarks/results/dl85_threads.txt``.
+and appended to ``benchmarks/results/dl85_threads.txt``; the run's fits are
+written to ``benchmarks/results/dl85_threads.json`` (the newest run replacing
+the last). ::
+
+    python benchmarks/dl85_threads.py --readme
+
+rebuilds the README's table (``<!-- figures:threads -->``) from that file.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -36,10 +43,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dl85_vs_pydl85 import _geomean, run_fit
-from frontier import _datasets, _provenance
+from frontier import _datasets, _provenance, replace_region
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "dl85_threads.txt"
+RECORD = ROOT / "benchmarks" / "results" / "dl85_threads.json"
+README = ROOT / "README.md"
 DEPTH = {"binary": 6, "numeric": 3}
 SLOW_S = 5.0  # the target counts the instances slower than this on one thread
 
@@ -62,36 +71,120 @@ def _fit(kind, n_jobs):
     return fit
 
 
-def _instance(kind, name, data, jobs, cap, flip):
+def _fits(kind, data, jobs, cap, flip):
+    """``{n_jobs: fit}`` of one instance, the two fits in the order given by
+    ``flip``; a fit is ``{"seconds", "objective", "optimal", "lower_bound"}``
+    (NaN seconds: killed at the cap or crashed)."""
     X = np.asarray(data.X, dtype=float if kind == "numeric" else np.uint8)
     y = np.asarray(data.y)
-    order = [jobs, 1] if flip else [1, jobs]
     fits = {}
-    for n_jobs in order:
+    for n_jobs in [jobs, 1] if flip else [1, jobs]:
         seconds, objective, optimal, _note, *extra = run_fit(
             _fit(kind, n_jobs), X, y, DEPTH[kind], cap
         )
-        fits[n_jobs] = (seconds, objective, optimal, extra[0] if extra else math.nan)
+        fits[str(n_jobs)] = {
+            "seconds": seconds,
+            "objective": objective,
+            "optimal": optimal,
+            "lower_bound": extra[0] if extra else math.nan,
+        }
     return fits
 
 
-def _row(kind, name, data, fits, jobs):
-    one, many = fits[1], fits[jobs]
-    ended = math.isfinite(one[0]) and math.isfinite(many[0])
-    ratio = many[0] / one[0] if ended else math.nan
-    same = ended and one[1:] == many[1:]
+def _outcome(fit):
+    return (fit["objective"], fit["optimal"], fit["lower_bound"])
+
+
+def _compared(instance, jobs):
+    """``(ended, ratio, same)`` of an instance: both fits ended, the time
+    ratio, and the same objective, proof and bound."""
+    one, many = instance["fits"]["1"], instance["fits"][str(jobs)]
+    ended = math.isfinite(one["seconds"]) and math.isfinite(many["seconds"])
+    if not ended:
+        return False, math.nan, False
+    return True, many["seconds"] / one["seconds"], _outcome(one) == _outcome(many)
+
+
+def summary(run) -> dict:
+    """Per kind: instances, how many ended with both, how many differ, and
+    the ratios of the instances slower than ``SLOW_S`` on one thread."""
+    out = {}
+    for inst in run["instances"]:
+        st = out.setdefault(
+            inst["kind"], {"instances": 0, "ended": 0, "different": 0, "slow": {}}
+        )
+        ended, ratio, same = _compared(inst, run["jobs"])
+        st["instances"] += 1
+        if ended:
+            st["ended"] += 1
+            st["different"] += not same
+            if inst["fits"]["1"]["seconds"] > SLOW_S:
+                st["slow"][inst["name"]] = ratio
+    return out
+
+
+def _row(inst, jobs):
+    ended, ratio, same = _compared(inst, jobs)
     cells = []
-    for t, obj, optimal, _ in (one, many):
-        proof = "" if optimal else "*"
+    for key in ("1", str(jobs)):
+        fit = inst["fits"][key]
+        t, obj = fit["seconds"], fit["objective"]
+        proof = "" if fit["optimal"] else "*"
         cells.append(f"{t:7.2f}{proof}" if math.isfinite(t) else "     --")
         cells.append(f"{obj:8g}" if math.isfinite(obj) else "      --")
-    line = (
-        f"{kind:8s} {name:20s} {DEPTH[kind]:2d} {data.X.shape[0]:6d} "
+    verdict = ("  same" if same else "  DIFFERENT") if ended else ""
+    return (
+        f"{inst['kind']:8s} {inst['name']:20s} {DEPTH[inst['kind']]:2d} "
+        f"{inst['rows']:6d} "
         + " ".join(cells)
         + (f" {ratio:6.3f}" if ended else "     --")
-        + ("" if not ended else ("  same" if same else "  DIFFERENT"))
+        + verdict
     )
-    return line, ended, ratio, same, one[0]
+
+
+def _summary_lines(run):
+    lines = []
+    for kind, st in summary(run).items():
+        lines.append(
+            f"# {kind}: {st['instances']} instances, {st['ended']} ended with both; "
+            f"different objective, bound or proof on {st['different']}; time ratio "
+            f"n_jobs={run['jobs']} / n_jobs=1 over the {len(st['slow'])} slower than "
+            f"{SLOW_S:g} s on one thread: geometric mean "
+            f"{_geomean(list(st['slow'].values())):.3f} (target <= 0.6)"
+        )
+    return lines
+
+
+def readme_table(run) -> str:
+    """The README's threads table, from a run record."""
+    lines = [
+        f"| search | instances slower than {SLOW_S:g} s on one thread "
+        f"| time n_jobs={run['jobs']} / n_jobs=1 (geometric mean) | range "
+        "| different loss, bound or proof (all that ended) |",
+        "|---|---|---|---|---|",
+    ]
+    for kind, st in summary(run).items():
+        ratios = list(st["slow"].values())
+        spread = f"{min(ratios):.2f}–{max(ratios):.2f}" if ratios else "—"
+        mean = f"{_geomean(ratios):.2f}" if ratios else "—"
+        lines.append(
+            f"| {kind} depth {DEPTH[kind]} | {len(ratios)} of {st['instances']} "
+            f"| {mean} | {spread} | {st['different']} of {st['ended']} |"
+        )
+    note = f"; {run['note']}" if run.get("note") else ""
+    lines += [
+        "",
+        f"`{run['command']}`, commit {run['commit']}, {run['date']}, "
+        f"{run['machine']}{note}. No time limit; each fit in its own process, "
+        f"one at a time, killed after {run['cap']:g} s.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, record: Path) -> int:
+    """Replace the README's threads region; 1 when the region is missing."""
+    table = readme_table(json.loads(record.read_text()))
+    return replace_region(readme, "threads", table)
 
 
 def main(argv=None):
@@ -102,9 +195,21 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--datasets", nargs="+", default=None)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--record", type=Path, default=RECORD)
     parser.add_argument("--note", default="")
+    parser.add_argument(
+        "--readme", action="store_true", help="rebuild the README's table and exit"
+    )
     args = parser.parse_args(argv)
-    run = _provenance(argv, "dl85_threads.py")
+    if args.readme:
+        return update_readme(README, args.record)
+    run = {
+        **_provenance(argv, "dl85_threads.py"),
+        "note": args.note,
+        "jobs": args.jobs,
+        "cap": args.cap,
+        "instances": [],
+    }
     kinds = ["binary", "numeric"] if args.kind == "both" else [args.kind]
     note = f"; {args.note}" if args.note else ""
     lines = [
@@ -117,7 +222,6 @@ def main(argv=None):
         f"{'obj(1)':>8s} {'t(' + str(args.jobs) + ')':>7s} {'obj':>8s} {'ratio':>6s}",
     ]
     print("\n".join(lines), flush=True)
-    slow, differ, ended_count, total = [], 0, 0, 0
     flip = False
     for kind in kinds:
         names = args.datasets
@@ -127,28 +231,22 @@ def main(argv=None):
             if not names:
                 continue
         for name, data in _datasets(kind, names, None):
-            fits = _instance(kind, name, data, args.jobs, args.cap, flip)
+            inst = {
+                "kind": kind,
+                "name": name,
+                "rows": int(data.X.shape[0]),
+                "fits": _fits(kind, data, args.jobs, args.cap, flip),
+            }
             flip = not flip
-            line, ended, ratio, same, t_one = _row(kind, name, data, fits, args.jobs)
-            print(line, flush=True)
-            lines.append(line)
-            total += 1
-            if ended:
-                ended_count += 1
-                differ += not same
-                if t_one > SLOW_S:
-                    slow.append(ratio)
-    summary = [
-        f"# {total} instances, {ended_count} ended with both; different objective, "
-        f"bound or proof on {differ}",
-        f"# time ratio n_jobs={args.jobs} / n_jobs=1 over the {len(slow)} instances "
-        f"slower than {SLOW_S:g} s on one thread: geometric mean "
-        f"{_geomean(slow):.3f} (target <= 0.6)",
-    ]
-    print("\n".join(summary))
-    lines += summary
+            run["instances"].append(inst)
+            lines.append(_row(inst, args.jobs))
+            print(lines[-1], flush=True)
+    summary_lines = _summary_lines(run)
+    print("\n".join(summary_lines))
+    lines += summary_lines
     with open(args.output, "a") as fh:
         fh.write("\n" + "\n".join(lines) + "\n")
+    args.record.write_text(json.dumps(run, indent=1) + "\n")
     return 0
 
 

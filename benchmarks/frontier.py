@@ -41,7 +41,9 @@ other one:
 The header (command, commit, date, machine) and the tables are printed and
 appended to ``benchmarks/results/frontier.txt``; the run's every fit is also
 written to ``benchmarks/results/frontier/<kind>-d<depth>-<limit>s.json``
-(one file per target, the newest run replacing the last). ::
+(one file per target, the newest run replacing the last), after every
+instance: a run cut short keeps what it measured, and its README row says
+how many of the planned sets it ran. ::
 
     python benchmarks/frontier.py --readme
 
@@ -214,9 +216,11 @@ def main(argv=None):
     lines = _header(run)
     for line in lines:
         print(line, flush=True)
-    for i, (name, data) in enumerate(
-        _datasets(args.kind, args.datasets, args.smallest)
-    ):
+    datasets = _datasets(args.kind, args.datasets, args.smallest)
+    run["planned"] = len(datasets)
+    args.records.mkdir(parents=True, exist_ok=True)
+    path = args.records / f"{args.kind}-d{args.depth}-{args.time_limit:g}s.json"
+    for i, (name, data) in enumerate(datasets):
         X, y = data.X, np.unique(data.y, return_inverse=True)[1]
         order = methods[i % len(methods) :] + methods[: i % len(methods)]
         fits = {}
@@ -234,6 +238,8 @@ def main(argv=None):
         run["instances"].append(
             {"name": name, "rows": X.shape[0], "features": X.shape[1], "fits": fits}
         )
+        # the record after every instance: a run cut short keeps its fits
+        path.write_text(json.dumps(run, indent=1) + "\n")
         if i == 0:
             print("\n".join(_table(run)[:2]), flush=True)
         print(_table(run)[-1], flush=True)
@@ -243,9 +249,6 @@ def main(argv=None):
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "a") as fh:
         fh.write("\n" + "\n".join(lines) + "\n")
-    args.records.mkdir(parents=True, exist_ok=True)
-    path = args.records / f"{args.kind}-d{args.depth}-{args.time_limit:g}s.json"
-    path.write_text(json.dumps(run, indent=1) + "\n")
     return 0
 
 
@@ -348,9 +351,13 @@ def readme_table(records: Path) -> str:
     runs = [json.loads(p.read_text()) for p in sorted(records.glob("*.json"))]
     for run in runs:
         stats = summary(run)
+        done = len(run["instances"])
+        sets = f"{done} sets"
+        if run.get("planned", done) > done:
+            sets = f"{done} of {run['planned']} sets (run cut short)"
         target = (
             f"{run['kind']} d{run['depth']}, {run['time_limit']:g} s, "
-            f"{len(run['instances'])} sets ({run['commit']})"
+            f"{sets} ({run['commit']})"
         )
         for k, (m, st) in enumerate(stats.items()):
             ratio = (
@@ -377,15 +384,20 @@ def readme_table(records: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(readme: Path, records: Path) -> int:
-    """Replace the README's frontier region; 1 when the region is missing."""
+def replace_region(readme: Path, name: str, table: str) -> int:
+    """Replace the README's region ``name`` by ``table``; 1 when it is missing."""
     text = readme.read_text()
-    if "<!-- figures:frontier -->" not in text:
-        print(f"{readme}: no <!-- figures:frontier --> region", file=sys.stderr)
+    if f"<!-- figures:{name} -->" not in text:
+        print(f"{readme}: no <!-- figures:{name} --> region", file=sys.stderr)
         return 1
-    text, _ = update(text, {"frontier": readme_table(records)})
+    text, _ = update(text, {name: table})
     readme.write_text(text)
     return 0
+
+
+def update_readme(readme: Path, records: Path) -> int:
+    """Replace the README's frontier region; 1 when the region is missing."""
+    return replace_region(readme, "frontier", readme_table(records))
 
 
 if __name__ == "__main__":

@@ -1,29 +1,18 @@
 """The frontier benchmark's arithmetic and its README table."""
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_module import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ROOT / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def frontier():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "frontier", BENCHMARKS / "frontier.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_benchmark("frontier")
 
 
 def test_primal_integral_counts_the_gap_until_each_improvement(frontier):
@@ -99,3 +88,10 @@ def test_committed_readme_table_equals_the_committed_records(frontier):
     start, end = "<!-- figures:frontier -->\n", "<!-- /figures:frontier -->"
     region = readme.split(start, 1)[1].split(end, 1)[0]
     assert region == frontier.readme_table(frontier.RECORDS)
+
+
+def test_a_run_cut_short_says_how_many_sets_it_ran(frontier, tmp_path):
+    run = {**_run(), "planned": 14}
+    (tmp_path / "numeric-d3-300s.json").write_text(json.dumps(run))
+    table = frontier.readme_table(tmp_path)
+    assert "binary d6, 60 s, 4 of 14 sets (run cut short) (abc1234)" in table

@@ -78,11 +78,12 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         ``optimal_`` is False (anytime search). ``None``: no limit. With a
         limit, a search that has not ended after 1 s (or 5 % of the limit)
         builds a greedy tree (each node split on the root of its optimal
-        depth-2 tree) and starts again with that tree's loss as its bound;
-        when it has not ended by 90 % of the limit, limited-discrepancy
-        passes spend the last tenth improving the tree it returns. The
-        optimum is the same as without a limit; the tree may be another
-        optimal one.
+        depth-2 tree), improves it by limited-discrepancy passes (the
+        candidate splits of highest information gain first) for a tenth of
+        the limit, and starts again with the best tree's loss as its bound;
+        when it has not ended by 90 % of the limit, passes spend the last
+        tenth improving the tree it returns. The optimum is the same as
+        without a limit; the tree may be another optimal one.
     max_error : float, default=None
         Initial upper bound: only trees with error strictly below it are
         searched. When none exists the fit still succeeds, ``tree_`` is

@@ -71,9 +71,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         Minimum number of training rows in each leaf.
     time_limit : float, default=None
         Seconds; at the limit the best tree found so far is returned. As in
-        :class:`DL85Classifier`: a greedy tree after 1 s, and limited-discrepancy
-        passes over the last tenth of the limit when the search has not
-        ended by then.
+        :class:`DL85Classifier`: a greedy tree after 1 s improved by
+        limited-discrepancy passes for a tenth of the limit, and passes
+        again over the last tenth when the search has not ended by then.
     max_error : float, default=None
         Only trees with loss strictly below it are searched.
     use_depth2_solver : bool, default=True

@@ -609,6 +609,8 @@ cdef class Searcher(Skeleton):
         cdef long long cnt
         cdef int tot
         cdef double cond, n1, n0
+        # a limited-discrepancy pass tries the highest information gain first
+        cdef int branching = BRANCH_DESC if self.restricted else self.branching
         self.cv.new_splits()
         for f in range(self.m):
             col = self.cv.cols + f * W
@@ -619,7 +621,7 @@ cdef class Searcher(Skeleton):
                 continue
             out[nc].idx = f
             out[nc].key = f
-            if self.branching != BRANCH_DATA:
+            if branching != BRANCH_DATA:
                 # conditional entropy (times n) of the split on f
                 n1 = <double>tot
                 n0 = total - n1
@@ -631,9 +633,9 @@ cdef class Searcher(Skeleton):
                         cnt += odt_popcount(w[j] & col[ix[j]] & cm[ix[j]])
                     cond -= _xlogx(<double>cnt) + _xlogx(s[c] - <double>cnt)
                 # information gain = H(parent) - cond / n
-                out[nc].key = cond if self.branching == BRANCH_DESC else -cond
+                out[nc].key = cond if branching == BRANCH_DESC else -cond
             nc += 1
-        if self.branching != BRANCH_DATA and nc > 1:
+        if branching != BRANCH_DATA and nc > 1:
             qsort(out, nc, sizeof(KeyIdx), _cmp_keyidx)
         return nc
 

@@ -41,12 +41,27 @@ A search that has not ended builds a greedy tree (``_descend``): at each
 node the root split of the direct solver's optimal subtree, and the exact
 optimum where the direct solver reaches the bottom. Its nodes are kept as
 the cache entries' incumbents, so a search stopped by the time limit
-returns a tree at least as good as the greedy one. The search then starts
-again from the root, its cache kept. With an unbounded cache the better of
-the greedy tree and the probe's incumbent is the root's upper bound: the
-search looks for a better tree only, and when none exists that tree is the
-optimum (then the tree returned may be another optimal tree than an
-unlimited fit's).
+returns a tree at least as good as the greedy one. Limited-discrepancy
+passes (``_passes``) then improve it for a tenth of the limit, and the
+search starts again from the root, its cache kept. With an unbounded cache
+the best of these trees and the probe's incumbent is the root's upper
+bound: the search looks for a better tree only, and when none exists that
+tree is the optimum (then the tree returned may be another optimal tree
+than an unlimited fit's). A search that has not ended by 90 % of the limit
+spends the rest on passes again.
+
+Threads
+-------
+With helpers (``share_root``, the estimators' ``n_jobs``), the root's split
+search runs on ``1 + len(helpers)`` threads (``_splits_shared``), one
+searcher each on one cache: a root candidate goes to the first thread that
+reaches it (``_claim``), each thread searches under the best root loss any
+of them found, and every cache access holds the lock of ``Share``
+(``_lock``). Each candidate being searched or pruned by one thread, the best
+of their answers is the root's optimum and the least of their bounds its
+bound. A thread that finds a tree at the root's lower bound ends the
+others' searches (``_check_time``). The descent and the passes of a
+time-limited search, and the rebuild, run on one thread.
 
 After the search
 ----------------
@@ -67,8 +82,9 @@ from libc.stdlib cimport free
 
 import threading
 
-#: the share of a time limit left to limited-discrepancy passes when the
-#: search has not ended by then (``_passes``)
+#: the share of a time limit given to limited-discrepancy passes (``_passes``)
+#: after the first descent, and again at the end when the search has not
+#: ended by then
 cdef double PASSES_SHARE = 0.1
 #: the exact search runs alone for at most this many seconds (and this share
 #: of the time limit) before the first descent: the fits that end by then,
@@ -412,17 +428,17 @@ cdef class Skeleton:
         return v
 
     @cython.final
-    cdef double _passes(self, double best) noexcept nogil:
-        """Limited-discrepancy passes over the rest of the time limit, after
-        a search stopped at ``1 - PASSES_SHARE`` of it with incumbent
+    cdef double _passes(self, double best, double until) noexcept nogil:
+        """Limited-discrepancy passes until ``until``, from incumbent
         ``best``: each pass tries, at a node, its first ``k + 1`` candidate
-        splits, its children getting the discrepancy left (``k`` doubles
-        each pass), looks for trees below the incumbent only and keeps
-        what it finds as incumbents. Returns the best loss; the search
-        stays timed out (no proof)."""
+        splits (the 0/1 search orders them by information gain), its
+        children getting the discrepancy left (``k`` doubles each pass),
+        looks for trees below the incumbent only and keeps what it finds as
+        incumbents. Returns the best loss; the search is left timed out (no
+        proof: the caller resets it)."""
         cdef double v, lb
         cdef int k = 1
-        self.deadline = self.t_start + self.time_limit
+        self.deadline = until
         self.timed_out = False
         self.restricted = True
         while not self._check_time():
@@ -462,7 +478,7 @@ cdef class Skeleton:
         """
         cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
         cdef bint solved = False, greedy_optimal = False, descend
-        cdef double probe
+        cdef double probe, early
         cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
@@ -498,6 +514,14 @@ cdef class Skeleton:
                         self._trace_root(greedy, value)
                     if greedy > err:
                         greedy = err
+                    # passes for a tenth of the limit: a better tree early,
+                    # and a tighter bound for the search that follows
+                    early = _now() + PASSES_SHARE * self.time_limit
+                    if early > self.deadline:
+                        early = self.deadline
+                    greedy = self._passes(greedy, early)
+                    self.timed_out = False
+                    self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
                     if greedy < max_error and not self.bounded:
                         # the search looks for a better tree only (a wiped
                         # entry of the incumbent could not be rebuilt)
@@ -506,7 +530,7 @@ cdef class Skeleton:
                 err = self._solve(0, ub, &lb)
             if (self.first_descent and self.timed_out and self.time_limit > 0
                     and not self.abort_flag[0] and not self._cache_full()):
-                err = self._passes(err)
+                err = self._passes(err, self.t_start + self.time_limit)
         if err == INFINITY and ub < max_error and not self.timed_out:
             # no tree beats the greedy one: it is optimal
             err = ub
