@@ -79,6 +79,9 @@ cdef class Skeleton:
     # candidates go to the first thread that reaches them
     cdef list helpers
     cdef list _threads
+    cdef object _interrupt      # an exception met while waiting for the threads
+    cdef bint _stopped          # the abort flag after it
+    cdef const bint* _saved_flag
     cdef int n_helpers
     cdef Share* share           # NULL unless the root is searched on threads
     cdef int sh_kind, sh_f, sh_t   # a helper's root answer

@@ -128,6 +128,7 @@ cdef class Skeleton:
         self.tracing = False
         self._out = None
         self.helpers = []
+        self._interrupt = None
         self.n_claimed = 0
         self._threads = []
         self.n_helpers = 0
@@ -311,7 +312,20 @@ cdef class Skeleton:
         and the least of their bounds into the root's."""
         cdef Skeleton h
         for thread in self._threads:
-            thread.join()
+            while True:
+                try:
+                    thread.join()
+                    break
+                except BaseException as exc:
+                    # e.g. KeyboardInterrupt: stop every thread and wait for
+                    # them (they use the caller's Share); the search aborts
+                    # as for a Python loss that raised, ``run`` re-raises
+                    self.share.lb = INFINITY
+                    self.timed_out = True
+                    self._interrupt = exc
+                    self._saved_flag = self.abort_flag
+                    self._stopped = True
+                    self.abort_flag = &self._stopped
         self._threads = []
         for h in self.helpers:
             h.share = NULL
@@ -542,6 +556,11 @@ cdef class Skeleton:
         self._raise_if_aborted()
         for helper in self.helpers:
             (<Skeleton>helper)._raise_if_aborted()
+        if self._interrupt is not None:
+            exc, self._interrupt = self._interrupt, None
+            self.abort_flag = self._saved_flag
+            self._stopped = False
+            raise exc
         if self._cache_full():
             raise MemoryError(
                 f"the bounded DL8.5 cache ({self.max_cache_size} entries) "

@@ -190,3 +190,28 @@ def test_n_jobs_minus_one_is_one_thread_per_cpu():
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=np.uint8)
     model = DL85Classifier(n_jobs=-1).fit(X, [0, 1, 1, 0])
     assert model.stats_["threads"] == joblib.effective_n_jobs(-1)
+
+
+def test_an_interrupt_while_waiting_for_the_threads_is_reraised(monkeypatch):
+    import threading
+
+    join = threading.Thread.join
+    calls = []
+
+    def interrupted_once(self, *args, **kwargs):
+        calls.append(self)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return join(self, *args, **kwargs)
+
+    data = load_dataset("vehicle")
+    X, y = np.asarray(data.X), np.asarray(data.y)
+    monkeypatch.setattr(threading.Thread, "join", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        DL85Classifier(max_depth=4, n_jobs=2).fit(X, y)
+    # the helper was waited for (a second join), and the next fit is whole
+    assert len(calls) >= 2
+    monkeypatch.setattr(threading.Thread, "join", join)
+    model = DL85Classifier(max_depth=3, n_jobs=2).fit(X, y)
+    assert model.optimal_
+    assert model.objective_ == DL85Classifier(max_depth=3).fit(X, y).objective_
