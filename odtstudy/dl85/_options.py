@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from numbers import Integral, Real
 
-from joblib import effective_n_jobs
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.dl85._cache import MAX_CACHE_SIZE
@@ -60,7 +60,7 @@ class SearchOptionsMixin:
             "max_cache_size": self.max_cache_size,
             "wipe_factor": self.wipe_factor,
             "wipe_strategy": self._wipe_strategy(),
-            "n_jobs": int(effective_n_jobs(self.n_jobs)),
+            "n_jobs": threads(self.n_jobs),
         }
 
     def _wipe_strategy(self) -> str:
@@ -69,3 +69,21 @@ class SearchOptionsMixin:
         numeric = getattr(self, "thresholds", None) is not None
         check_wipe_strategy(str(self.wipe_strategy), numeric=numeric)
         return str(self.wipe_strategy)
+
+
+def threads(n_jobs) -> int:
+    """The threads of ``n_jobs``, as in scikit-learn: ``None`` is 1, ``-1``
+    one per usable CPU, ``-2`` all but one, and so on (at least 1)."""
+    if n_jobs is None:
+        return 1
+    if n_jobs < 0:
+        return max(1, _usable_cpus() + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

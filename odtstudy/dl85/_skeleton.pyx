@@ -42,8 +42,8 @@ node the root split of the direct solver's optimal subtree, and the exact
 optimum where the direct solver reaches the bottom. Its nodes are kept as
 the cache entries' incumbents, so a search stopped by the time limit
 returns a tree at least as good as the greedy one. Limited-discrepancy
-passes (``_passes``) then improve it for a tenth of the limit, and the
-search starts again from the root, its cache kept. With an unbounded cache
+passes (``_passes``) then improve it for as long as the probe lasted, and
+the search starts again from the root, its cache kept. With an unbounded cache
 the best of these trees and the probe's incumbent is the root's upper
 bound: the search looks for a better tree only, and when none exists that
 tree is the optimum (then the tree returned may be another optimal tree
@@ -82,9 +82,8 @@ from libc.stdlib cimport free
 
 import threading
 
-#: the share of a time limit given to limited-discrepancy passes (``_passes``)
-#: after the first descent, and again at the end when the search has not
-#: ended by then
+#: the share of a time limit left to limited-discrepancy passes (``_passes``)
+#: when the search has not ended by then
 cdef double PASSES_SHARE = 0.1
 #: the exact search runs alone for at most this many seconds (and this share
 #: of the time limit) before the first descent: the fits that end by then,
@@ -528,9 +527,9 @@ cdef class Skeleton:
                         self._trace_root(greedy, value)
                     if greedy > err:
                         greedy = err
-                    # passes for a tenth of the limit: a better tree early,
+                    # passes for as long as the probe: a better tree early,
                     # and a tighter bound for the search that follows
-                    early = _now() + PASSES_SHARE * self.time_limit
+                    early = _now() + probe
                     if early > self.deadline:
                         early = self.deadline
                     greedy = self._passes(greedy, early)

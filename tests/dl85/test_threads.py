@@ -7,6 +7,7 @@ data, for built-in and Python losses, with and without a time limit.
 
 from __future__ import annotations
 
+import os
 import time
 
 import bruteforce
@@ -185,11 +186,11 @@ def test_bad_n_jobs_is_refused(n_jobs):
 
 
 def test_n_jobs_minus_one_is_one_thread_per_cpu():
-    import joblib
-
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=np.uint8)
     model = DL85Classifier(n_jobs=-1).fit(X, [0, 1, 1, 0])
-    assert model.stats_["threads"] == joblib.effective_n_jobs(-1)
+    assert model.stats_["threads"] == len(os.sched_getaffinity(0))
+    model = DL85Classifier(n_jobs=-2).fit(X, [0, 1, 1, 0])
+    assert model.stats_["threads"] == max(1, len(os.sched_getaffinity(0)) - 1)
 
 
 def test_an_interrupt_while_waiting_for_the_threads_is_reraised(monkeypatch):
