@@ -133,17 +133,18 @@ def run_one(solver, X, y, depth, limit, repeats=1):
     return run_fit(FITTERS[solver], X, y, depth, limit, repeats)
 
 
-def run_fit(fitter, X, y, depth, limit, repeats=1):
+def run_fit(fitter, X, y, depth, limit, repeats=1, grace=GRACE):
     """``fitter(X, y, depth, limit) -> (seconds, objective, optimal, *extra)``
     in a forked child, after a warm-up on a tiny problem; the fastest of
-    ``repeats`` fits. Returns (seconds, objective, optimal, note, *extra)."""
+    ``repeats`` fits, the child killed after ``repeats * (limit + grace)``
+    seconds. Returns (seconds, objective, optimal, note, *extra)."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, fitter, X, y, depth, limit, repeats))
     proc.start()
     child.close()
     result = None
-    if parent.poll(repeats * (limit + GRACE)):
+    if parent.poll(repeats * (limit + grace)):
         try:
             result = parent.recv()
         except EOFError:
