@@ -161,8 +161,9 @@ def readme_table(run) -> str:
     lines = [
         f"| search | instances slower than {SLOW_S:g} s on one thread "
         f"| time n_jobs={run['jobs']} / n_jobs=1 (geometric mean) | range "
-        "| different loss, bound or proof (all that ended) |",
-        "|---|---|---|---|---|",
+        "| different loss, bound or proof (all that ended) "
+        "| not ended in the cap (left out) |",
+        "|---|---|---|---|---|---|",
     ]
     for kind, st in summary(run).items():
         ratios = list(st["slow"].values())
@@ -170,16 +171,34 @@ def readme_table(run) -> str:
         mean = f"{_geomean(ratios):.2f}" if ratios else "—"
         lines.append(
             f"| {kind} depth {DEPTH[kind]} | {len(ratios)} of {st['instances']} "
-            f"| {mean} | {spread} | {st['different']} of {st['ended']} |"
+            f"| {mean} | {spread} | {st['different']} of {st['ended']} "
+            f"| {_not_ended(run, kind)} |"
         )
     note = f"; {run['note']}" if run.get("note") else ""
     lines += [
         "",
-        f"`{run['command']}`, commit {run['commit']}, {run['date']}, "
+        f"`{run['command'].strip()}`, commit {run['commit']}, {run['date']}, "
         f"{run['machine']}{note}. No time limit; each fit in its own process, "
         f"one at a time, killed after {run['cap'] + GRACE_S:g} s.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _not_ended(run, kind) -> str:
+    """The instances of ``kind`` where a fit did not end, and which ones."""
+    names = []
+    for inst in run["instances"]:
+        if inst["kind"] != kind:
+            continue
+        fits = inst["fits"]
+        late = [k for k, fit in fits.items() if not math.isfinite(fit["seconds"])]
+        if len(late) == 2:
+            names.append(inst["name"])
+        elif late:
+            other = next(k for k in fits if k not in late)
+            ended = f"n_jobs={other}: {fits[other]['seconds']:.0f} s"
+            names.append(f"{inst['name']} (n_jobs={late[0]}; {ended})")
+    return ", ".join(names) or "—"
 
 
 def update_readme(readme: Path, record: Path) -> int:

@@ -161,7 +161,7 @@ def _provenance(argv, script="frontier.py"):
     commit = _git("rev-parse", "--short", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "command": f"python benchmarks/{script} " + " ".join(argv),
+        "command": " ".join(["python", f"benchmarks/{script}", *argv]),
         "commit": commit + (" (modified)" if dirty else ""),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ"

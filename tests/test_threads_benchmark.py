@@ -65,8 +65,11 @@ def test_readme_region_is_rebuilt_from_the_record(threads, tmp_path):
     text = readme.read_text()
     assert "old" not in text and text.startswith("x\n") and text.endswith("y\n")
     # geometric mean of 0.4 and 0.25
-    assert "| binary depth 6 | 2 of 4 | 0.32 | 0.25–0.40 | 0 of 3 |" in text
-    assert "| numeric depth 3 | 1 of 1 | 0.75 | 0.75–0.75 | 1 of 1 |" in text
+    assert (
+        "| binary depth 6 | 2 of 4 | 0.32 | 0.25–0.40 | 0 of 3 "
+        "| killed (n_jobs=1; n_jobs=2: 50 s) |" in text
+    )
+    assert "| numeric depth 3 | 1 of 1 | 0.75 | 0.75–0.75 | 1 of 1 | — |" in text
 
 
 def test_committed_readme_table_equals_the_committed_record(threads):
