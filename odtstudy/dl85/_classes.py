@@ -79,8 +79,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         limit, a search that has not ended after 1 s (or 5 % of the limit)
         builds a greedy tree (each node split on the root of its optimal
         depth-2 tree), improves it by limited-discrepancy passes (the
-        candidate splits of highest information gain first) for as long
-        again, and starts again with the best tree's loss as its bound;
+        candidate splits of highest information gain first) while they find
+        better trees, for at most as long again, and starts again with the
+        best tree's loss as its bound;
         when it has not ended by 90 % of the limit, passes spend the last
         tenth improving the tree it returns. The optimum is the same as
         without a limit; the tree may be another optimal one.

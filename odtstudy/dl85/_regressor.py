@@ -72,8 +72,8 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     time_limit : float, default=None
         Seconds; at the limit the best tree found so far is returned. As in
         :class:`DL85Classifier`: a greedy tree after 1 s improved by
-        limited-discrepancy passes for 1 s more, and passes again over the
-        last tenth when the search has not ended by then.
+        limited-discrepancy passes (for at most 1 s more), and passes again
+        over the last tenth when the search has not ended by then.
     max_error : float, default=None
         Only trees with loss strictly below it are searched.
     use_depth2_solver : bool, default=True

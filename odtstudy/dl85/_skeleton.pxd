@@ -99,7 +99,8 @@ cdef class Skeleton:
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
     @cython.final
-    cdef double _passes(self, double best, double until) noexcept nogil
+    cdef double _passes(self, double best, double until,
+                        bint while_improving) noexcept nogil
     @cython.final
     cdef Py_ssize_t _start(self, double* value, bint* solved) except -3
     @cython.final

@@ -42,8 +42,9 @@ node the root split of the direct solver's optimal subtree, and the exact
 optimum where the direct solver reaches the bottom. Its nodes are kept as
 the cache entries' incumbents, so a search stopped by the time limit
 returns a tree at least as good as the greedy one. Limited-discrepancy
-passes (``_passes``) then improve it for as long as the probe lasted, and
-the search starts again from the root, its cache kept. With an unbounded cache
+passes (``_passes``) then improve it while they find better trees, for at
+most as long as the probe lasted, and the search starts again from the
+root, its cache kept. With an unbounded cache
 the best of these trees and the probe's incumbent is the root's upper
 bound: the search looks for a better tree only, and when none exists that
 tree is the optimum (then the tree returned may be another optimal tree
@@ -441,11 +442,13 @@ cdef class Skeleton:
         return v
 
     @cython.final
-    cdef double _passes(self, double best, double until) noexcept nogil:
-        """Limited-discrepancy passes until ``until``, from incumbent
-        ``best``: each pass tries, at a node, its first ``k + 1`` candidate
-        splits (the 0/1 search orders them by information gain), its
-        children getting the discrepancy left (``k`` doubles each pass),
+    cdef double _passes(self, double best, double until,
+                        bint while_improving) noexcept nogil:
+        """Limited-discrepancy passes until ``until`` (and, with
+        ``while_improving``, until a pass finds no better tree), from
+        incumbent ``best``: each pass tries, at a node, its first ``k + 1``
+        candidate splits (the 0/1 search orders them by information gain),
+        its children getting the discrepancy left (``k`` doubles each pass),
         looks for trees below the incumbent only and keeps what it finds as
         incumbents. Returns the best loss; the search is left timed out (no
         proof: the caller resets it)."""
@@ -461,6 +464,8 @@ cdef class Skeleton:
             v = self._solve(0, best, &lb)
             if v < best:
                 best = v
+            elif while_improving:
+                break
             if not self.cut:
                 break       # nothing was left out: a further pass repeats it
             k *= 2
@@ -532,7 +537,7 @@ cdef class Skeleton:
                     early = _now() + probe
                     if early > self.deadline:
                         early = self.deadline
-                    greedy = self._passes(greedy, early)
+                    greedy = self._passes(greedy, early, True)
                     self.timed_out = False
                     self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
                     if greedy < max_error and not self.bounded:
@@ -543,7 +548,7 @@ cdef class Skeleton:
                 err = self._solve(0, ub, &lb)
             if (self.first_descent and self.timed_out and self.time_limit > 0
                     and not self.abort_flag[0] and not self._cache_full()):
-                err = self._passes(err, self.t_start + self.time_limit)
+                err = self._passes(err, self.t_start + self.time_limit, False)
         if err == INFINITY and ub < max_error and not self.timed_out:
             # no tree beats the greedy one: it is optimal
             err = ub
