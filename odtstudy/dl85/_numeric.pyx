@@ -69,7 +69,7 @@ import numpy as np
 cimport cython
 cimport numpy as cnp
 from libc.math cimport INFINITY, ceil
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, qsort
 from libc.string cimport memcpy, memset
 
@@ -154,7 +154,15 @@ cdef class NumericSearcher(Skeleton):
     cdef const int32_t* cls   # class of each row (class-based objectives)
     cdef const double* wt     # weight of each row (class-based objectives)
     cdef int32_t* buf         # two rows buffers of the depth-2 pass
-    cdef bint unit            # misclassification with unit weights
+    cdef int32_t* d2g         # per depth: the features of the children's
+                              # best splits in the last depth-2 pass
+    cdef bint unit            # misclassification with unit weights: two
+                              # classes, or 3-16 and fewer than 65536 rows;
+                              # fewer than 2**27 thresholds per feature
+    cdef const int32_t* keys  # unit: rank << 4 | class, per feature and row
+    cdef int32_t* srtk        # unit: the keys of ``srt``'s rows, beside it
+    cdef const uint64_t* onehot  # unit, 3-16 classes: each class as a one
+    cdef int W                   # in a 16-bit field of W words
     cdef const double* worst
     cdef const double* cost
     cdef int32_t* srt
@@ -243,7 +251,22 @@ cdef class NumericSearcher(Skeleton):
         self._refs = self._refs + (cls_arr, wt_arr)
         self.unit = (self.kind == OBJ_ERROR and self.cls != NULL
                       and bool(np.all(wt_arr == 1.0)) and worst_arr is not None
-                      and bool(np.all(worst_arr == 1.0)))
+                      and bool(np.all(worst_arr == 1.0))
+                      and (S == 2 or (S <= 16 and n < 65536))
+                      and (p == 0 or int(np.max(n_thresholds)) < 2 ** 27))
+        self.keys = NULL
+        self.onehot = NULL
+        self.W = (S + 3) // 4
+        if self.unit:
+            keys_arr = (np.asarray(rank, dtype=np.int32) << 4) | cls_arr
+            self.keys = <const int32_t*>cnp.PyArray_DATA(keys_arr)
+            self._refs = self._refs + (keys_arr,)
+        if self.unit and S > 2:
+            onehot_arr = np.zeros((S, self.W), dtype=np.uint64)
+            for c in range(S):
+                onehot_arr[c, c // 4] = np.uint64(1) << np.uint64(16 * (c % 4))
+            self.onehot = <const uint64_t*>cnp.PyArray_DATA(onehot_arr)
+            self._refs = self._refs + (onehot_arr,)
         self.cost = objective.cost
         self.worst = NULL
         if worst_arr is not None:
@@ -271,6 +294,10 @@ cdef class NumericSearcher(Skeleton):
         self.forder = <KeyIdx*>_alloc(D * (p + 1) * sizeof(KeyIdx))
         self.fk = <int32_t*>_alloc(D * (p + 1) * sizeof(int32_t))
         self.buf = <int32_t*>_alloc(2 * n * sizeof(int32_t))
+        if self.unit:
+            self.srtk = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
+        self.d2g = <int32_t*>_alloc(2 * D * sizeof(int32_t))
+        memset(self.d2g, 0, 2 * D * sizeof(int32_t))
         if self.order:
             self.yrow = <int32_t*>_alloc(D * n * sizeof(int32_t))
             self.lrank = <int32_t*>_alloc(D * n * sizeof(int32_t))
@@ -303,6 +330,8 @@ cdef class NumericSearcher(Skeleton):
         free(self.forder)
         free(self.fk)
         free(self.buf)
+        free(self.srtk)
+        free(self.d2g)
         free(self.yrow)
         free(self.lrank)
         free(self.yl)
@@ -485,6 +514,9 @@ cdef class NumericSearcher(Skeleton):
                 lst[start[rk[i]]] = i
                 start[rk[i]] += 1
             free(start)
+            if self.unit:
+                for i in range(n):
+                    self.srtk[g * n + i] = self.keys[g * n + lst[i]]
         for c in range(S):
             t[c] = 0.0
         for i in range(n):
@@ -552,6 +584,9 @@ cdef class NumericSearcher(Skeleton):
         cdef const int32_t* rg
         cdef int32_t* src
         cdef int32_t* dst
+        cdef int32_t* srck
+        cdef int32_t* dstk
+        cdef int sd
         cdef double* tt = self.tot + (d + 1) * S
         cdef int32_t* pc = self.cons + d * 3 * self.D
         cdef int32_t* cc = self.cons + (d + 1) * 3 * self.D
@@ -562,7 +597,16 @@ cdef class NumericSearcher(Skeleton):
             src = self.srt + (d * p + g) * n
             dst = self.srt + ((d + 1) * p + g) * n
             m = 0
-            if left:
+            if self.unit:
+                srck = self.srtk + (d * p + g) * n
+                dstk = self.srtk + ((d + 1) * p + g) * n
+                for i in range(s):
+                    row = src[i]
+                    sd = (rf[row] <= t) == left
+                    dst[m] = row
+                    dstk[m] = srck[i]
+                    m += sd
+            elif left:
                 for i in range(s):
                     row = src[i]
                     dst[m] = row
@@ -714,23 +758,30 @@ cdef class NumericSearcher(Skeleton):
         return P
 
     # ------------------------------------------------------------ depth 2
-    cdef double _side2(self, const int32_t* rows, int m, const int32_t* rg,
-                       const double* tot, double best, double lb, bint* done) noexcept nogil:
-        """``_side`` for two classes of unit weight: the class counts stay in
-        registers and a split ``v`` above ``best`` skips ``v - best`` rows."""
-        cdef int ms = self.min_sup, i, row, rk, last, c1 = 0, nxt = 0
+    cdef double _side2(self, const int32_t* keys, int m, const double* tot,
+                       double best, double lb, bint* done) noexcept nogil:
+        """``_side`` for two classes of unit weight, on the rows' keys
+        (``rank << 4 | class``, in the feature's order): the class counts
+        stay in registers and a split ``v`` above ``best`` skips ``v - best``
+        rows, which are only counted."""
+        cdef int ms = self.min_sup, i = 0, e, end = m - ms + 1, c1 = 0, nxt = ms, key
         cdef int t0 = <int>tot[0], t1 = <int>tot[1], a0, b0, b1, v
         # integer losses: v < best exactly when v < ceil(best)
         cdef int ibest = <int>ceil(best) if best < 2147483647.0 else 2147483647
         cdef bint improved = False
-        cdef const int32_t* cls = self.cls
         if m < 2 * ms:
             return best
-        last = rg[rows[0]]
-        for i in range(m):
-            row = rows[i]
-            rk = rg[row]
-            if rk != last and i >= nxt and i >= ms and m - i >= ms:
+        while i < end:
+            if i < nxt:
+                e = nxt if nxt < end else end
+                while i < e:
+                    c1 += keys[i] & 15
+                    i += 1
+                if i == end:
+                    break
+            # i >= nxt >= ms >= 1: a split before row i, if values differ
+            key = keys[i]
+            if key >> 4 != keys[i - 1] >> 4:
                 a0 = i - c1
                 b0 = t0 - a0
                 b1 = t1 - c1
@@ -743,39 +794,57 @@ cdef class NumericSearcher(Skeleton):
                         return v
                 else:
                     nxt = i + (v - ibest) + 1
-            last = rk
-            c1 += cls[row]
+            c1 += key & 15
+            i += 1
         return ibest if improved else best
 
-    cdef double _sidek(self, const int32_t* rows, int m, const int32_t* rg,
-                       const double* tot, double best, double lb, bint* done) noexcept nogil:
-        """``_side`` for misclassification with unit weights and any number
-        of classes: integer counts, a split ``v`` above ``best`` skips
-        ``v - best`` rows."""
-        cdef int ms = self.min_sup, S = self.S, i, c, row, rk, last, nxt = 0
-        cdef int acc[64]
-        cdef int tt[64]
+    cdef double _sidek(self, const int32_t* keys, int m, const double* tot,
+                       double best, double lb, bint* done) noexcept nogil:
+        """``_side2`` for 3 to 16 classes: the counts are 16-bit fields of at
+        most four registers (``onehot``: each class's one in them)."""
+        cdef int ms = self.min_sup, S = self.S, W = self.W, i = 0, e
+        cdef int end = m - ms + 1, c, nxt = ms
+        cdef int tt[16]
+        cdef uint64_t aw[4]
+        cdef uint64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0
+        cdef const uint64_t* oh = self.onehot
+        cdef const uint64_t* o
         cdef int v, big_a, big_b, x, m_all = 0
         cdef int ibest = <int>ceil(best) if best < 2147483647.0 else 2147483647
         cdef bint improved = False
-        cdef const int32_t* cls = self.cls
         if m < 2 * ms:
             return best
         for c in range(S):
-            acc[c] = 0
             tt[c] = <int>tot[c]
             m_all += tt[c]
-        last = rg[rows[0]]
-        for i in range(m):
-            row = rows[i]
-            rk = rg[row]
-            if rk != last and i >= nxt and i >= ms and m - i >= ms:
+        while True:
+            e = nxt if nxt < end else end
+            while i < e:
+                o = oh + W * (keys[i] & 15)
+                w0 += o[0]
+                if W > 1:
+                    w1 += o[1]
+                    if W > 2:
+                        w2 += o[2]
+                        if W > 3:
+                            w3 += o[3]
+                i += 1
+            if i >= end:
+                break
+            # i >= nxt >= ms >= 1: a split before row i, if values differ
+            nxt = i + 1
+            if keys[i] >> 4 != keys[i - 1] >> 4:
+                aw[0] = w0
+                aw[1] = w1
+                aw[2] = w2
+                aw[3] = w3
                 big_a = 0
                 big_b = 0
                 for c in range(S):
-                    if acc[c] > big_a:
-                        big_a = acc[c]
-                    x = tt[c] - acc[c]
+                    x = <int>((aw[c >> 2] >> ((c & 3) << 4)) & 0xFFFF)
+                    if x > big_a:
+                        big_a = x
+                    x = tt[c] - x
                     if x > big_b:
                         big_b = x
                 v = m_all - big_a - big_b
@@ -787,8 +856,6 @@ cdef class NumericSearcher(Skeleton):
                         return v
                 else:
                     nxt = i + (v - ibest) + 1
-            last = rk
-            acc[cls[row]] += 1
         return ibest if improved else best
 
     cdef double _side(self, const int32_t* rows, int m, const int32_t* rg,
@@ -806,10 +873,6 @@ cdef class NumericSearcher(Skeleton):
         cdef int k
         if self.stable:
             return self._stable_side(rows, m, rg, best, lb, done, &k)
-        if self.unit:
-            if S == 2:
-                return self._side2(rows, m, rg, tot, best, lb, done)
-            return self._sidek(rows, m, rg, tot, best, lb, done)
         if m < 2 * ms:
             return best
         for c in range(S):
@@ -1030,8 +1093,12 @@ cdef class NumericSearcher(Skeleton):
         cdef int32_t* br = self.buf + n
         cdef double ta[64]
         cdef double tb[64]
-        cdef double bestL, bestR
+        cdef double bestL, bestR, vL, vR
         cdef bint doneA, doneB
+        cdef int gL, gR, k, key
+        cdef const int32_t* kg
+        cdef const int32_t* kl
+        cdef const int32_t* kr
         cdef const double* ps = self.pos_s + (d * (n + 1) + j) * self.PS
         cdef const double* tt = self.tot + d * S
         for c in range(S):
@@ -1056,28 +1123,78 @@ cdef class NumericSearcher(Skeleton):
             bestR = ubR
         doneA = bestL <= lbL
         doneB = bestR <= lbR
-        for g in range(p):
+        # the features that split the children best at the last position
+        # evaluated first: neighbouring positions mostly share them, and a
+        # good loss early lets the other sweeps skip more
+        gL = self.d2g[2 * d]
+        gR = self.d2g[2 * d + 1]
+        for k in range(p + 2):
             if doneA and doneB:
                 break
+            if k == 0:
+                g = gL
+            elif k == 1:
+                g = gR
+                if g == gL:
+                    continue
+            else:
+                g = k - 2
+                if g == gL or g == gR:
+                    continue
             rg = self.rank + g * n
             lst = self.srt + (d * p + g) * n
-            if g == f:
+            vL = bestL
+            vR = bestR
+            if self.unit:
+                # the children's keys in g's order
+                kg = self.srtk + (d * p + g) * n
+                kl = kg
+                kr = kg + nl
+                ml = nl
+                mr = s - nl
+                if g != f:
+                    ml = 0
+                    mr = 0
+                    for i in range(s):
+                        sd = rf[lst[i]] <= t
+                        key = kg[i]
+                        bl[ml] = key
+                        br[mr] = key
+                        ml += sd
+                        mr += 1 - sd
+                    kl = bl
+                    kr = br
+                if S == 2:
+                    if not doneA:
+                        bestL = self._side2(kl, ml, ta, bestL, lbL, &doneA)
+                    if not doneB:
+                        bestR = self._side2(kr, mr, tb, bestR, lbR, &doneB)
+                else:
+                    if not doneA:
+                        bestL = self._sidek(kl, ml, ta, bestL, lbL, &doneA)
+                    if not doneB:
+                        bestR = self._sidek(kr, mr, tb, bestR, lbR, &doneB)
+            elif g == f:
                 bestL = self._side_d2(lst, nl, rg, ta, bestL, lbL, &doneA)
                 bestR = self._side_d2(lst + nl, s - nl, rg, tb, bestR, lbR, &doneB)
-                continue
-            ml = 0
-            mr = 0
-            for i in range(s):
-                row = lst[i]
-                sd = rf[row] <= t
-                bl[ml] = row
-                br[mr] = row
-                ml += sd
-                mr += 1 - sd
-            if not doneA:
-                bestL = self._side_d2(bl, ml, rg, ta, bestL, lbL, &doneA)
-            if not doneB:
-                bestR = self._side_d2(br, mr, rg, tb, bestR, lbR, &doneB)
+            else:
+                ml = 0
+                mr = 0
+                for i in range(s):
+                    row = lst[i]
+                    sd = rf[row] <= t
+                    bl[ml] = row
+                    br[mr] = row
+                    ml += sd
+                    mr += 1 - sd
+                if not doneA:
+                    bestL = self._side_d2(bl, ml, rg, ta, bestL, lbL, &doneA)
+                if not doneB:
+                    bestR = self._side_d2(br, mr, rg, tb, bestR, lbR, &doneB)
+            if bestL < vL:
+                self.d2g[2 * d] = g
+            if bestR < vR:
+                self.d2g[2 * d + 1] = g
         outL[0] = bestL
         outR[0] = bestR
 

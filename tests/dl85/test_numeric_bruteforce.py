@@ -349,6 +349,20 @@ def test_error_equals_bruteforce_and_binarized_dl85(problem):
     assert ref.objective_ == expected, case
 
 
+@settings(max_examples=60, deadline=None)
+@given(problems(max_classes=18), st.sampled_from([1, 1, 2]))
+def test_many_classes_equal_bruteforce(problem, min_sup):
+    """3 to 18 classes: the depth-2 sweeps count classes in 16-bit fields of
+    one to four words up to 16 classes, and in an array past them."""
+    X, y, depth, _ = problem
+    case = describe(X, y, depth, min_sup=min_sup)
+    expected = optimal_error(X, y, depth, min_sup=min_sup)
+    clf = DL85Classifier(max_depth=depth, min_sup=min_sup, thresholds="all").fit(X, y)
+    assert clf.optimal_, case
+    assert clf.objective_ == expected, case
+    assert clf.training_error(X, y) == expected, case
+
+
 def extreme_column(rng, n):
     """A column whose midpoints are hard to place: adjacent doubles, values
     near the largest double (their sum overflows), or a large offset."""
