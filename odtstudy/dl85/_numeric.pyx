@@ -161,6 +161,8 @@ cdef class NumericSearcher(Skeleton):
                               # fewer than 2**27 thresholds per feature
     cdef const int32_t* keys  # unit: rank << 4 | class, per feature and row
     cdef int32_t* srtk        # unit: the keys of ``srt``'s rows, beside it
+    cdef unsigned char* left  # unit: 1 for a row on the left of the split
+                              # the depth-2 pass evaluates
     cdef const uint64_t* onehot  # unit, 3-16 classes: each class as a one
     cdef int W                   # in a 16-bit field of W words
     cdef const double* worst
@@ -296,6 +298,7 @@ cdef class NumericSearcher(Skeleton):
         self.buf = <int32_t*>_alloc(2 * n * sizeof(int32_t))
         if self.unit:
             self.srtk = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
+            self.left = <unsigned char*>_alloc(n)
         self.d2g = <int32_t*>_alloc(2 * D * sizeof(int32_t))
         memset(self.d2g, 0, 2 * D * sizeof(int32_t))
         if self.order:
@@ -331,6 +334,7 @@ cdef class NumericSearcher(Skeleton):
         free(self.fk)
         free(self.buf)
         free(self.srtk)
+        free(self.left)
         free(self.d2g)
         free(self.yrow)
         free(self.lrank)
@@ -1097,6 +1101,7 @@ cdef class NumericSearcher(Skeleton):
         cdef bint doneA, doneB
         cdef int gL, gR, k, key
         cdef const int32_t* kg
+        cdef unsigned char* side = self.left
         cdef const int32_t* kl
         cdef const int32_t* kr
         cdef const double* ps = self.pos_s + (d * (n + 1) + j) * self.PS
@@ -1128,6 +1133,10 @@ cdef class NumericSearcher(Skeleton):
         # good loss early lets the other sweeps skip more
         gL = self.d2g[2 * d]
         gR = self.d2g[2 * d + 1]
+        if self.unit:
+            lst = self.srt + (d * p + f) * n
+            for i in range(s):
+                side[lst[i]] = i < nl
         for k in range(p + 2):
             if doneA and doneB:
                 break
@@ -1156,7 +1165,7 @@ cdef class NumericSearcher(Skeleton):
                     ml = 0
                     mr = 0
                     for i in range(s):
-                        sd = rf[lst[i]] <= t
+                        sd = side[lst[i]]
                         key = kg[i]
                         bl[ml] = key
                         br[mr] = key
