@@ -212,6 +212,7 @@ cdef class NumericSearcher(Skeleton):
                             max_cache_size, 4 * (self.p + 4))
         self.direct_depth = 1
         self.first_descent = time_limit > 0
+        self.restart_bounded = False
         self.abort_flag = &objective.aborted
         self.D = max_depth + 1
         self.L = 1 + 3 * self.D

@@ -62,6 +62,8 @@ cdef class Skeleton:
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
     cdef public double probe_seconds  # the exact search before the descent
+    cdef bint restart_bounded   # the search after the descent looks for a
+                                # tree better than the best found only
     cdef bint restricted        # a limited-discrepancy pass (``_passes``)
     cdef bint cut               # the pass left out a candidate somewhere
     cdef int* disc              # discrepancies left per depth in a pass

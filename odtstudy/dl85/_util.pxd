@@ -44,7 +44,9 @@ cdef inline int _trace_point(double* trace, int n, int cap, double t, double obj
                              double lb) noexcept nogil:
     """Append ``(t, obj, lb)`` to an anytime trace of ``n`` points (three
     doubles each) when it improves the incumbent or the bound; returns the
-    new number of points (at most ``cap``)."""
+    new number of points (at most ``cap``). The incumbent never gets worse
+    (a search started again may find a worse tree first, and keeps the
+    better one): a point with a better bound keeps the last incumbent."""
     cdef double* last
     if n >= cap:
         return n
@@ -52,6 +54,8 @@ cdef inline int _trace_point(double* trace, int n, int cap, double t, double obj
         last = trace + 3 * (n - 1)
         if not (obj < last[1] or lb > last[2]):
             return n
+        if obj > last[1]:
+            obj = last[1]
     last = trace + 3 * n
     last[0] = t
     last[1] = obj

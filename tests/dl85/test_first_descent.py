@@ -183,3 +183,22 @@ def test_a_search_resumed_after_its_probe_proves_the_optimum(seconds):
         timed = DL85Classifier(max_depth=4, time_limit=LONG).fit(data.X, data.y)
     assert timed.optimal_ and timed.objective_ == free.objective_
     assert timed.objective_ == np.sum(timed.predict(data.X) != data.y)
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.05, 0.2])
+def test_a_numeric_search_resumed_after_its_probe_proves_the_optimum(seconds):
+    """The numeric search starts again under its own bound, not the best
+    tree's (its thresholds are pruned by the children's exact losses, which
+    a search under a tight bound does not compute), and proves the optimum
+    of an uninterrupted search; the greedy tree and the passes' trees stay
+    the entries' incumbents."""
+    data = load_dataset("contree/bidding")
+    X, y = data.X, np.unique(data.y, return_inverse=True)[1]
+    free = DL85Classifier(max_depth=3, thresholds="all").fit(X, y)
+    with probe(seconds):
+        timed = DL85Classifier(max_depth=3, thresholds="all", time_limit=LONG).fit(X, y)
+    assert timed.optimal_ and timed.objective_ == free.objective_
+    assert timed.lower_bound_ == free.objective_
+    assert timed.objective_ == np.sum(timed.predict(X) != y)
+    trace = [p[1] for p in timed.stats_["anytime"]]
+    assert trace == sorted(trace, reverse=True) and trace[-1] == free.objective_
