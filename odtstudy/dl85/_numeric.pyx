@@ -767,8 +767,9 @@ cdef class NumericSearcher(Skeleton):
                        double best, double lb, bint* done) noexcept nogil:
         """``_side`` for two classes of unit weight, on the rows' keys
         (``rank << 4 | class``, in the feature's order): the class counts
-        stay in registers and a split ``v`` above ``best`` skips ``v - best``
-        rows, which are only counted."""
+        stay in registers, a split ``v`` above ``best`` skips ``v - best``
+        rows, which are only counted, and the sweep ends when the left
+        side's loss alone (which only grows) reaches ``best``."""
         cdef int ms = self.min_sup, i = 0, e, end = m - ms + 1, c1 = 0, nxt = ms, key
         cdef int t0 = <int>tot[0], t1 = <int>tot[1], a0, b0, b1, v
         # integer losses: v < best exactly when v < ceil(best)
@@ -790,7 +791,8 @@ cdef class NumericSearcher(Skeleton):
                 a0 = i - c1
                 b0 = t0 - a0
                 b1 = t1 - c1
-                v = (a0 if a0 < c1 else c1) + (b0 if b0 < b1 else b1)
+                a0 = a0 if a0 < c1 else c1
+                v = a0 + (b0 if b0 < b1 else b1)
                 if v < ibest:
                     ibest = v
                     improved = True
@@ -799,6 +801,9 @@ cdef class NumericSearcher(Skeleton):
                         return v
                 else:
                     nxt = i + (v - ibest) + 1
+                if a0 >= ibest:
+                    # the left side's loss alone only grows from here
+                    break
             c1 += key & 15
             i += 1
         return ibest if improved else best
@@ -861,6 +866,9 @@ cdef class NumericSearcher(Skeleton):
                         return v
                 else:
                     nxt = i + (v - ibest) + 1
+                if i - big_a >= ibest:
+                    # the left side's loss alone only grows from here
+                    break
         return ibest if improved else best
 
     cdef double _side(self, const int32_t* rows, int m, const int32_t* rg,
