@@ -128,6 +128,14 @@ cdef inline double _xlogx(double x) noexcept nogil:
     return x * log(x) if x > 0 else 0.0
 
 
+cdef int _one_quantile_on_threads(int quantiles, int helpers) except -1:
+    """Threads search one quantile at a time: refuse several with helpers."""
+    if quantiles > 1 and helpers > 0:
+        raise ValueError("n_jobs > 1 searches one quantile at a time: fit "
+                         "each quantile apart or set n_jobs=1")
+    return 0
+
+
 @cython.final
 cdef class Searcher(Skeleton):
     """One DL8.5 search over packed 0/1 data.
@@ -540,10 +548,8 @@ cdef class Searcher(Skeleton):
         slot each); returns each one's purity tolerance, ``purity_rtol``
         times its root leaf's loss. Then :meth:`select_quantile` and
         :meth:`run` once per quantile, in order."""
-        if self.n_helpers > 0:
-            raise ValueError("n_jobs > 1 searches one quantile at a time: fit "
-                             "each quantile apart or set n_jobs=1")
         cdef int K = len(taus), j
+        _one_quantile_on_threads(K, self.n_helpers)
         if self.okind != OBJ_QUANTILE:
             raise ValueError("several quantiles need the quantile objective")
         if self.bounded:
@@ -769,9 +775,7 @@ cdef class Searcher(Skeleton):
 
     cdef int _adopt(self, Skeleton helper) except -1:
         cdef Searcher h = <Searcher?>helper
-        if self.nq > 1:
-            raise ValueError("n_jobs > 1 searches one quantile at a time: fit "
-                             "each quantile apart or set n_jobs=1")
+        _one_quantile_on_threads(self.nq, 1)
         if h.n != self.n or h.m != self.m or h.K != self.K:
             raise ValueError("a helper searcher must be made with the same data "
                              "as the searcher it helps")

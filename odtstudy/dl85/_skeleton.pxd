@@ -61,7 +61,7 @@ cdef class Skeleton:
     cdef double time_limit, deadline, t_start, t_limit_run
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
-    cdef public double probe_seconds  # the exact search before the descent
+    cdef double probe_seconds   # the exact search before the descent
     cdef bint restart_bounded   # the search after the descent looks for a
                                 # tree better than the best found only
     cdef bint restricted        # a limited-discrepancy pass (``_passes``)
@@ -91,7 +91,7 @@ cdef class Skeleton:
     cdef double sh_best, sh_min_lb
 
     cdef int _adopt(self, Skeleton helper) except -1
-    cdef bint _launch(self, Py_ssize_t e, double ub, double lb) noexcept
+    cdef void _launch(self, Py_ssize_t e, double ub, double lb) noexcept
     cdef void _gather(self, bint combine, double* best, int* f, int* t,
                       double* min_lb) noexcept
     cdef int _init_skeleton(self, int max_depth, int min_sup, double time_limit,

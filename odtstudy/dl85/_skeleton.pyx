@@ -286,9 +286,9 @@ cdef class Skeleton:
             self.timed_out = False
         return kind
 
-    cdef bint _launch(self, Py_ssize_t e, double ub, double lb) noexcept:
-        """Start each helper on the root's candidates (``_help``); False if
-        some could not start (this thread then searches what they leave: a
+    cdef void _launch(self, Py_ssize_t e, double ub, double lb) noexcept:
+        """Start each helper on the root's candidates (``_help``). A helper
+        that could not start leaves its share to the threads that did (a
         candidate goes to the first thread that reaches it)."""
         cdef Skeleton h
         self._threads = []
@@ -308,8 +308,7 @@ cdef class Skeleton:
                 thread.start()
                 self._threads.append(thread)
         except Exception:
-            return False
-        return True
+            return
 
     cdef void _gather(self, bint combine, double* best, int* f, int* t,
                       double* min_lb) noexcept:
