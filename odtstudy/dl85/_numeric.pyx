@@ -15,7 +15,13 @@ on the order instead of one bitset per threshold:
 * depth 1 is one sweep of the sorted rows per feature with running class
   statistics (every threshold of a feature in O(rows));
 * depth 2 evaluates a root threshold by one pass over the node's sorted
-  rows per feature that prices every depth-1 split of both children;
+  rows per feature that prices every depth-1 split of both children; for
+  misclassification with unit weights each node keeps, beside its rows in
+  every feature's order, their keys (``rank << 4 | class``), so the pass
+  reads no row's data at random: the split's side is one byte per row, the
+  children's keys are copied in order, and their sweeps count classes in
+  registers, skip the rows that cannot beat the best split and stop when
+  the left side's loss alone reaches it;
 * the thresholds of a feature are searched as intervals (a
   branch-and-bound over their positions, after ConTree, Brița et al.,
   AAAI 2025): moving a threshold right only adds rows to the left child and
