@@ -165,8 +165,8 @@ cdef class NumericSearcher(Skeleton):
     cdef bint unit            # misclassification with unit weights: two
                               # classes, or 3-16 and fewer than 65536 rows;
                               # fewer than 2**27 thresholds per feature
-    cdef const int32_t* keys  # unit: rank << 4 | class, per feature and row
-    cdef int32_t* srtk        # unit: the keys of ``srt``'s rows, beside it
+    cdef int32_t* srtk        # unit: the keys of ``srt``'s rows beside it
+                              # (rank << 4 | class)
     cdef unsigned char* left  # unit: 1 for a row on the left of the split
                               # the depth-2 pass evaluates
     cdef const uint64_t* onehot  # unit, 3-16 classes: each class as a one
@@ -263,13 +263,8 @@ cdef class NumericSearcher(Skeleton):
                       and bool(np.all(worst_arr == 1.0))
                       and (S == 2 or (S <= 16 and n < 65536))
                       and (p == 0 or int(np.max(n_thresholds)) < 2 ** 27))
-        self.keys = NULL
         self.onehot = NULL
         self.W = (S + 3) // 4
-        if self.unit:
-            keys_arr = (np.asarray(rank, dtype=np.int32) << 4) | cls_arr
-            self.keys = <const int32_t*>cnp.PyArray_DATA(keys_arr)
-            self._refs = self._refs + (keys_arr,)
         if self.unit and S > 2:
             onehot_arr = np.zeros((S, self.W), dtype=np.uint64)
             for c in range(S):
@@ -307,7 +302,6 @@ cdef class NumericSearcher(Skeleton):
             self.srtk = <int32_t*>_alloc(D * p * n * sizeof(int32_t))
             self.left = <unsigned char*>_alloc(n)
         self.d2g = <int32_t*>_alloc(2 * D * sizeof(int32_t))
-        memset(self.d2g, 0, 2 * D * sizeof(int32_t))
         if self.order:
             self.yrow = <int32_t*>_alloc(D * n * sizeof(int32_t))
             self.lrank = <int32_t*>_alloc(D * n * sizeof(int32_t))
@@ -527,7 +521,7 @@ cdef class NumericSearcher(Skeleton):
             free(start)
             if self.unit:
                 for i in range(n):
-                    self.srtk[g * n + i] = self.keys[g * n + lst[i]]
+                    self.srtk[g * n + i] = (rk[lst[i]] << 4) | self.cls[lst[i]]
         for c in range(S):
             t[c] = 0.0
         for i in range(n):
