@@ -41,12 +41,23 @@ prove, how many each proves, and the objective check: a MISMATCH is two
 proven objectives that differ, or a tree better than a proven optimum. The
 header (command, commit, date, cores) and the tables are printed and
 appended to ``benchmarks/results/numeric_vs_contree.txt``.
+
+A run over the default datasets also writes its every fit to
+``benchmarks/results/numeric_vs_contree.json`` (``--record FILE`` for another
+file or for a run over chosen datasets, ``--record -`` for none), after every
+instance, the newest run replacing the last. ::
+
+    python benchmarks/numeric_vs_contree.py --readme
+
+rebuilds the README's table (between ``<!-- figures:numeric-vs-contree -->``
+and ``<!-- /figures:numeric-vs-contree -->``) from that record.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -66,11 +77,14 @@ except ModuleNotFoundError:  # Python 3.10
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _old_engine import old_engine_path
 from dl85_vs_pydl85 import _fmt_time, _geomean, run_fit
+from frontier import _provenance, replace_region
 
 from odtstudy.datasets import Binarizer, dataset_info, list_datasets, load_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "numeric_vs_contree.txt"
+RECORD = ROOT / "benchmarks" / "results" / "numeric_vs_contree.json"
+README = ROOT / "README.md"
 EXACT_NUMERIC = ROOT / "odtstudy" / "study" / "configs" / "exact-numeric.toml"
 SOLVERS = ["ours", "contree"]
 BINARIZED = "binarized"
@@ -285,6 +299,121 @@ def _summary(out, rows, depths, solvers, others):
     return mismatches
 
 
+def _fits(inst) -> dict:
+    """An instance's fits of a record as ``(seconds, objective, optimal, note)``."""
+    return {
+        s: (f["seconds"], f["errors"], f["optimal"], f["note"])
+        for s, f in inst["fits"].items()
+    }
+
+
+def summary(run) -> dict:
+    """Per depth of a record: instances, proofs per solver, and per other solver
+    the ratios ours / it over the instances both prove; mismatched pairs."""
+    stats = {}
+    for depth in run["depths"]:
+        at = [i for i in run["instances"] if i["depth"] == depth]
+        if not at:
+            continue
+        res = [(i["name"], _fits(i)) for i in at]
+        ratios = {
+            s: {
+                n: r["ours"][0] / max(r[s][0], 1e-9)
+                for n, r in res
+                if r["ours"][2] and r[s][2]
+            }
+            for s in run["solvers"][1:]
+        }
+        stats[depth] = {
+            "instances": len(at),
+            "proven": {s: sum(1 for _, r in res if r[s][2]) for s in run["solvers"]},
+            "ratios": ratios,
+            "mismatches": [
+                (n, a, b)
+                for n, r in res
+                for a, b in _pairs(run["solvers"])
+                if _mismatch(r, a, b)
+            ],
+            "skipped": [n for n, d in run["skipped"] if d == depth],
+        }
+    return stats
+
+
+def readme_table(run) -> str:
+    """The README's table, from a run record."""
+    others = run["solvers"][1:]
+    proven = " / ".join(["ours", *others])
+    lines = [
+        f"| depth | instances | proven: {proven} "
+        + "".join(
+            f"| time ours / {s} (geometric mean, instances both prove) "
+            "| ours faster on | slowest ratio "
+            for s in others
+        )
+        + "|",
+        "|---|---|---" + "|---|---|---" * len(others) + "|",
+    ]
+    mismatches = 0
+    for depth, st in summary(run).items():
+        mismatches += len(st["mismatches"])
+        cells = [
+            str(depth),
+            str(st["instances"]),
+            " / ".join(str(st["proven"][s]) for s in run["solvers"]),
+        ]
+        for s in others:
+            ratios = st["ratios"][s]
+            if not ratios:
+                cells += ["none both prove", "—", "—"]
+                continue
+            worst = max(ratios, key=ratios.get)
+            faster = sum(1 for q in ratios.values() if q < 1)
+            cells += [
+                f"{_geomean(list(ratios.values())):.2f} ({len(ratios)})",
+                f"{faster} of {len(ratios)}",
+                f"{ratios[worst]:.2f} ({worst})",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    skipped = sum(len(st["skipped"]) for st in summary(run).values())
+    check = (
+        "every objective two solvers prove is equal, and no tree beats a proven optimum"
+        if not mismatches
+        else f"**objective mismatches: {mismatches}** (see the record)"
+    )
+    note = f"; {run['note']}" if run.get("note") else ""
+    done = len({i["name"] for i in run["instances"]} | {n for n, _ in run["skipped"]})
+    if done < run["planned"]:
+        note += f"; run cut short: {done} of {run['planned']} sets"
+    lines += [
+        "",
+        f"`{run['command']}`, commit {run['commit']}, {run['date']}, "
+        f"{run['machine']}{note}. {run['time_limit']:g} s per fit, one process "
+        f"per fit, the solvers alternating, the fastest of {run['repeats']} "
+        f"fit(s) under 2 s; {check}"
+        + (
+            f"; {skipped} instances skipped after every solver timed out at a "
+            "smaller depth (unproven for all)."
+            if skipped
+            else "."
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, record: Path) -> int:
+    """Replace the README's numeric-vs-contree region; 1 when it is missing."""
+    table = readme_table(json.loads(record.read_text()))
+    return replace_region(readme, "numeric-vs-contree", table)
+
+
+def _record_path(args) -> Path | None:
+    if args.record == "-":
+        return None
+    if args.record is not None:
+        return Path(args.record)
+    return RECORD if args.datasets is None else None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3, 4])
@@ -325,7 +454,21 @@ def main(argv=None):
         help=f"append the results to this file (default {DEFAULT_OUTPUT}; "
         "'-' for none)",
     )
+    parser.add_argument(
+        "--record",
+        default=None,
+        help=f"write every fit to this JSON file (default {RECORD} for a run "
+        "over the default datasets, else none; '-' for none)",
+    )
+    parser.add_argument(
+        "--readme", action="store_true", help="rebuild the README's table and exit"
+    )
+    parser.add_argument(
+        "--note", default="", help="what else ran on the machine (for the record)"
+    )
     args = parser.parse_args(argv)
+    if args.readme:
+        return update_readme(README, Path(args.record or RECORD))
     datasets = args.datasets or default_datasets()
     solvers = SOLVERS + ([BINARIZED] if args.with_binarized else [])
     if args.old_rev:
@@ -337,6 +480,18 @@ def main(argv=None):
 
     out = _Out(args.output)
     given = sys.argv[1:] if argv is None else argv
+    record = _record_path(args)
+    run = {
+        **_provenance(given, script="numeric_vs_contree.py"),
+        "depths": args.depths,
+        "time_limit": args.time_limit,
+        "repeats": args.repeats,
+        "solvers": solvers,
+        "note": args.note,
+        "planned": len(datasets),
+        "instances": [],
+        "skipped": [],
+    }
     command = " ".join(["python benchmarks/numeric_vs_contree.py", *given])
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     out()
@@ -383,6 +538,7 @@ def main(argv=None):
                     f"at depth {hopeless}"
                 )
                 skipped.append((short, depth))
+                run["skipped"].append([short, depth])
                 continue
             order = solvers[turn % len(solvers) :] + solvers[: turn % len(solvers)]
             turn += 1
@@ -391,6 +547,22 @@ def main(argv=None):
                 for s in order
             }
             rows.append((short, depth, shape, res))
+            run["instances"].append(
+                {
+                    "name": short,
+                    "depth": depth,
+                    "rows": shape[0],
+                    "features": shape[1],
+                    "thresholds": shape[2],
+                    "fits": {
+                        s: dict(zip(("seconds", "errors", "optimal", "note"), res[s]))
+                        for s in solvers
+                    },
+                }
+            )
+            if record is not None:
+                # after every instance: a run cut short keeps its fits
+                record.write_text(json.dumps(run, indent=1) + "\n")
             out(_instance_line(short, depth, shape, res, solvers, others))
             if args.skip_after_timeouts and not any(res[s][2] for s in solvers):
                 hopeless = depth

@@ -18,3 +18,16 @@ def load_benchmark(name):
     finally:
         sys.path.remove(str(BENCHMARKS))
     return module
+
+
+def rebuilt_region(update_readme, record, tmp_path, region):
+    """The text of a README with one figures region, after ``update_readme(
+    readme, record)``; asserts that only the region changed."""
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"x\n<!-- figures:{region} -->\nold\n<!-- /figures:{region} -->\ny\n"
+    )
+    assert update_readme(readme, record) == 0
+    text = readme.read_text()
+    assert "old" not in text and text.startswith("x\n") and text.endswith("y\n")
+    return text

@@ -5,7 +5,7 @@ import math
 from pathlib import Path
 
 import pytest
-from benchmark_module import load_benchmark
+from benchmark_module import load_benchmark, rebuilt_region
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,13 +72,7 @@ def test_readme_region_is_rebuilt_from_the_records(frontier, tmp_path):
     records = tmp_path / "records"
     records.mkdir()
     (records / "binary-d6-60s.json").write_text(json.dumps(_run()))
-    readme = tmp_path / "README.md"
-    readme.write_text(
-        "x\n<!-- figures:frontier -->\nold\n<!-- /figures:frontier -->\ny\n"
-    )
-    assert frontier.update_readme(readme, records) == 0
-    text = readme.read_text()
-    assert "old" not in text and text.startswith("x\n") and text.endswith("y\n")
+    text = rebuilt_region(frontier.update_readme, records, tmp_path, "frontier")
     assert "| binary d6, 60 s, 4 sets (abc1234) | a | 2 | reference |" in text
     assert "| b | 1 | 0.25 (1) | 1 of 2 |" in text
 

@@ -5,7 +5,7 @@ import math
 from pathlib import Path
 
 import pytest
-from benchmark_module import load_benchmark
+from benchmark_module import load_benchmark, rebuilt_region
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,13 +57,7 @@ def test_summary_takes_the_slow_instances_that_both_fits_end(threads):
 def test_readme_region_is_rebuilt_from_the_record(threads, tmp_path):
     record = tmp_path / "threads.json"
     record.write_text(json.dumps(_run()))
-    readme = tmp_path / "README.md"
-    readme.write_text(
-        "x\n<!-- figures:threads -->\nold\n<!-- /figures:threads -->\ny\n"
-    )
-    assert threads.update_readme(readme, record) == 0
-    text = readme.read_text()
-    assert "old" not in text and text.startswith("x\n") and text.endswith("y\n")
+    text = rebuilt_region(threads.update_readme, record, tmp_path, "threads")
     # geometric mean of 0.4 and 0.25
     assert (
         "| binary depth 6 | 2 of 4 | 0.32 | 0.25–0.40 | 0 of 3 "

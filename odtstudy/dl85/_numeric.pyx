@@ -1159,8 +1159,8 @@ cdef class NumericSearcher(Skeleton):
                 g = k - 2
                 if g == gL or g == gR:
                     continue
-            rg = self.rank + g * n
             lst = self.srt + (d * p + g) * n
+            rg = NULL if self.unit else self.rank + g * n
             vL = bestL
             vR = bestR
             if self.unit:
