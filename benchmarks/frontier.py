@@ -59,6 +59,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -161,7 +162,7 @@ def _provenance(argv, script="frontier.py"):
     commit = _git("rev-parse", "--short", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "command": " ".join(["python", f"benchmarks/{script}", *argv]),
+        "command": shlex.join(["python", f"benchmarks/{script}", *argv]),
         "commit": commit + (" (modified)" if dirty else ""),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ"

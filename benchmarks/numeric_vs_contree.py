@@ -307,6 +307,26 @@ def _fits(inst) -> dict:
     }
 
 
+def _proven_by_one(res, other) -> dict:
+    """The instances only ours, and only ``other``, proves."""
+    return {
+        "ours": [n for n, r in res if r["ours"][2] and not r[other][2]],
+        other: [n for n, r in res if r[other][2] and not r["ours"][2]],
+    }
+
+
+def _at_limit(res, other) -> dict:
+    """Over the instances neither proves (both with a tree): where ours has
+    fewer, as many or more training errors than ``other``'s."""
+    out = {"fewer": [], "same": [], "more": []}
+    for n, r in res:
+        a, b = r["ours"][1], r[other][1]
+        if r["ours"][2] or r[other][2] or math.isnan(a) or math.isnan(b):
+            continue
+        out["fewer" if a < b else "same" if a == b else "more"].append(n)
+    return out
+
+
 def summary(run) -> dict:
     """Per depth of a record: instances, proofs per solver, and per other solver
     the ratios ours / it over the instances both prove; mismatched pairs."""
@@ -328,6 +348,8 @@ def summary(run) -> dict:
             "instances": len(at),
             "proven": {s: sum(1 for _, r in res if r[s][2]) for s in run["solvers"]},
             "ratios": ratios,
+            "only": {s: _proven_by_one(res, s) for s in run["solvers"][1:]},
+            "at_limit": {s: _at_limit(res, s) for s in run["solvers"][1:]},
             "mismatches": [
                 (n, a, b)
                 for n, r in res
@@ -347,11 +369,12 @@ def readme_table(run) -> str:
         f"| depth | instances | proven: {proven} "
         + "".join(
             f"| time ours / {s} (geometric mean, instances both prove) "
-            "| ours faster on | slowest ratio "
+            "| ours faster on | slowest ratio | proven by one only "
+            f"| neither proves: ours fewer / as many / more errors than {s} "
             for s in others
         )
         + "|",
-        "|---|---|---" + "|---|---|---" * len(others) + "|",
+        "|---|---|---" + "|---|---|---|---|---" * len(others) + "|",
     ]
     mismatches = 0
     for depth, st in summary(run).items():
@@ -363,16 +386,22 @@ def readme_table(run) -> str:
         ]
         for s in others:
             ratios = st["ratios"][s]
-            if not ratios:
+            if ratios:
+                worst = max(ratios, key=ratios.get)
+                faster = sum(1 for q in ratios.values() if q < 1)
+                cells += [
+                    f"{_geomean(list(ratios.values())):.2f} ({len(ratios)})",
+                    f"{faster} of {len(ratios)}",
+                    f"{ratios[worst]:.2f} ({worst})",
+                ]
+            else:
                 cells += ["none both prove", "—", "—"]
-                continue
-            worst = max(ratios, key=ratios.get)
-            faster = sum(1 for q in ratios.values() if q < 1)
-            cells += [
-                f"{_geomean(list(ratios.values())):.2f} ({len(ratios)})",
-                f"{faster} of {len(ratios)}",
-                f"{ratios[worst]:.2f} ({worst})",
-            ]
+            only = [f"{k}: {', '.join(v)}" for k, v in st["only"][s].items() if v]
+            limit = st["at_limit"][s]
+            counts = " / ".join(str(len(limit[k])) for k in ("fewer", "same", "more"))
+            if limit["more"]:
+                counts += f" (more: {', '.join(limit['more'])})"
+            cells += ["; ".join(only) or "—", counts]
         lines.append("| " + " | ".join(cells) + " |")
     skipped = sum(len(st["skipped"]) for st in summary(run).values())
     check = (

@@ -62,6 +62,23 @@ def test_summary_counts_proofs_ratios_and_mismatches(bench):
     }
     assert d2["mismatches"] == [("c", "ours", "contree")]
     assert d3["proven"] == {"ours": 1, "contree": 1} and d3["ratios"]["contree"] == {}
+    assert d3["only"]["contree"] == {"ours": ["a"], "contree": ["b"]}
+
+
+def test_at_the_limit_counts_fewer_same_and_more_errors(bench):
+    run = _run()
+    errors = [("x", 3, 4), ("y", 5, 5), ("z", 7, 6), ("w", 1, math.nan)]
+    run["instances"] += [
+        {**run["instances"][0], "name": n, "depth": 4, "fits": {
+            "ours": _fit(60.0, mine, optimal=False),
+            "contree": _fit(60.0, theirs, optimal=False),
+        }}
+        for n, mine, theirs in errors
+    ]  # fmt: skip
+    run["depths"].append(4)
+    d4 = bench.summary(run)[4]
+    assert d4["at_limit"]["contree"] == {"fewer": ["x"], "same": ["y"], "more": ["z"]}
+    assert "| 1 / 1 / 1 (more: z) |" in bench.readme_table(run)
 
 
 def test_readme_region_is_rebuilt_from_the_record(bench, tmp_path):
@@ -69,8 +86,11 @@ def test_readme_region_is_rebuilt_from_the_record(bench, tmp_path):
     record.write_text(json.dumps(_run()))
     text = rebuilt_region(bench.update_readme, record, tmp_path, "numeric-vs-contree")
     # geometric mean of 0.25, 2 and 1
-    assert "| 2 | 3 | 3 / 3 | 0.79 (3) | 1 of 3 | 2.00 (b) |" in text
-    assert "| 3 | 2 | 1 / 1 | none both prove | — | — |" in text
+    assert "| 2 | 3 | 3 / 3 | 0.79 (3) | 1 of 3 | 2.00 (b) | — | 0 / 0 / 0 |" in text
+    assert (
+        "| 3 | 2 | 1 / 1 | none both prove | — | — | ours: a; contree: b | 0 / 0 / 0 |"
+        in text
+    )
     assert "**objective mismatches: 1**" in text
 
 

@@ -203,9 +203,10 @@ def cd_figure(test, folder, name, title) -> str | None:
             va="center",
             fontsize=8,
         )
-    # cliques: maximal runs of methods within CD of each other
-    cliques = []
-    for i in range(k):
+    # cliques: maximal runs of methods within CD of each other; when the
+    # Friedman test does not reject, no post-hoc test runs and one bar joins all
+    cliques = [(0, k - 1)] if test.pvalue >= test.alpha else []
+    for i in range(k if not cliques else 0):
         j = i
         while j + 1 < k and ranks.iloc[j + 1] - ranks.iloc[i] <= test.cd:
             j += 1
@@ -221,7 +222,9 @@ def cd_figure(test, folder, name, title) -> str | None:
             solid_capstyle="round",
         )
     ax.set_title(
-        f"{title}: Friedman p = {test.pvalue:.3g}, {test.n_datasets} datasets",
+        f"{title}: Friedman p = {test.pvalue:.3g}"
+        + (" (no significant difference)" if test.pvalue >= test.alpha else "")
+        + f", {test.n_datasets} datasets",
         fontsize=9,
     )
     return save(fig, folder, name)

@@ -258,3 +258,25 @@ def test_figure_functions_write_png_and_svg(tmp_path):
         for ext in ("png", "svg"):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 5000
     assert "Not drawn: 1 incomplete cell" in (tmp_path / "acc.svg").read_text()
+
+
+@pytest.mark.parametrize(
+    ("pvalue", "bars"), [(0.2, [(1.0, 4.0)]), (0.01, [(1.0, 2.0), (3.5, 4.0)])]
+)
+def test_cd_diagram_joins_every_method_when_friedman_does_not_reject(
+    monkeypatch, tmp_path, pvalue, bars
+):
+    from odtstudy.study._stats import RankTest
+
+    ranks = pd.Series({"a": 1.0, "b": 2.0, "c": 3.5, "d": 4.0})
+    test = RankTest("acc", pd.DataFrame(np.zeros((12, 4))), ranks, 9.0, pvalue, 1.2)
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda fig, folder, name: drawn.append(fig))
+    figures.cd_figure(test, tmp_path, "cd", "acc")
+    (ax,) = drawn[0].axes
+    thick = [line.get_xdata() for line in ax.lines if line.get_linewidth() == 3]
+    ends = [(round(x[0] + 0.03, 6), round(x[1] - 0.03, 6)) for x in thick]
+    assert ends == bars
+    title = ax.get_title()
+    assert ("no significant difference" in title) == (pvalue >= 0.05)
+    figures.plt().close(drawn[0])
