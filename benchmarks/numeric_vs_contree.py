@@ -56,7 +56,6 @@ and ``<!-- /figures:numeric-vs-contree -->``) from that record.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -263,31 +262,29 @@ def _instance_line(name, depth, shape, res, solvers, others):
     return line
 
 
-def _summary(out, rows, depths, solvers, others):
+def _summary(out, run):
+    """Print the per-depth summary of ``run`` (see :func:`summary`); returns
+    the objective mismatches."""
     out()
     out("# summary per depth")
+    fits = {(i["name"], i["depth"]): _fits(i) for i in run["instances"]}
     mismatches = []
-    for depth in depths:
-        at = [(n, res) for n, d, _, res in rows if d == depth]
-        if not at:
-            continue
-        solved = ", ".join(f"{s} {sum(1 for _, r in at if r[s][2])}" for s in solvers)
-        out(f"depth {depth}: proven / {len(at)}: {solved}")
-        failed = [f"{s} {sum(1 for _, r in at if r[s][3])}" for s in solvers]
-        if any(r[s][3] for _, r in at for s in solvers):
-            out(f"  failed (error, crash or hard timeout): {', '.join(failed)}")
-        for s in others:
-            both = [(n, r) for n, r in at if r["ours"][2] and r[s][2]]
-            ratios = [r["ours"][0] / max(r[s][0], 1e-9) for _, r in both]
+    for depth, st in summary(run).items():
+        solved = ", ".join(f"{s} {n}" for s, n in st["proven"].items())
+        out(f"depth {depth}: proven / {st['instances']}: {solved}")
+        if any(st["failed"].values()):
+            failed = ", ".join(f"{s} {n}" for s, n in st["failed"].items())
+            out(f"  failed (error, crash or hard timeout): {failed}")
+        for s, by_name in st["ratios"].items():
+            ratios = list(by_name.values())
             faster = sum(1 for q in ratios if q < 1)
             out(
                 f"  geometric mean time ratio ours/{s}: {_geomean(ratios):.3f} over "
                 f"{len(ratios)} instances both prove (ours faster on {faster})"
             )
-        for n, r in at:
-            for a, b in _pairs(solvers):
-                if _mismatch(r, a, b):
-                    mismatches.append((n, depth, a, b, r[a][:3], r[b][:3]))
+        for n, a, b in st["mismatches"]:
+            r = fits[(n, depth)]
+            mismatches.append((n, depth, a, b, r[a][:3], r[b][:3]))
     if mismatches:
         out("!!! OBJECTIVE MISMATCHES (dataset, depth, solver a, solver b, a, b;")
         out("!!! each (seconds, objective, proven)):")
@@ -328,8 +325,9 @@ def _at_limit(res, other) -> dict:
 
 
 def summary(run) -> dict:
-    """Per depth of a record: instances, proofs per solver, and per other solver
-    the ratios ours / it over the instances both prove; mismatched pairs."""
+    """Per depth of a record: instances, proofs and failed fits per solver, and
+    per other solver the ratios ours / it over the instances both prove, the
+    instances one of the two proves, the trees at the limit; mismatched pairs."""
     stats = {}
     for depth in run["depths"]:
         at = [i for i in run["instances"] if i["depth"] == depth]
@@ -347,6 +345,7 @@ def summary(run) -> dict:
         stats[depth] = {
             "instances": len(at),
             "proven": {s: sum(1 for _, r in res if r[s][2]) for s in run["solvers"]},
+            "failed": {s: sum(1 for _, r in res if r[s][3]) for s in run["solvers"]},
             "ratios": ratios,
             "only": {s: _proven_by_one(res, s) for s in run["solvers"][1:]},
             "at_limit": {s: _at_limit(res, s) for s in run["solvers"][1:]},
@@ -376,8 +375,9 @@ def readme_table(run) -> str:
         + "|",
         "|---|---|---" + "|---|---|---|---|---" * len(others) + "|",
     ]
+    stats = summary(run)
     mismatches = 0
-    for depth, st in summary(run).items():
+    for depth, st in stats.items():
         mismatches += len(st["mismatches"])
         cells = [
             str(depth),
@@ -403,7 +403,7 @@ def readme_table(run) -> str:
                 counts += f" (more: {', '.join(limit['more'])})"
             cells += ["; ".join(only) or "—", counts]
         lines.append("| " + " | ".join(cells) + " |")
-    skipped = sum(len(st["skipped"]) for st in summary(run).values())
+    skipped = sum(len(st["skipped"]) for st in stats.values())
     check = (
         "every objective two solvers prove is equal, and no tree beats a proven optimum"
         if not mismatches
@@ -521,12 +521,10 @@ def main(argv=None):
         "instances": [],
         "skipped": [],
     }
-    command = " ".join(["python benchmarks/numeric_vs_contree.py", *given])
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     out()
-    out(f"# command: {command}")
+    out(f"# command: {run['command']}")
     out(
-        f"# commit: {_commit()}, {now}, {os.cpu_count()} cores (shared), "
+        f"# commit: {_commit()}, {run['date']}, {os.cpu_count()} cores (shared), "
         f"{platform.platform()}; {_versions()}"
     )
     out(
@@ -545,8 +543,6 @@ def main(argv=None):
     out(header)
     out("-" * len(header))
 
-    rows = []
-    skipped = []
     turn = 0
     started = time.perf_counter()
     for name in datasets:
@@ -566,7 +562,6 @@ def main(argv=None):
                     f"{short:<18} {depth:>1} skipped: every solver timed out "
                     f"at depth {hopeless}"
                 )
-                skipped.append((short, depth))
                 run["skipped"].append([short, depth])
                 continue
             order = solvers[turn % len(solvers) :] + solvers[: turn % len(solvers)]
@@ -575,7 +570,6 @@ def main(argv=None):
                 s: _best_of(s, inputs[s], y, depth, args.time_limit, args.repeats)
                 for s in order
             }
-            rows.append((short, depth, shape, res))
             run["instances"].append(
                 {
                     "name": short,
@@ -596,9 +590,9 @@ def main(argv=None):
             if args.skip_after_timeouts and not any(res[s][2] for s in solvers):
                 hopeless = depth
 
-    mismatches = _summary(out, rows, args.depths, solvers, others)
+    mismatches = _summary(out, run)
     for depth in args.depths:
-        names = [n for n, d in skipped if d == depth]
+        names = [n for n, d in run["skipped"] if d == depth]
         if names:
             out(
                 f"depth {depth}: {len(names)} skipped (every solver timed out at a "

@@ -2,11 +2,12 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from benchmark_module import load_benchmark, rebuilt_region
 
-ROOT = load_benchmark("numeric_vs_contree").ROOT
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +112,12 @@ def test_committed_readme_table_equals_the_committed_record(bench):
     end = "<!-- /figures:numeric-vs-contree -->"
     region = readme.split(start, 1)[1].split(end, 1)[0]
     assert region == bench.readme_table(json.loads(bench.RECORD.read_text()))
+
+
+def test_printed_summary_lists_failures_and_mismatches_with_their_fits(bench):
+    lines = []
+    mismatches = bench._summary(lambda line="": lines.append(line), _run())
+    assert mismatches == [("c", 2, "ours", "contree", (1.0, 4, True), (1.0, 5, True))]
+    assert "depth 3: proven / 2: ours 1, contree 1" in lines
+    assert "  failed (error, crash or hard timeout): ours 1, contree 0" in lines
+    assert any(line.startswith("!!! MISMATCH ('c', 2") for line in lines)

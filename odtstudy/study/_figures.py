@@ -205,13 +205,16 @@ def cd_figure(test, folder, name, title) -> str | None:
         )
     # cliques: maximal runs of methods within CD of each other; when the
     # Friedman test does not reject, no post-hoc test runs and one bar joins all
-    cliques = [(0, k - 1)] if test.pvalue >= test.alpha else []
-    for i in range(k if not cliques else 0):
-        j = i
-        while j + 1 < k and ranks.iloc[j + 1] - ranks.iloc[i] <= test.cd:
-            j += 1
-        if j > i and not any(a <= i and j <= b for a, b in cliques):
-            cliques.append((i, j))
+    cliques = []
+    if not test.rejects:
+        cliques.append((0, k - 1))
+    else:
+        for i in range(k):
+            j = i
+            while j + 1 < k and ranks.iloc[j + 1] - ranks.iloc[i] <= test.cd:
+                j += 1
+            if j > i and not any(a <= i and j <= b for a, b in cliques):
+                cliques.append((i, j))
     for n, (i, j) in enumerate(cliques):
         y = axis_y - 0.12 - 0.07 * n
         ax.plot(
@@ -223,7 +226,7 @@ def cd_figure(test, folder, name, title) -> str | None:
         )
     ax.set_title(
         f"{title}: Friedman p = {test.pvalue:.3g}"
-        + (" (no significant difference)" if test.pvalue >= test.alpha else "")
+        + ("" if test.rejects else " (no significant difference)")
         + f", {test.n_datasets} datasets",
         fontsize=9,
     )

@@ -95,9 +95,14 @@ class RankTest:
     def tested(self) -> bool:
         return not math.isnan(self.pvalue)
 
+    @property
+    def rejects(self) -> bool:
+        """The Friedman test ran and rejects equal ranks at ``alpha``."""
+        return self.tested and self.pvalue < self.alpha
+
     def significant_pairs(self) -> list:
         """(better, worse) pairs whose average ranks differ by more than CD."""
-        if not self.tested or self.pvalue >= self.alpha:
+        if not self.rejects:
             return []
         pairs = []
         methods = list(self.ranks.index)
@@ -224,7 +229,7 @@ def rank_verdict(test: RankTest, depth: int, what: str) -> str:
         reason = test.untested or "not tested"
         return head + f"no rank test: {sizes}{cd}{bound}; {reason}{note}."
     text = head + f"{sizes}{note}; Friedman p = {test.pvalue:.3g}"
-    if test.pvalue >= test.alpha:
+    if not test.rejects:
         return text + ": no significant difference between the methods."
     top = test.ranks.iloc[0]
     best = list(test.ranks.index[test.ranks - top < 1e-9])
