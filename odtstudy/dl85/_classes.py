@@ -205,7 +205,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
     fit_time_ : float
     stats_ : dict
         ``cache_entries``, ``itemsets_explored`` (nodes searched past the
-        cache), ``cache_hits``, ``depth2_calls``, ``similarity_prunes``,
+        cache), ``cache_hits``, ``depth2_calls`` (of which
+        ``depth2_by_difference`` counted a child of a depth-3 node as its
+        parent's counts minus its sibling's), ``similarity_prunes``,
         ``timeout`` and ``kernel_isa`` (instruction set of the depth-2
         kernels: ``"avx512"``, ``"avx2"``, ``"popcnt"`` or ``"baseline"``).
         Cache memory: ``cache_bytes`` (bytes held by the cache's arrays at

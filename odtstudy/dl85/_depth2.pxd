@@ -72,14 +72,51 @@ cdef class Depth2:
     cdef double* mc
     cdef double* mbl          # bl / br of each quantile, m + 1 apart
     cdef double* mbr
+    # the children of a depth-3 node by difference (``_d2_sibling``: two
+    # classes, misclassification, min_sup = 1); sp_ the parent, ss_ the
+    # smaller child of the current split feature
+    cdef int sp_cap               # most parent features the tables hold (0: off)
+    cdef long long sp_hits        # depth-2 solves by difference
+    cdef long long sp_version     # the parent cover held
+    cdef int sp_req               # depth-2 requests under it so far
+    cdef int sp_feat, sp_side     # the split feature of ss_, and its side
+    cdef int sp_nf, sp_nw, sp_n0, sp_n1
+    cdef int ss_nw, ss_n0, ss_n1
+    cdef int32_t* sp_fid          # the parent's useful features
+    cdef int sp_hmask             # the splits met (open addressing): size - 1,
+    cdef uint64_t* sp_hkey        # hashes
+    cdef int32_t* sp_hval         # and indices in sp_fid (-1: free)
+    cdef uint64_t* sp_g           # their words, packed on the parent's rows
+    cdef uint64_t* sp_cw          # the parent's class words, packed
+    cdef int32_t* sp_f0           # class-0 / class-1 counts of each feature
+    cdef int32_t* sp_f1
+    cdef int32_t* sp_p0           # and of each pair (i, k > i), row i
+    cdef int32_t* sp_p1
+    cdef uint64_t* ss_g           # the same on the smaller child's rows
+    cdef uint64_t* ss_cw
+    cdef uint64_t* ss_rows        # that child's rows among the parent's packed rows
+    cdef int32_t* ss_f0
+    cdef int32_t* ss_f1
+    cdef int32_t* ss_p0
+    cdef int32_t* ss_p1
+    cdef int32_t* sp_ident        # 0, 1, 2, ... (word indices of packed words)
 
     cdef void _cost_integers(self, int n)
+    cdef void _sibling_buffers(self) except *
     cdef int _d2_counts(self, int d, double total) noexcept nogil
     cdef void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil
     cdef void _mask_root(self, int i) noexcept nogil
     cdef void _pair_classes(self, int k, int32_t* p) noexcept nogil
     cdef double _d2_pairs(self, int d, int nf, int* out_f) noexcept nogil
     cdef double _d2_pairs_binary(self, int d, int nf, int* out_f) noexcept nogil
+    cdef int _pack(self, const uint64_t* src, const int32_t* idx, const uint64_t* rows,
+                   int nnz, uint64_t* out) noexcept nogil
+    cdef void _pair_table(self, const uint64_t* g, const uint64_t* cw, int nf, int nw,
+                          int32_t* f0, int32_t* f1, int32_t* p0,
+                          int32_t* p1) noexcept nogil
+    cdef bint _sibling_parent(self, int d) noexcept nogil
+    cdef void _sibling_rows(self, int d, int n) noexcept nogil
+    cdef double _d2_sibling(self, int d, double total, int* out_f) noexcept nogil
     cdef double _depth1_order(self, int d, double leaf, int* out_f) noexcept nogil
     cdef double _depth1_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef int _ranks_features(self, int d, int N, int nw) noexcept nogil

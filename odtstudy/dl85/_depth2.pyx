@@ -93,6 +93,11 @@ cdef inline double _cost2(double a00, double a01, double a10, double a11,
     return c0 if c0 < c1 else c1
 
 
+#: Most features of a depth-3 node for which its pair counts are kept to
+#: count its children by difference (``Depth2._d2_sibling``): two tables of
+#: int32 per class, parent and child, SIBLING_MAX_FEATURES ** 2 entries each.
+SIBLING_MAX_FEATURES = 1024
+
 #: Most features for which a Python loss of two-class counts keeps the pair
 #: counts of a depth-2 subproblem (two int32 per pair) to price it in one batch.
 TABLE_PAIRS_MAX_FEATURES = 2048
@@ -172,6 +177,17 @@ cdef inline uint64_t _quadrant_bits(int q, uint64_t gi, uint64_t gk,
     if q == 2:
         return gk & ~gi
     return ~(gi | gk) & valid
+
+
+cdef inline bint _same_split(const uint64_t* a, const uint64_t* b, int N,
+                             int nw) noexcept nogil:
+    """Whether the packed words a and b (N rows) are equal or complements."""
+    cdef int j
+    cdef uint64_t flip = ~(<uint64_t>0) if (a[0] ^ b[0]) & 1 else 0
+    for j in range(nw):
+        if (a[j] ^ b[j] ^ flip) & _last_mask(N, j, nw):
+            return False
+    return True
 
 
 cdef int _compact_soft(const uint64_t* src, const int32_t* idx, const uint64_t* cover,
@@ -290,6 +306,39 @@ cdef class Depth2:
         self.bli = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        if (pairs and self.okind == OBJ_ERROR and K == 2 and not self.weighted
+                and min_sup == 1):
+            self._sibling_buffers()
+
+    cdef void _sibling_buffers(self) except *:
+        """Allocate the parent / child tables of ``_d2_sibling`` (pages
+        are touched only by the features a node has)."""
+        cdef Py_ssize_t m = self.m, W = self.W, j
+        cdef Py_ssize_t cap = m if m < SIBLING_MAX_FEATURES else SIBLING_MAX_FEATURES
+        self.sp_cap = <int>cap
+        self.sp_version = -1
+        self.sp_fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.sp_hmask = 1
+        while self.sp_hmask < 2 * m:
+            self.sp_hmask = 2 * self.sp_hmask + 1
+        self.sp_hkey = <uint64_t*>_alloc((self.sp_hmask + 1) * sizeof(uint64_t))
+        self.sp_hval = <int32_t*>_alloc((self.sp_hmask + 1) * sizeof(int32_t))
+        self.sp_g = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.sp_cw = <uint64_t*>_alloc(2 * W * sizeof(uint64_t))
+        self.sp_f0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.sp_f1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.sp_p0 = <int32_t*>_alloc(cap * cap * sizeof(int32_t))
+        self.sp_p1 = <int32_t*>_alloc(cap * cap * sizeof(int32_t))
+        self.ss_g = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
+        self.ss_cw = <uint64_t*>_alloc(2 * W * sizeof(uint64_t))
+        self.ss_rows = <uint64_t*>_alloc(W * sizeof(uint64_t))
+        self.ss_f0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.ss_f1 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.ss_p0 = <int32_t*>_alloc(cap * cap * sizeof(int32_t))
+        self.ss_p1 = <int32_t*>_alloc(cap * cap * sizeof(int32_t))
+        self.sp_ident = <int32_t*>_alloc(W * sizeof(int32_t))
+        for j in range(W):
+            self.sp_ident[j] = <int32_t>j
 
     cdef void _cost_integers(self, int n):
         """Use the int32 cost kernel when the 2 x 2 cost matrix holds
@@ -336,6 +385,23 @@ cdef class Depth2:
         free(self.mc)
         free(self.mbl)
         free(self.mbr)
+        free(self.sp_fid)
+        free(self.sp_hkey)
+        free(self.sp_hval)
+        free(self.sp_g)
+        free(self.sp_cw)
+        free(self.sp_f0)
+        free(self.sp_f1)
+        free(self.sp_p0)
+        free(self.sp_p1)
+        free(self.ss_g)
+        free(self.ss_cw)
+        free(self.ss_rows)
+        free(self.ss_f0)
+        free(self.ss_f1)
+        free(self.ss_p0)
+        free(self.ss_p1)
+        free(self.sp_ident)
 
     cdef int _d2_counts(self, int d, double total) noexcept nogil:
         """Gather the useful features' words and item / pair class counts.
@@ -553,8 +619,8 @@ cdef class Depth2:
             fi1 = f1[i]
             if ms <= 1:
                 # an empty quadrant gives the branch's leaf error: harmless
-                odt_quadrants(c0, c1, f0, f1, bl, br, fi0, fi1, n0, n1, i + 1, nf,
-                              &bli, &bri)
+                odt_quadrants(c0, c1, NULL, NULL, f0, f1, bl, br, fi0, fi1, n0, n1,
+                              i + 1, nf, &bli, &bri)
             else:
                 for k in range(i + 1, nf):
                     p0 = c0[k]
@@ -964,6 +1030,206 @@ cdef class Depth2:
         odt_pair_counts(self.gT, nf, nnz, self.tmp, self.tmp + nnz, self.cnt0,
                         self.cnt1, i + 1, nf)
 
+    # ------------------------------------------- children by difference
+    cdef int _pack(self, const uint64_t* src, const int32_t* idx, const uint64_t* rows,
+                   int nnz, uint64_t* out) noexcept nogil:
+        """The bits of ``src`` (word ``idx[j]`` for j < nnz) on ``rows``,
+        packed densely; returns the words written."""
+        if odt_compact != NULL:
+            return odt_compact(src, idx, rows, nnz, out)
+        return _compact_soft(src, idx, rows, nnz, out)
+
+    cdef void _pair_table(self, const uint64_t* g, const uint64_t* cw, int nf, int nw,
+                          int32_t* f0, int32_t* f1, int32_t* p0,
+                          int32_t* p1) noexcept nogil:
+        """Class-0 / class-1 counts of nf features (``nw`` packed words each,
+        ``g``; class words ``cw``) into f0 / f1, and of their pairs (i, k),
+        k > i, into row i of p0 / p1 (nf entries a row)."""
+        cdef int i, j
+        cdef long long c0, c1
+        cdef const uint64_t* gi
+        for i in range(nf):
+            gi = g + i * nw
+            c0 = 0
+            c1 = 0
+            for j in range(nw):
+                c0 += odt_popcount(gi[j] & cw[j])
+                c1 += odt_popcount(gi[j] & cw[nw + j])
+                self.gT[j * nf + i] = gi[j]
+            f0[i] = <int32_t>c0
+            f1[i] = <int32_t>c1
+        for i in range(nf - 1):
+            gi = g + i * nw
+            for j in range(nw):
+                self.tmp[j] = gi[j] & cw[j]
+                self.tmp[nw + j] = gi[j] & cw[nw + j]
+            odt_pair_counts(self.gT, nf, nw, self.tmp, self.tmp + nw, p0 + i * nf,
+                            p1 + i * nf, i + 1, nf)
+
+    cdef bint _sibling_parent(self, int d) noexcept nogil:
+        """Pack the features that split the parent (cover d - 1) on its rows
+        and count their items and pairs by class; False when they are more
+        than the tables hold. A feature that splits the parent's rows as an
+        earlier one (the same split or its mirror) is left out: it does on
+        every child what that one does, and the first of equal roots wins."""
+        cdef int W = self.W, p = d - 1, nnz = self.cv.cnnz[d - 1], f, j, c
+        cdef int nf = 0, N = 0, nw, tot, s
+        cdef uint64_t* w = self.cv.cov + p * W
+        cdef int32_t* ix = self.cv.cidx + p * W
+        cdef uint64_t* g
+        cdef uint64_t h, flip
+        for j in range(nnz):
+            N += odt_popcount(w[j])
+        nw = (N + 63) >> 6
+        self.sp_nw = nw
+        for c in range(2):
+            self._pack(self.cv.cmask + c * W, ix, w, nnz, self.sp_cw + c * nw)
+        tot = 0
+        for j in range(nw):
+            tot += odt_popcount(self.sp_cw[j])
+        self.sp_n0 = tot
+        self.sp_n1 = N - tot
+        for s in range(self.sp_hmask + 1):
+            self.sp_hval[s] = -1
+        for f in range(self.m):
+            g = self.sp_g + nf * nw
+            self._pack(self.cv.cols + f * W, ix, w, nnz, g)
+            tot = 0
+            for j in range(nw):
+                tot += odt_popcount(g[j])
+            if tot == 0 or tot == N:
+                continue
+            # the split's canonical side: the one without the first row
+            flip = ~(<uint64_t>0) if g[0] & 1 else 0
+            h = 0
+            for j in range(nw):
+                h = (h ^ ((g[j] ^ flip) & _last_mask(N, j, nw))) * 0x9E3779B97F4A7C15ULL
+            h ^= h >> 29
+            s = <int>(h & self.sp_hmask)
+            while self.sp_hval[s] >= 0 and not (
+                    self.sp_hkey[s] == h
+                    and _same_split(g, self.sp_g + self.sp_hval[s] * nw, N, nw)):
+                s = (s + 1) & self.sp_hmask
+            if self.sp_hval[s] >= 0:
+                continue
+            if nf == self.sp_cap:
+                return False
+            self.sp_hkey[s] = h
+            self.sp_hval[s] = nf
+            self.sp_fid[nf] = f
+            nf += 1
+        self.sp_nf = nf
+        self._pair_table(self.sp_g, self.sp_cw, nf, nw, self.sp_f0, self.sp_f1,
+                         self.sp_p0, self.sp_p1)
+        return True
+
+    cdef void _sibling_rows(self, int d, int n) noexcept nogil:
+        """Count the child with fewer rows of the split that made cover d
+        (``n`` rows) on the parent's packed rows."""
+        cdef int W = self.W, nw = self.sp_nw, N = self.sp_n0 + self.sp_n1
+        cdef int side, j, i, snw, S = 0
+        cdef uint64_t* r = self.ss_rows
+        side = self.cv.split_v[d] if 2 * n <= N else 1 - self.cv.split_v[d]
+        self._pack(self.cv.cols + self.cv.split_f[d] * W, self.cv.cidx + (d - 1) * W,
+                   self.cv.cov + (d - 1) * W, self.cv.cnnz[d - 1], r)
+        for j in range(nw):
+            if not side:
+                r[j] = ~r[j]
+            r[j] &= _last_mask(N, j, nw)
+            S += odt_popcount(r[j])
+        snw = (S + 63) >> 6
+        self.ss_nw = snw
+        for i in range(2):
+            self._pack(self.sp_cw + i * nw, self.sp_ident, r, nw, self.ss_cw + i * snw)
+        for i in range(self.sp_nf):
+            self._pack(self.sp_g + i * nw, self.sp_ident, r, nw, self.ss_g + i * snw)
+        self._pair_table(self.ss_g, self.ss_cw, self.sp_nf, snw, self.ss_f0,
+                         self.ss_f1, self.ss_p0, self.ss_p1)
+        j = 0
+        for i in range(snw):
+            j += odt_popcount(self.ss_cw[i])
+        self.ss_n0 = j
+        self.ss_n1 = S - j
+        self.sp_feat = self.cv.split_f[d]
+        self.sp_side = side
+
+    cdef double _d2_sibling(self, int d, double total, int* out_f) noexcept nogil:
+        """``_d2_pairs_binary`` of a child of a depth-3 node, by difference.
+
+        The two children of a split partition the parent's rows, so their
+        item and pair counts add up to the parent's. From the second request
+        under one parent (cover d - 1, named by its version), the parent's
+        counts are taken once; then per split feature only the child with
+        fewer rows is counted, and its sibling is the difference (MurTree's
+        incremental counting, for siblings; as ``WeightedCore.depth2_child``
+        does for weights). The parent's features that are constant on the
+        child are partners here (their quadrants give a branch its leaf
+        error, its starting value) but never roots, so the loss and the root
+        are those of ``_d2_pairs_binary``. NaN: count this child directly.
+        """
+        cdef int i, o, nf, n0, n1, N = <int>total, best, tot
+        cdef int32_t bli, bri
+        cdef int32_t* f0
+        cdef int32_t* f1
+        cdef int32_t* bl = self.bli
+        cdef int32_t* br = self.bri
+        cdef bint same
+        if self.cv.version[d - 1] != self.sp_version:
+            self.sp_version = self.cv.version[d - 1]
+            self.sp_req = 0
+            self.sp_feat = -1
+            self.sp_nf = 0
+        self.sp_req += 1
+        if self.sp_req == 1:
+            # one child may be all this parent asks for
+            return NAN
+        if self.sp_req == 2 and not self._sibling_parent(d):
+            self.sp_nf = -1
+        if self.sp_nf < 0:
+            return NAN
+        if self.cv.split_f[d] != self.sp_feat:
+            self._sibling_rows(d, N)
+        self.sp_hits += 1
+        nf = self.sp_nf
+        same = self.cv.split_v[d] == self.sp_side
+        if same:
+            f0 = self.ss_f0
+            f1 = self.ss_f1
+            n0 = self.ss_n0
+            n1 = self.ss_n1
+        else:
+            f0 = self.f0
+            f1 = self.f1
+            for i in range(nf):
+                f0[i] = self.sp_f0[i] - self.ss_f0[i]
+                f1[i] = self.sp_f1[i] - self.ss_f1[i]
+            n0 = self.sp_n0 - self.ss_n0
+            n1 = self.sp_n1 - self.ss_n1
+        for i in range(nf):
+            br[i] = _imin(f0[i], f1[i])
+            bl[i] = _imin(n0 - f0[i], n1 - f1[i])
+        for i in range(nf - 1):
+            o = i * nf
+            bri = br[i]
+            bli = bl[i]
+            if same:
+                odt_quadrants(self.ss_p0 + o, self.ss_p1 + o, NULL, NULL, f0, f1, bl, br,
+                              f0[i], f1[i], n0, n1, i + 1, nf, &bli, &bri)
+            else:
+                odt_quadrants(self.sp_p0 + o, self.sp_p1 + o, self.ss_p0 + o,
+                              self.ss_p1 + o, f0, f1, bl, br, f0[i], f1[i], n0, n1,
+                              i + 1, nf, &bli, &bri)
+            br[i] = bri
+            bl[i] = bli
+        best = N + 1
+        out_f[0] = FEATURE_LEAF
+        for i in range(nf):
+            tot = f0[i] + f1[i]
+            if tot >= 1 and N - tot >= 1 and bl[i] + br[i] < best:
+                best = bl[i] + br[i]
+                out_f[0] = self.sp_fid[i]
+        return <double>best
+
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil:
         """``_d2_pairs_binary`` for a two-class cost matrix (min_sup = 1):
         the same pair-count kernel, then the quadrants of each root with all
@@ -1310,6 +1576,13 @@ cdef class Depth2:
                     self.cv.cnnz[d], leaf, self.eps, out_f)
             return self.wcore.depth2(self.cv.cov + d * self.W, self.cv.cidx + d * self.W,
                                      self.cv.cnnz[d], r, leaf, self.eps, out_f)
+        if self.sp_cap and r == 2 and d >= 1:
+            e = self._d2_sibling(d, total, &i)
+            if not isnan(e):
+                if e < best:
+                    best = e
+                    out_f[0] = i
+                return best
         self._d2_nc = nc
         nf = self._d2_counts(d, total)
         if nf == 0:

@@ -47,21 +47,28 @@ static inline int32_t odt_min32(int32_t a, int32_t b) { return a < b ? a : b; }
     int32_t* c0, int32_t* c1, int start, int end
 
 /* Four quadrants of root i with each partner k (min_sup = 1): update
-   the best left / right branch errors of i (bl_i, br_i) and of k. */
-#define ODT_QUADRANTS_BODY \
-    int32_t bri = *br_i, bli = *bl_i; \
+   the best left / right branch errors of i (bl_i, br_i) and of k. The
+   pair counts of class c are c_c[k], minus m_c[k] when m0 is given (a
+   child's counts as its parent's minus its sibling's). */
+#define ODT_QUADRANTS_LOOP(P0, P1) \
     for (int k = start; k < end; k++) { \
-        int32_t p0 = c0[k], p1 = c1[k]; \
+        int32_t p0 = P0, p1 = P1; \
         int32_t e11 = odt_min32(p0, p1); \
         int32_t e10 = odt_min32(fi0 - p0, fi1 - p1); \
         int32_t e01 = odt_min32(f0[k] - p0, f1[k] - p1); \
         int32_t e00 = odt_min32(n0 - fi0 - f0[k] + p0, n1 - fi1 - f1[k] + p1); \
         ODT_BRANCHES(odt_min32) \
-    } \
+    }
+#define ODT_QUADRANTS_BODY \
+    int32_t bri = *br_i, bli = *bl_i; \
+    if (m0) { ODT_QUADRANTS_LOOP(c0[k] - m0[k], c1[k] - m1[k]) } \
+    else { ODT_QUADRANTS_LOOP(c0[k], c1[k]) } \
     *br_i = bri; \
     *bl_i = bli;
-#define ODT_QUADRANTS_ARGS const int32_t* c0, const int32_t* c1, \
-    const int32_t* f0, const int32_t* f1, int32_t* bl, int32_t* br, \
+#define ODT_QUADRANTS_ARGS const int32_t* __restrict c0, \
+    const int32_t* __restrict c1, const int32_t* __restrict m0, \
+    const int32_t* __restrict m1, const int32_t* __restrict f0, \
+    const int32_t* __restrict f1, int32_t* __restrict bl, int32_t* __restrict br, \
     int32_t fi0, int32_t fi1, int32_t n0, int32_t n1, \
     int start, int end, int32_t* bl_i, int32_t* br_i
 

@@ -20,7 +20,8 @@ cdef extern from "_kernels.h":
     void odt_pair_counts(const uint64_t* gT, int stride, int nnz, const uint64_t* a0,
                          const uint64_t* a1, int32_t* c0, int32_t* c1,
                          int start, int end) noexcept nogil
-    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* f0,
+    void odt_quadrants(const int32_t* c0, const int32_t* c1, const int32_t* m0,
+                       const int32_t* m1, const int32_t* f0,
                        const int32_t* f1, int32_t* bl, int32_t* br, int32_t fi0,
                        int32_t fi1, int32_t n0, int32_t n1, int start, int end,
                        int32_t* bl_i, int32_t* br_i) noexcept nogil

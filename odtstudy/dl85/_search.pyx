@@ -786,14 +786,17 @@ cdef class Searcher(Skeleton):
         """Search counters (of every thread)."""
         cdef Searcher h
         cdef long long n_d2 = self.n_d2, n_sim = self.n_sim_pruned + self.n_lb_pruned
+        cdef long long n_diff = self.d2.sp_hits
         for h in self.helpers:
             n_d2 += h.n_d2
             n_sim += h.n_sim_pruned
+            n_diff += h.d2.sp_hits
         return {
             "cache_entries": int(self.cache.n_entries),
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
             "depth2_calls": int(n_d2),
+            "depth2_by_difference": int(n_diff),
             "similarity_prunes": int(n_sim),
             "timeout": bool(self.timed_out),
             "kernel_isa": kernel_isa(),

@@ -195,3 +195,35 @@ def test_dl85_cache_entries_are_sound(params, rng):
                 assert entry["error"] == opt, (items, entry, opt)
             checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx512"])
+@pytest.mark.parametrize("depth", [3, 4])
+def test_dl85_children_by_difference_are_exact(isa, depth, rng):
+    """Below a depth-3 node the depth-2 solver counts the smaller child of a
+    split and takes its sibling as the parent minus it, over the parent's
+    features less duplicate and mirrored ones: same loss as brute force and
+    as the plain recursion, on duplicate, mirrored and constant columns and
+    covers of several words."""
+    from odtstudy.dl85 import _search
+
+    if not _search.set_kernel_isa(isa):
+        pytest.skip(f"this CPU lacks {isa}")
+    try:
+        for n_rows in (30, 150, 400):
+            base = rng.integers(0, 2, size=(n_rows, 6))
+            both = base[:, :1] & base[:, 1:2]
+            # mirrored, duplicated, a conjunction, and (30 rows) a constant column
+            X = np.hstack([base, 1 - base[:, :3], base[:, 1:3], both])
+            X[:, -1] = X[:, -1] if n_rows > 30 else 0
+            y = (base[:, 0] ^ base[:, 2] ^ (rng.random(n_rows) < 0.25)).astype(int)
+            fast = DL85Classifier(max_depth=depth).fit(X, y)
+            plain = DL85Classifier(max_depth=depth, use_depth2_solver=False).fit(X, y)
+            assert fast.stats_["depth2_by_difference"] > 0
+            assert plain.stats_["depth2_by_difference"] == 0
+            expected = plain.objective_
+            if depth == 3:
+                assert expected == bruteforce.optimal_error(X, y, 3)
+            _check_fit(fast, X, y, depth, 1, expected)
+    finally:
+        _search.set_kernel_isa("auto")
