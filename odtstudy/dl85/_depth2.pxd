@@ -54,6 +54,11 @@ cdef class Depth2:
     cdef int32_t* pc0         # table losses (two classes): class-0 / class-1
     cdef int32_t* pc1         # counts of every pair, row i for root i
     cdef int d2_nnz           # words per feature in gw
+    # the splits of one cover met so far (``_split_seen``), open addressing
+    cdef int split_mask           # table size - 1
+    cdef int split_rows           # the cover's rows (words packed densely)
+    cdef uint64_t* split_key      # hashes
+    cdef int32_t* split_at        # and the feature's index (-1: free)
     cdef bint table_missed    # the last table solve had leaves to price
     cdef double tau, above, below   # pinball loss: quantile, slopes above / below it
     # order statistics (absolute / pinball loss, unit weights), on the
@@ -83,9 +88,6 @@ cdef class Depth2:
     cdef int sp_nf, sp_nw, sp_n0, sp_n1
     cdef int ss_nw, ss_n0, ss_n1
     cdef int32_t* sp_fid          # the parent's useful features
-    cdef int sp_hmask             # the splits met (open addressing): size - 1,
-    cdef uint64_t* sp_hkey        # hashes
-    cdef int32_t* sp_hval         # and indices in sp_fid (-1: free)
     cdef uint64_t* sp_g           # their words, packed on the parent's rows
     cdef uint64_t* sp_cw          # the parent's class words, packed
     cdef int32_t* sp_f0           # class-0 / class-1 counts of each feature
@@ -103,6 +105,9 @@ cdef class Depth2:
 
     cdef void _cost_integers(self, int n)
     cdef void _sibling_buffers(self) except *
+    cdef void _splits_reset(self) noexcept nogil
+    cdef bint _split_seen(self, const uint64_t* base, int i, int nw,
+                          const uint64_t* rows) noexcept nogil
     cdef int _d2_counts(self, int d, double total) noexcept nogil
     cdef void _item_classes(self, int i, const uint64_t* g, int nw) noexcept nogil
     cdef void _mask_root(self, int i) noexcept nogil

@@ -179,17 +179,6 @@ cdef inline uint64_t _quadrant_bits(int q, uint64_t gi, uint64_t gk,
     return ~(gi | gk) & valid
 
 
-cdef inline bint _same_split(const uint64_t* a, const uint64_t* b, int N,
-                             int nw) noexcept nogil:
-    """Whether the packed words a and b (N rows) are equal or complements."""
-    cdef int j
-    cdef uint64_t flip = ~(<uint64_t>0) if (a[0] ^ b[0]) & 1 else 0
-    for j in range(nw):
-        if (a[j] ^ b[j] ^ flip) & _last_mask(N, j, nw):
-            return False
-    return True
-
-
 cdef int _compact_soft(const uint64_t* src, const int32_t* idx, const uint64_t* cover,
                        int nnz, uint64_t* out) noexcept nogil:
     """``odt_compact`` without BMI2: the bits of ``src`` on the cover's rows,
@@ -306,6 +295,11 @@ cdef class Depth2:
         self.bli = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.bri = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
         self.fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
+        self.split_mask = 1
+        while self.split_mask < 2 * m:
+            self.split_mask = 2 * self.split_mask + 1
+        self.split_key = <uint64_t*>_alloc((self.split_mask + 1) * sizeof(uint64_t))
+        self.split_at = <int32_t*>_alloc((self.split_mask + 1) * sizeof(int32_t))
         if (pairs and self.okind == OBJ_ERROR and K == 2 and not self.weighted
                 and min_sup == 1):
             self._sibling_buffers()
@@ -318,11 +312,6 @@ cdef class Depth2:
         self.sp_cap = <int>cap
         self.sp_version = -1
         self.sp_fid = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
-        self.sp_hmask = 1
-        while self.sp_hmask < 2 * m:
-            self.sp_hmask = 2 * self.sp_hmask + 1
-        self.sp_hkey = <uint64_t*>_alloc((self.sp_hmask + 1) * sizeof(uint64_t))
-        self.sp_hval = <int32_t*>_alloc((self.sp_hmask + 1) * sizeof(int32_t))
         self.sp_g = <uint64_t*>_alloc(m * W * sizeof(uint64_t))
         self.sp_cw = <uint64_t*>_alloc(2 * W * sizeof(uint64_t))
         self.sp_f0 = <int32_t*>_alloc((m + 1) * sizeof(int32_t))
@@ -386,8 +375,8 @@ cdef class Depth2:
         free(self.mbl)
         free(self.mbr)
         free(self.sp_fid)
-        free(self.sp_hkey)
-        free(self.sp_hval)
+        free(self.split_key)
+        free(self.split_at)
         free(self.sp_g)
         free(self.sp_cw)
         free(self.sp_f0)
@@ -402,6 +391,47 @@ cdef class Depth2:
         free(self.ss_p0)
         free(self.ss_p1)
         free(self.sp_ident)
+
+    cdef void _splits_reset(self) noexcept nogil:
+        """Forget the splits met (``_split_seen``)."""
+        cdef int s
+        for s in range(self.split_mask + 1):
+            self.split_at[s] = -1
+
+    cdef bint _split_seen(self, const uint64_t* base, int i, int nw,
+                          const uint64_t* rows) noexcept nogil:
+        """Whether feature i (words ``base + i * nw``) splits the rows as an
+        earlier one met since ``_splits_reset`` (the same split or its
+        mirror); records it if not. ``rows``: the valid bits of each word,
+        or NULL for words packed densely over ``n_rows`` rows (the last
+        word's high bits unused)."""
+        cdef const uint64_t* g = base + i * nw
+        cdef const uint64_t* o
+        cdef uint64_t h = 0, flip, first, valid, x
+        cdef int j, s, k
+        # the canonical side of the split: the one without the first row
+        first = rows[0] & (~rows[0] + 1) if rows != NULL else 1
+        flip = ~(<uint64_t>0) if g[0] & first else 0
+        for j in range(nw):
+            valid = rows[j] if rows != NULL else _last_mask(self.split_rows, j, nw)
+            h = (h ^ ((g[j] ^ flip) & valid)) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+        s = <int>(h & self.split_mask)
+        while self.split_at[s] >= 0:
+            if self.split_key[s] == h:
+                k = self.split_at[s]
+                o = base + k * nw
+                x = 0
+                flip = ~(<uint64_t>0) if (g[0] ^ o[0]) & first else 0
+                for j in range(nw):
+                    valid = rows[j] if rows != NULL else _last_mask(self.split_rows, j, nw)
+                    x |= (g[j] ^ o[j] ^ flip) & valid
+                if x == 0:
+                    return True
+            s = (s + 1) & self.split_mask
+        self.split_key[s] = h
+        self.split_at[s] = i
+        return False
 
     cdef int _d2_counts(self, int d, double total) noexcept nogil:
         """Gather the useful features' words and item / pair class counts.
@@ -419,6 +449,10 @@ cdef class Depth2:
         cdef int ntot = <int>total
         cdef int nw = (ntot + 63) // 64
         cdef bint compact = odt_compact != NULL and nw < nnz
+        # a feature that splits the cover as an earlier one, or mirrors it,
+        # has the same subtrees: left out (the first of equal roots wins)
+        self._splits_reset()
+        self.split_rows = ntot
         if compact:
             # pack the cover's rows densely: nw words instead of nnz
             for c in range(K):
@@ -430,6 +464,8 @@ cdef class Depth2:
                 for j in range(nw):
                     tot += odt_popcount(g[j])
                 if tot < self.min_sup or ntot - tot < self.min_sup:
+                    continue
+                if self._split_seen(self.gw, nf, nw, NULL):
                     continue
                 self._item_classes(nf, g, nw)
                 self.fid[nf] = f
@@ -449,6 +485,8 @@ cdef class Depth2:
                 g[j] = w[j] & col[ix[j]]
                 tot += odt_popcount(g[j])
             if tot < self.min_sup or ntot - tot < self.min_sup:
+                continue
+            if self._split_seen(self.gw, nf, nnz, w):
                 continue
             self._item_classes(nf, g, nnz)
             self.fid[nf] = f
@@ -1073,11 +1111,10 @@ cdef class Depth2:
         earlier one (the same split or its mirror) is left out: it does on
         every child what that one does, and the first of equal roots wins."""
         cdef int W = self.W, p = d - 1, nnz = self.cv.cnnz[d - 1], f, j, c
-        cdef int nf = 0, N = 0, nw, tot, s
+        cdef int nf = 0, N = 0, nw, tot
         cdef uint64_t* w = self.cv.cov + p * W
         cdef int32_t* ix = self.cv.cidx + p * W
         cdef uint64_t* g
-        cdef uint64_t h, flip
         for j in range(nnz):
             N += odt_popcount(w[j])
         nw = (N + 63) >> 6
@@ -1089,8 +1126,8 @@ cdef class Depth2:
             tot += odt_popcount(self.sp_cw[j])
         self.sp_n0 = tot
         self.sp_n1 = N - tot
-        for s in range(self.sp_hmask + 1):
-            self.sp_hval[s] = -1
+        self._splits_reset()
+        self.split_rows = N
         for f in range(self.m):
             g = self.sp_g + nf * nw
             self._pack(self.cv.cols + f * W, ix, w, nnz, g)
@@ -1099,23 +1136,10 @@ cdef class Depth2:
                 tot += odt_popcount(g[j])
             if tot == 0 or tot == N:
                 continue
-            # the split's canonical side: the one without the first row
-            flip = ~(<uint64_t>0) if g[0] & 1 else 0
-            h = 0
-            for j in range(nw):
-                h = (h ^ ((g[j] ^ flip) & _last_mask(N, j, nw))) * 0x9E3779B97F4A7C15ULL
-            h ^= h >> 29
-            s = <int>(h & self.sp_hmask)
-            while self.sp_hval[s] >= 0 and not (
-                    self.sp_hkey[s] == h
-                    and _same_split(g, self.sp_g + self.sp_hval[s] * nw, N, nw)):
-                s = (s + 1) & self.sp_hmask
-            if self.sp_hval[s] >= 0:
+            if self._split_seen(self.sp_g, nf, nw, NULL):
                 continue
             if nf == self.sp_cap:
                 return False
-            self.sp_hkey[s] = h
-            self.sp_hval[s] = nf
             self.sp_fid[nf] = f
             nf += 1
         self.sp_nf = nf

@@ -227,3 +227,23 @@ def test_dl85_children_by_difference_are_exact(isa, depth, rng):
             _check_fit(fast, X, y, depth, 1, expected)
     finally:
         _search.set_kernel_isa("auto")
+
+
+@pytest.mark.parametrize("min_sup", [1, 4])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dl85_duplicate_and_mirrored_features_are_left_out_exactly(
+    n_classes, min_sup, rng
+):
+    """The depth-2 solver leaves out a feature that splits the cover as an
+    earlier one or its mirror: brute force agrees, on dense (compacted) and
+    sparse covers, and the root it picks is the first of equal ones."""
+    for n_rows in (25, 90, 300):
+        base = rng.integers(0, 2, size=(n_rows, 5))
+        X = np.hstack([1 - base[:, :2], base, base[:, 3:], 1 - base[:, 4:]])
+        y = rng.integers(0, n_classes, size=n_rows)
+        for depth in (1, 2, 3):
+            expected = bruteforce.optimal_error(X, y, depth, min_sup=min_sup)
+            clf = DL85Classifier(max_depth=depth, min_sup=min_sup).fit(X, y)
+            _check_fit(clf, X, y, depth, min_sup, expected)
+            # the mirror of feature 2 (feature 0) comes first
+            assert clf.tree_.feature[0] not in (2, 3, 8, 9)
