@@ -11,8 +11,11 @@ over the feature pairs keeping the best left / right branch of each root
 Python loss of class supports: ``_d2_objective``, which prices every
 candidate leaf in one batch; two classes with a dense table of priced
 count vectors: ``_d2_table_binary``, the missing ones in one batch, then a
-table-lookup kernel). Weights, cost matrices on weights and squared
-error go to the objective's ``_weighted.WeightedCore``. Absolute and
+table-lookup kernel). A feature that splits the cover as an earlier one,
+or mirrors it, is left out (``_split_seen``). Below a depth-3 node (two
+classes, misclassification), a child's counts are its parent's minus its
+sibling's, the smaller child counted (``_d2_sibling``). Weights, cost
+matrices on weights and squared error go to the objective's ``_weighted.WeightedCore``. Absolute and
 pinball losses with unit weights: ``_d2_ranks``, over the cover's rows
 packed in target order, where a quadrant's quantile is its k-th row (pair
 counts, prefix counts and sums of y per word, ``odt_and_prefix``), and
