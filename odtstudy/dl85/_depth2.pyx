@@ -15,14 +15,15 @@ table-lookup kernel). A feature that splits the cover as an earlier one,
 or mirrors it, is left out (``_split_seen``). Below a depth-3 node (two
 classes, misclassification), a child's counts are its parent's minus its
 sibling's, the smaller child counted (``_d2_sibling``). Weights, cost
-matrices on weights and squared error go to the objective's ``_weighted.WeightedCore``. Absolute and
-pinball losses with unit weights: ``_d2_ranks``, over the cover's rows
-packed in target order, where a quadrant's quantile is its k-th row (pair
-counts, prefix counts and sums of y per word, ``odt_and_prefix``), and
-``_depth1_ranks`` for depth 1 (popcounts and the objective's byte tables
-of y); with weights, a depth-1 solver over the rows in target order
-(``_depth1_order``). The covers are ``_covers.Covers``; which solver
-serves an objective is what the objective declares (``_objective.pyx``).
+matrices on weights and squared error go to the objective's
+``_weighted.WeightedCore``. Absolute and pinball losses with unit
+weights: ``_d2_ranks``, over the cover's rows packed in target order,
+where a quadrant's quantile is its k-th row (pair counts, prefix counts and
+sums of y per word, ``odt_and_prefix``), and ``_depth1_ranks`` for depth 1
+(popcounts and the objective's byte tables of y); with weights, a depth-1
+solver over the rows in target order (``_depth1_order``). The covers are
+``_covers.Covers``; which solver serves an objective is what the objective
+declares (``_objective.pyx``).
 
 The two-class kernels are compiled for several instruction sets and chosen
 at import (``kernel_isa()``; ``set_kernel_isa`` for tests): ``_kernels.h``
@@ -406,7 +407,7 @@ cdef class Depth2:
         """Whether feature i (words ``base + i * nw``) splits the rows as an
         earlier one met since ``_splits_reset`` (the same split or its
         mirror); records it if not. ``rows``: the valid bits of each word,
-        or NULL for words packed densely over ``n_rows`` rows (the last
+        or NULL for words packed densely over ``split_rows`` rows (the last
         word's high bits unused)."""
         cdef const uint64_t* g = base + i * nw
         cdef const uint64_t* o
