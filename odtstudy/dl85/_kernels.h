@@ -215,11 +215,67 @@ static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
         _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
         _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
     }
-    start = k;
-    ODT_PAIR_COUNTS_BODY
+    if (k < end) {
+        /* the last 1-15 partners: the same, on masked lanes */
+        int rem = end - k;
+        __mmask8 ma = rem >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << rem) - 1);
+        __mmask8 mb = rem > 8 ? (__mmask8)((1u << (rem - 8)) - 1) : (__mmask8)0;
+        __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
+        __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
+        for (int j = 0; j < nnz; j++) {
+            const uint64_t* row = gT + (size_t)j * stride + k;
+            __m512i wa = _mm512_maskz_loadu_epi64(ma, (const void*)row);
+            __m512i wb = _mm512_maskz_loadu_epi64(mb, (const void*)(row + 8));
+            __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
+            __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
+            s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
+            s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
+            s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
+            s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
+        }
+        _mm256_mask_storeu_epi32((void*)(c0 + k), ma, _mm512_cvtepi64_epi32(s0a));
+        _mm256_mask_storeu_epi32((void*)(c1 + k), ma, _mm512_cvtepi64_epi32(s1a));
+        _mm256_mask_storeu_epi32((void*)(c0 + k + 8), mb, _mm512_cvtepi64_epi32(s0b));
+        _mm256_mask_storeu_epi32((void*)(c1 + k + 8), mb, _mm512_cvtepi64_epi32(s1b));
+    }
 }
 __attribute__((target("avx512f,avx512vl,avx512bw")))
-static void odt_quadrants_512(ODT_QUADRANTS_ARGS) { ODT_QUADRANTS_BODY }
+static void odt_quadrants_512(ODT_QUADRANTS_ARGS) {
+    /* 16 partners at a time, the last ones on masked lanes */
+    const __m512i vfi0 = _mm512_set1_epi32(fi0), vfi1 = _mm512_set1_epi32(fi1);
+    const __m512i vr0 = _mm512_set1_epi32(n0 - fi0), vr1 = _mm512_set1_epi32(n1 - fi1);
+    __m512i vbr = _mm512_set1_epi32(*br_i), vbl = _mm512_set1_epi32(*bl_i);
+    for (int k = start; k < end; k += 16) {
+        __mmask16 m = end - k >= 16 ? (__mmask16)0xFFFF
+                                    : (__mmask16)((1u << (end - k)) - 1);
+        __m512i p0 = _mm512_maskz_loadu_epi32(m, c0 + k);
+        __m512i p1 = _mm512_maskz_loadu_epi32(m, c1 + k);
+        if (m0) {
+            p0 = _mm512_sub_epi32(p0, _mm512_maskz_loadu_epi32(m, m0 + k));
+            p1 = _mm512_sub_epi32(p1, _mm512_maskz_loadu_epi32(m, m1 + k));
+        }
+        __m512i g0 = _mm512_maskz_loadu_epi32(m, f0 + k);
+        __m512i g1 = _mm512_maskz_loadu_epi32(m, f1 + k);
+        __m512i e11 = _mm512_min_epi32(p0, p1);
+        __m512i e10 = _mm512_min_epi32(_mm512_sub_epi32(vfi0, p0),
+                                       _mm512_sub_epi32(vfi1, p1));
+        __m512i e01 = _mm512_min_epi32(_mm512_sub_epi32(g0, p0),
+                                       _mm512_sub_epi32(g1, p1));
+        __m512i e00 = _mm512_min_epi32(
+            _mm512_add_epi32(_mm512_sub_epi32(vr0, g0), p0),
+            _mm512_add_epi32(_mm512_sub_epi32(vr1, g1), p1));
+        vbr = _mm512_mask_min_epi32(vbr, m, vbr, _mm512_add_epi32(e11, e10));
+        vbl = _mm512_mask_min_epi32(vbl, m, vbl, _mm512_add_epi32(e01, e00));
+        __m512i brk = _mm512_maskz_loadu_epi32(m, br + k);
+        __m512i blk = _mm512_maskz_loadu_epi32(m, bl + k);
+        _mm512_mask_storeu_epi32(br + k, m,
+                                 _mm512_min_epi32(brk, _mm512_add_epi32(e11, e01)));
+        _mm512_mask_storeu_epi32(bl + k, m,
+                                 _mm512_min_epi32(blk, _mm512_add_epi32(e10, e00)));
+    }
+    *br_i = _mm512_reduce_min_epi32(vbr);
+    *bl_i = _mm512_reduce_min_epi32(vbl);
+}
 /* AVX-512: beyond ODT_TABLE_WORDS words, whose byte tables (16 KiB per
    word) fall out of the core's caches, the y of a word's rows by eight
    masked loads of its 64 packed y values (contiguous, so cached) instead

@@ -225,6 +225,13 @@ def test_dl85_children_by_difference_are_exact(isa, depth, rng):
             if depth == 3:
                 assert expected == bruteforce.optimal_error(X, y, 3)
             _check_fit(fast, X, y, depth, 1, expected)
+        # more partners than a kernel's 16 lanes (full blocks and a tail)
+        X = rng.integers(0, 2, size=(300, 37))
+        y = (X[:, 0] ^ X[:, 5] ^ (rng.random(300) < 0.2)).astype(int)
+        fast = DL85Classifier(max_depth=depth).fit(X, y)
+        plain = DL85Classifier(max_depth=depth, use_depth2_solver=False).fit(X, y)
+        assert fast.stats_["depth2_by_difference"] > 0
+        _check_fit(fast, X, y, depth, 1, plain.objective_)
     finally:
         _search.set_kernel_isa("auto")
 
