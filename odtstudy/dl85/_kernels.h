@@ -194,32 +194,14 @@ static const char* odt_kernel_isa = "baseline";
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512vpopcntdq")))
 static void odt_pair_counts_512(ODT_PAIR_COUNTS_ARGS) {
-    /* 16 partners k at a time, counts kept in registers over all words */
-    int k = start;
-    for (; k + 16 <= end; k += 16) {
-        __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
-        __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
-        for (int j = 0; j < nnz; j++) {
-            const uint64_t* row = gT + (size_t)j * stride + k;
-            __m512i wa = _mm512_loadu_si512((const void*)row);
-            __m512i wb = _mm512_loadu_si512((const void*)(row + 8));
-            __m512i b0 = _mm512_set1_epi64((long long)a0[j]);
-            __m512i b1 = _mm512_set1_epi64((long long)a1[j]);
-            s0a = _mm512_add_epi64(s0a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b0)));
-            s1a = _mm512_add_epi64(s1a, _mm512_popcnt_epi64(_mm512_and_si512(wa, b1)));
-            s0b = _mm512_add_epi64(s0b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b0)));
-            s1b = _mm512_add_epi64(s1b, _mm512_popcnt_epi64(_mm512_and_si512(wb, b1)));
-        }
-        _mm256_storeu_si256((__m256i*)(c0 + k), _mm512_cvtepi64_epi32(s0a));
-        _mm256_storeu_si256((__m256i*)(c1 + k), _mm512_cvtepi64_epi32(s1a));
-        _mm256_storeu_si256((__m256i*)(c0 + k + 8), _mm512_cvtepi64_epi32(s0b));
-        _mm256_storeu_si256((__m256i*)(c1 + k + 8), _mm512_cvtepi64_epi32(s1b));
-    }
-    if (k < end) {
-        /* the last 1-15 partners: the same, on masked lanes */
+    /* 16 partners k at a time, counts kept in registers over all words;
+       the last 1-15 on masked lanes */
+    for (int k = start; k < end; k += 16) {
         int rem = end - k;
         __mmask8 ma = rem >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << rem) - 1);
-        __mmask8 mb = rem > 8 ? (__mmask8)((1u << (rem - 8)) - 1) : (__mmask8)0;
+        __mmask8 mb = rem >= 16  ? (__mmask8)0xFF
+                      : rem > 8 ? (__mmask8)((1u << (rem - 8)) - 1)
+                                : (__mmask8)0;
         __m512i s0a = _mm512_setzero_si512(), s1a = _mm512_setzero_si512();
         __m512i s0b = _mm512_setzero_si512(), s1b = _mm512_setzero_si512();
         for (int j = 0; j < nnz; j++) {
