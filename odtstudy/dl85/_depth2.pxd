@@ -86,7 +86,7 @@ cdef class Depth2:
     cdef int sp_req               # depth-2 requests under it so far
     cdef int sp_feat, sp_side     # the split feature of ss_, and its side
     cdef int sp_nf, sp_nw, sp_n0, sp_n1
-    cdef int ss_nw, ss_n0, ss_n1
+    cdef int ss_n0, ss_n1
     cdef int32_t* sp_fid          # the parent's useful features
     cdef uint64_t* sp_g           # their words, packed on the parent's rows
     cdef uint64_t* sp_cw          # the parent's class words, packed
@@ -128,8 +128,9 @@ cdef class Depth2:
     cdef double _d2_ranks(self, int d, double leaf, int* out_f) noexcept nogil
     cdef void _ranks_pairs(self, int N, int nw, int nf, _Taus q, double* bl,
                            double* br) noexcept nogil
-    cdef void _pairs_transpose(self, int nf) noexcept nogil
-    cdef void _pairs_of(self, int i, int nf) noexcept nogil
+    cdef void _pairs_transpose(self, const uint64_t* g, int nw, int nf) noexcept nogil
+    cdef void _pairs_of(self, const uint64_t* cw, int nw, int i, int nf, int32_t* c0,
+                        int32_t* c1) noexcept nogil
     cdef double _d2_cost_binary(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _best_root(self, int nf, double leaf, int* out_f) noexcept nogil
     cdef double _d2_table_binary(self, int nf, double leaf, int* out_f) noexcept nogil

@@ -652,9 +652,9 @@ cdef class Depth2:
             f1[i] = self.fq1[2 * i + 1]
             br[i] = _imin(f0[i], f1[i])
             bl[i] = _imin(n0 - f0[i], n1 - f1[i])
-        self._pairs_transpose(nf)
+        self._pairs_transpose(self.gw, self.d2_nnz, nf)
         for i in range(nf - 1):
-            self._pairs_of(i, nf)
+            self._pairs_of(self.ccw, self.d2_nnz, i, nf, self.cnt0, self.cnt1)
             bri = br[i]
             bli = bl[i]
             fi0 = f0[i]
@@ -991,7 +991,7 @@ cdef class Depth2:
             nq = 1
         else:
             nq = q.K
-        self._pairs_transpose(nf)
+        self._pairs_transpose(self.gw, self.d2_nnz, nf)
         for i in range(nf):
             gi = gw + i * nw
             cpi = ocnt + i * (nw + 1)
@@ -1055,22 +1055,23 @@ cdef class Depth2:
                     if v[3] and lq[1] + lq[3] < blj[k]:
                         blj[k] = lq[1] + lq[3]
 
-    cdef void _pairs_transpose(self, int nf) noexcept nogil:
-        """Word-major copy ``gT`` of the useful features' words (two classes)."""
-        cdef int nnz = self.d2_nnz, i, j
+    cdef void _pairs_transpose(self, const uint64_t* g, int nw, int nf) noexcept nogil:
+        """Word-major copy ``gT`` of nf features' words (``nw`` each, ``g``)."""
+        cdef int i, j
         for i in range(nf):
-            for j in range(nnz):
-                self.gT[j * nf + i] = self.gw[i * nnz + j]
+            for j in range(nw):
+                self.gT[j * nf + i] = g[i * nw + j]
 
-    cdef void _pairs_of(self, int i, int nf) noexcept nogil:
-        """Class-0 / class-1 counts ``cnt0[k]`` / ``cnt1[k]`` of the pairs
-        (i, k), k in (i, nf), in one sweep (after ``_pairs_transpose``)."""
-        cdef int nnz = self.d2_nnz, j
-        for j in range(nnz):
-            self.tmp[j] = self.gT[j * nf + i] & self.ccw[j]
-            self.tmp[nnz + j] = self.gT[j * nf + i] & self.ccw[nnz + j]
-        odt_pair_counts(self.gT, nf, nnz, self.tmp, self.tmp + nnz, self.cnt0,
-                        self.cnt1, i + 1, nf)
+    cdef void _pairs_of(self, const uint64_t* cw, int nw, int i, int nf, int32_t* c0,
+                        int32_t* c1) noexcept nogil:
+        """Class-0 / class-1 counts ``c0[k]`` / ``c1[k]`` of the pairs (i, k),
+        k in (i, nf), in one sweep (after ``_pairs_transpose``; ``cw``: the
+        class words, ``nw`` a class)."""
+        cdef int j
+        for j in range(nw):
+            self.tmp[j] = self.gT[j * nf + i] & cw[j]
+            self.tmp[nw + j] = self.gT[j * nf + i] & cw[nw + j]
+        odt_pair_counts(self.gT, nf, nw, self.tmp, self.tmp + nw, c0, c1, i + 1, nf)
 
     # ------------------------------------------- children by difference
     cdef int _pack(self, const uint64_t* src, const int32_t* idx, const uint64_t* rows,
@@ -1097,16 +1098,11 @@ cdef class Depth2:
             for j in range(nw):
                 c0 += odt_popcount(gi[j] & cw[j])
                 c1 += odt_popcount(gi[j] & cw[nw + j])
-                self.gT[j * nf + i] = gi[j]
             f0[i] = <int32_t>c0
             f1[i] = <int32_t>c1
+        self._pairs_transpose(g, nw, nf)
         for i in range(nf - 1):
-            gi = g + i * nw
-            for j in range(nw):
-                self.tmp[j] = gi[j] & cw[j]
-                self.tmp[nw + j] = gi[j] & cw[nw + j]
-            odt_pair_counts(self.gT, nf, nw, self.tmp, self.tmp + nw, p0 + i * nf,
-                            p1 + i * nf, i + 1, nf)
+            self._pairs_of(cw, nw, i, nf, p0 + i * nf, p1 + i * nf)
 
     cdef bint _sibling_parent(self, int d) noexcept nogil:
         """Pack the features that split the parent (cover d - 1) on its rows
@@ -1166,7 +1162,6 @@ cdef class Depth2:
             r[j] &= _last_mask(N, j, nw)
             S += odt_popcount(r[j])
         snw = (S + 63) >> 6
-        self.ss_nw = snw
         for i in range(2):
             self._pack(self.sp_cw + i * nw, self.sp_ident, r, nw, self.ss_cw + i * snw)
         for i in range(self.sp_nf):
@@ -1282,9 +1277,9 @@ cdef class Depth2:
             else:
                 self.br[i] = _cost2(C[0], C[1], C[2], C[3], f0[i], f1[i])
                 self.bl[i] = _cost2(C[0], C[1], C[2], C[3], n0 - f0[i], n1 - f1[i])
-        self._pairs_transpose(nf)
+        self._pairs_transpose(self.gw, self.d2_nnz, nf)
         for i in range(nf - 1):
-            self._pairs_of(i, nf)
+            self._pairs_of(self.ccw, self.d2_nnz, i, nf, self.cnt0, self.cnt1)
             if self.cost_int:
                 bli_i = self.bli[i]
                 bri_i = self.bri[i]
@@ -1336,9 +1331,9 @@ cdef class Depth2:
         for i in range(nf):
             self.f0[i] = self.fq1[2 * i]
             self.f1[i] = self.fq1[2 * i + 1]
-        self._pairs_transpose(nf)
+        self._pairs_transpose(self.gw, self.d2_nnz, nf)
         for i in range(nf - 1):
-            self._pairs_of(i, nf)
+            self._pairs_of(self.ccw, self.d2_nnz, i, nf, self.cnt0, self.cnt1)
             row = <Py_ssize_t>i * nf
             memcpy(self.pc0 + row, self.cnt0, nf * sizeof(int32_t))
             memcpy(self.pc1 + row, self.cnt1, nf * sizeof(int32_t))
@@ -1434,10 +1429,10 @@ cdef class Depth2:
             L += 2
         if r >= 2 and K == 2:
             # two classes: the pair counts of all partners of i at once
-            self._pairs_transpose(nf)
+            self._pairs_transpose(self.gw, self.d2_nnz, nf)
             for i in range(nf):
                 fi = self.fq1 + i * K
-                self._pairs_of(i, nf)
+                self._pairs_of(self.ccw, self.d2_nnz, i, nf, self.cnt0, self.cnt1)
                 for k in range(i + 1, nf):
                     fk = self.fq1 + k * K
                     for c in range(2):
