@@ -48,6 +48,8 @@ cdef class Cache:
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
+    cdef void peek_many(self, const int32_t* items, int n, int count,
+                        Py_ssize_t* out) noexcept nogil
     cdef void _mark(self, Py_ssize_t e) noexcept nogil
     cdef void _mark_solution(self, int32_t* items, int n) noexcept nogil
     cdef void _mark_sibling(self, int k) noexcept nogil
@@ -71,6 +73,8 @@ cdef class TrieCache(Cache):
     cdef bint _grow(self, Py_ssize_t new_cap) noexcept nogil
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil
+    cdef void peek_many(self, const int32_t* items, int n, int count,
+                        Py_ssize_t* out) noexcept nogil
     cdef void _mark(self, Py_ssize_t e) noexcept nogil
     cdef void _count_descendants(self) noexcept nogil
     cdef void _delete(self, Py_ssize_t e) noexcept nogil

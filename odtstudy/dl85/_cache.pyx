@@ -11,7 +11,12 @@ an index across an insertion stays valid (pointers do not).
   hash table, so a lookup costs one probe per item.
 * :class:`HashCache`: one open-addressing table keyed by the whole itemset.
 
-Memory grows by doubling (no allocation per search node).
+Memory grows by doubling (no allocation per search node); arrays of 32 MiB
+and more ask for transparent huge pages (``_grow.pxd``), since their probes
+land at random. ``peek_many`` looks up several itemsets together: the
+trie walks them one level at a time and prefetches each level's probes
+first, so their cache misses overlap (the search's candidates, a chunk at a
+time).
 
 Bounded cache
 -------------
@@ -52,15 +57,20 @@ paths under evaluation. The hard guarantee: ``n_live <= max_size`` always
 evaluation is rejected by ``configure``.
 """
 
+import numpy as np
+
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from odtstudy.dl85 cimport _cache_policy as wipe
-from odtstudy.dl85._grow cimport _grow_array
+from odtstudy.dl85._grow cimport _advise_huge, _grow_array
 
 ctypedef unsigned int uint32_t_cast
+
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) noexcept nogil
 
 #: Largest ``max_size``: entry ids are int32 (trie edges, the free list) and
 #: the entry array holds ``max_size + 1`` of them.
@@ -277,6 +287,15 @@ cdef class Cache:
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
         return -1
 
+    cdef void peek_many(self, const int32_t* items, int n, int count,
+                        Py_ssize_t* out) noexcept nogil:
+        """``_peek`` of ``count`` itemsets of ``n`` items each, stored one
+        after another in ``items``: their entries (``-1`` when absent) into
+        ``out``. It counts no reuse (for unbounded caches)."""
+        cdef int k
+        for k in range(count):
+            out[k] = self._peek(items + k * n, n)
+
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
         pass
 
@@ -412,6 +431,22 @@ cdef class Cache:
             buf[i] = items[i]
         return self.find(buf, n, create)
 
+    def lookup_many(self, itemsets):
+        """Entry ids of sorted itemsets of one length, looked up together
+        (``peek_many``; ``-1`` when absent); for tests."""
+        cdef int k, i, count = len(itemsets)
+        cdef int n = len(itemsets[0]) if count else 0
+        if n > self.max_len or any(len(s) != n for s in itemsets):
+            raise ValueError("itemsets of one length, at most the cache's max_len")
+        cdef int32_t[::1] buf = np.zeros(max(count * n, 1), dtype=np.int32)
+        cdef Py_ssize_t[::1] out = np.zeros(max(count, 1), dtype=np.intp)
+        for k in range(count):
+            for i in range(n):
+                buf[k * n + i] = itemsets[k][i]
+        if count:
+            self.peek_many(&buf[0], n, count, &out[0])
+        return [int(out[k]) for k in range(count)]
+
     def entry(self, Py_ssize_t e):
         """The entry ``e`` as a dict (error, lb, feature, solved)."""
         if e < 0 or e >= self.n_entries or self.entries[e].flags & ENTRY_FREE:
@@ -528,6 +563,8 @@ cdef class TrieCache(Cache):
                 free(keys)
                 free(child)
                 raise MemoryError()
+            _advise_huge(keys, size * sizeof(uint64_t))
+            _advise_huge(child, size * sizeof(int32_t))
             free(self.edge_keys)
             free(self.edge_child)
             self.edge_keys = keys
@@ -549,6 +586,8 @@ cdef class TrieCache(Cache):
             free(child)
             self.out_of_memory = True
             return False
+        _advise_huge(keys, new_size * sizeof(uint64_t))
+        _advise_huge(child, new_size * sizeof(int32_t))
         memset(keys, 0, new_size * sizeof(uint64_t))
         for i in range(old_size):
             if self.edge_keys[i] != 0:
@@ -567,6 +606,33 @@ cdef class TrieCache(Cache):
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
         cdef Py_ssize_t node
         return node if _walk(self, items, n, &node, False) == n else -1
+
+    cdef void peek_many(self, const int32_t* items, int n, int count,
+                        Py_ssize_t* out) noexcept nogil:
+        # the walks go one level at a time, all of them: the probes of a
+        # level are prefetched first, so their cache misses overlap
+        cdef Py_ssize_t mask = self.edge_mask, p
+        cdef const uint64_t* edge_keys = self.edge_keys
+        cdef uint64_t key
+        cdef int i, k
+        for k in range(count):
+            out[k] = 0
+        for i in range(n):
+            for k in range(count):
+                if out[k] >= 0:
+                    key = (((<uint64_t>(out[k] + 1)) << 32)
+                           | <uint64_t>(<uint32_t_cast>items[k * n + i]))
+                    p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+                    __builtin_prefetch(&edge_keys[p])
+                    __builtin_prefetch(&self.edge_child[p])
+            for k in range(count):
+                if out[k] >= 0:
+                    key = (((<uint64_t>(out[k] + 1)) << 32)
+                           | <uint64_t>(<uint32_t_cast>items[k * n + i]))
+                    p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+                    while edge_keys[p] != key and edge_keys[p] != 0:
+                        p = (p + 1) & mask
+                    out[k] = self.edge_child[p] if edge_keys[p] != 0 else -1
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
         cdef Py_ssize_t node, p, child

@@ -43,6 +43,8 @@ AAAI 2020); over itemsets, with this module's hooks (``_open``, ``_splits``,
 * cache of itemsets (``_cache.pyx``) with the best feature, the best error
   and a lower bound; nodes searched without a solution keep the *strong*
   infeasibility bound ``max(lb, ub, min_f LB_f)``;
+  with an unbounded cache the children of ``PEEK_CHUNK`` candidates are
+  looked up in one batch (``_peek_chunk``);
 * purity, depth and minimum-support pruning;
 * equivalent splits: a feature that splits a node's cover as one met
   before (x and not-x, columns equal on the cover) is left out
@@ -123,6 +125,10 @@ cdef enum:
 
 BRANCHINGS = {"data": BRANCH_DATA, "asc": BRANCH_ASC, "desc": BRANCH_DESC}
 
+cdef enum:
+    # candidates whose children's cache entries are looked up together
+    PEEK_CHUNK = 16
+
 
 cdef inline double _xlogx(double x) noexcept nogil:
     return x * log(x) if x > 0 else 0.0
@@ -163,6 +169,8 @@ cdef class Searcher(Skeleton):
     cdef Covers cv            # the covers of the search path (``_covers.pyx``)
     cdef Depth2 d2            # the depth-2 solvers (``_depth2.pyx``)
     cdef KeyIdx* order
+    cdef int32_t* pk_items    # per depth: the children of a chunk of candidates
+    cdef Py_ssize_t* pk_entries   # and their cache entries (``_peek_chunk``)
     cdef double* sup
     # similarity bound: two remembered covers per depth
     cdef uint64_t* sim_words
@@ -275,6 +283,8 @@ cdef class Searcher(Skeleton):
         self.ntot = <double*>_alloc(D * sizeof(double))
         self.d2 = Depth2(self.cv, objective, min_sup, self.use_d2)
         self.order = <KeyIdx*>_alloc(D * (m + 1) * sizeof(KeyIdx))
+        self.pk_items = <int32_t*>_alloc(2 * PEEK_CHUNK * D * sizeof(int32_t))
+        self.pk_entries = <Py_ssize_t*>_alloc(D * 2 * PEEK_CHUNK * sizeof(Py_ssize_t))
         self.sup = <double*>_alloc(D * K * sizeof(double))
         self.sim_words = <uint64_t*>_alloc(2 * D * W * sizeof(uint64_t))
         self.sim_idx = <int32_t*>_alloc(2 * D * W * sizeof(int32_t))
@@ -295,6 +305,8 @@ cdef class Searcher(Skeleton):
             self.cache.cur_items = NULL
         free(self.ntot)
         free(self.order)
+        free(self.pk_items)
+        free(self.pk_entries)
         free(self.sup)
         free(self.sim_words)
         free(self.sim_idx)
@@ -654,6 +666,21 @@ cdef class Searcher(Skeleton):
             return ent.error
         return ent.lb
 
+    cdef void _peek_chunk(self, int d, int i0, int i1) noexcept nogil:
+        """Cache entries of both children of the depth-d node's candidates
+        ``i0 .. i1 - 1`` into ``pk_entries`` (unbounded cache: an entry, once
+        made, stays; one made by another thread meanwhile is found by
+        ``_open``)."""
+        cdef int j, v, n = d + 1
+        cdef int32_t* buf = self.pk_items
+        cdef KeyIdx* order = self.order + d * (self.m + 1)
+        for j in range(i0, i1):
+            for v in range(2):
+                self.cv.child_items(d, order[j].idx, v, buf + (2 * (j - i0) + v) * n)
+        self._lock()
+        self.cache.peek_many(buf, n, 2 * (i1 - i0), self.pk_entries + d * 2 * PEEK_CHUNK)
+        self._unlock()
+
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
                      double* best_out, int* f_out, int* t_out,
                      double* min_lb_out) noexcept nogil:
@@ -666,6 +693,9 @@ cdef class Searcher(Skeleton):
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1
         cdef bint solved0, solved1
+        cdef bint batch = not self.dl8 and not self.bounded
+        cdef int pk_start = 0, pk_end = 0
+        cdef Py_ssize_t* pk = self.pk_entries + d * 2 * PEEK_CHUNK
         if r <= self.d2_depth:
             self.n_d2 += 1
             if self.q_shared and self.qk < self.nq - 1:
@@ -695,9 +725,17 @@ cdef class Searcher(Skeleton):
                 v0 = 0.0
                 v1 = 0.0
             else:
+                if batch and i >= pk_end:
+                    pk_start = i
+                    pk_end = i + PEEK_CHUNK if i + PEEK_CHUNK < nc else nc
+                    self._peek_chunk(d, pk_start, pk_end)
                 self._lock()
-                e0 = self._child_entry(d, f, 0, False)
-                e1 = self._child_entry(d, f, 1, False)
+                if batch:
+                    e0 = pk[2 * (i - pk_start)]
+                    e1 = pk[2 * (i - pk_start) + 1]
+                else:
+                    e0 = self._child_entry(d, f, 0, False)
+                    e1 = self._child_entry(d, f, 1, False)
                 v0 = self._child_value(e0)
                 v1 = self._child_value(e1)
                 solved0 = e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED)

@@ -131,5 +131,14 @@ def test_dl85_cache_lookup(cache_cls):
         assert cache.lookup(list(items)) == e
     assert cache.lookup([199, 200, 201, 202]) == -1
     assert cache.n_entries >= len(seen)
+    # looked up together (the search's batched peeks): the same entries,
+    # present and absent ones mixed, at every length
+    for n in range(5):
+        batch = [s for s in seen if len(s) == n][:40]
+        batch += [tuple(range(195 - n, 195)), tuple(range(200 - n, 200))]
+        assert cache.lookup_many([list(s) for s in batch]) == [
+            cache.lookup(list(s)) for s in batch
+        ]
+    assert cache.lookup_many([[0, 1, 2, 203]]) == [-1]
     entry = cache.entry(seen[()])
     assert entry["solved"] is False and entry["lb"] == 0
