@@ -43,8 +43,9 @@ AAAI 2020); over itemsets, with this module's hooks (``_open``, ``_splits``,
 * cache of itemsets (``_cache.pyx``) with the best feature, the best error
   and a lower bound; nodes searched without a solution keep the *strong*
   infeasibility bound ``max(lb, ub, min_f LB_f)``;
-  with an unbounded cache the children of ``PEEK_CHUNK`` candidates are
-  looked up in one batch (``_peek_chunk``);
+  with an unbounded cache of ``PEEK_MIN_ENTRIES`` entries or more, the
+  children of ``PEEK_CHUNK`` candidates are looked up in one batch
+  (``_peek_chunk``);
 * purity, depth and minimum-support pruning;
 * equivalent splits: a feature that splits a node's cover as one met
   before (x and not-x, columns equal on the cover) is left out
@@ -128,6 +129,21 @@ BRANCHINGS = {"data": BRANCH_DATA, "asc": BRANCH_ASC, "desc": BRANCH_DESC}
 cdef enum:
     # candidates whose children's cache entries are looked up together
     PEEK_CHUNK = 16
+    # from this many cache entries on (a trie of about 1.5 MiB): a smaller
+    # one stays in the core's cache, where batching has no misses to overlap
+    # and a loop that ends early would waste the chunk's lookups
+    PEEK_MIN_ENTRIES = 1 << 16
+
+cdef Py_ssize_t _peek_min_entries = PEEK_MIN_ENTRIES
+
+
+def set_peek_min_entries(n=None):
+    """Batch the cache lookups from ``n`` entries on (``None``: the default,
+    ``PEEK_MIN_ENTRIES``); for tests. Returns the previous value."""
+    global _peek_min_entries
+    old = int(_peek_min_entries)
+    _peek_min_entries = PEEK_MIN_ENTRIES if n is None else int(n)
+    return old
 
 
 cdef inline double _xlogx(double x) noexcept nogil:
@@ -693,7 +709,8 @@ cdef class Searcher(Skeleton):
         cdef int r = self.max_depth - d, f, nc, i, first, bestf
         cdef Py_ssize_t e0, e1
         cdef bint solved0, solved1
-        cdef bint batch = not self.dl8 and not self.bounded
+        cdef bint batch = (not self.dl8 and not self.bounded
+                           and self.cache.n_entries >= _peek_min_entries)
         cdef int pk_start = 0, pk_end = 0
         cdef Py_ssize_t* pk = self.pk_entries + d * 2 * PEEK_CHUNK
         if r <= self.d2_depth:

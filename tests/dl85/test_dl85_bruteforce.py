@@ -146,6 +146,47 @@ def test_dl85_every_kernel_isa_is_exact(isa, rng):
         _search.set_kernel_isa("auto")
 
 
+@pytest.mark.parametrize("cache", ["trie", "hash"])
+def test_dl85_batched_cache_lookups_change_nothing(cache, rng):
+    """The children of a chunk of candidates looked up together
+    (``_peek_chunk``) from the first entry on, or never: the same search
+    (every counter), the same tree; brute force at depth 3."""
+    from odtstudy.datasets import load_dataset
+    from odtstudy.dl85 import _search
+
+    cases = []
+    for n_rows, n_feat, depth in ((300, 10, 3), (400, 20, 5)):
+        X = rng.integers(0, 2, size=(n_rows, n_feat))
+        X[:, 5] = X[:, 2]  # a duplicate column
+        y = (X[:, 0] ^ X[:, 3] ^ (rng.random(n_rows) < 0.25)).astype(int)
+        cases.append((X, y, depth))
+    vote = load_dataset("vote")  # cache hits on both children, dynamic order
+    cases.append((np.asarray(vote.X), np.asarray(vote.y), 4))
+    try:
+        for X, y, depth in cases:
+            fits = []
+            for threshold in (0, 2**40):
+                _search.set_peek_min_entries(threshold)
+                fits.append(DL85Classifier(max_depth=depth, cache=cache).fit(X, y))
+            batched, plain = fits
+            assert batched.stats_["cache_entries"] > (1000 if depth > 3 else 10)
+            for key in (
+                "itemsets_explored",
+                "cache_hits",
+                "depth2_calls",
+                "similarity_prunes",
+                "cache_entries",
+            ):
+                assert batched.stats_[key] == plain.stats_[key], key
+            assert batched.objective_ == plain.objective_
+            np.testing.assert_array_equal(batched.predict(X), plain.predict(X))
+            if depth == 3:
+                expected = bruteforce.optimal_error(X, y, 3)
+                _check_fit(batched, X, y, 3, 1, expected)
+    finally:
+        _search.set_peek_min_entries(None)
+
+
 def _searcher(X, y, depth, min_sup, **params):
     from odtstudy.dl85 import _bitset, _classes, _search
 
