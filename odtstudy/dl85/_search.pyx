@@ -109,7 +109,8 @@ from odtstudy.dl85._objective cimport (
 )
 from odtstudy.dl85._objective import Objective as _Objective
 from odtstudy.dl85._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
-                                      Skeleton, _tree_state)
+                                      Skeleton, _tree_state, odt_entry_lock,
+                                      odt_entry_unlock, odt_load_flags)
 from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx
 from odtstudy.dl85._weighted cimport WeightedCore
 
@@ -441,8 +442,17 @@ cdef class Searcher(Skeleton):
     cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
         cdef Py_ssize_t e
         cdef Entry* ent
+        cdef bint moves
         self._lock()
+        # the insertion of up to d entries may move the entry array, which
+        # the other threads read and write outside the lock
+        moves = (self.share != NULL
+                 and self.cache.n_entries + d + 1 > self.cache.capacity)
+        if moves:
+            self._stop_world()
         e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, True)
+        if moves:
+            self._resume_world()
         if e < 0:
             self._unlock()
             self.timed_out = True
@@ -451,38 +461,59 @@ cdef class Searcher(Skeleton):
             # the path under evaluation (never wiped)
             self.cache.cur_path[d] = <int32_t>e
         ent = &self.cache.entries[e]
-        solved[0] = ent.flags & ENTRY_SOLVED
+        solved[0] = odt_load_flags(<int*>&ent.flags) & ENTRY_SOLVED
         value[0] = ent.error if solved[0] else ent.lb
         self._unlock()
         return e
 
+    # The entry writes: without the lock on threads, each entry's fields
+    # under its own lock bit (``_spin.h``)
     cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
                             int t) noexcept nogil:
-        self._lock()
-        cdef Entry* ent = &self.cache.entries[e]
+        cdef Entry* ent
+        if self.share == NULL:
+            ent = &self.cache.entries[e]
+            ent.error = err
+            ent.lb = err
+            ent.feature = f
+            ent.flags = ent.flags | ENTRY_SOLVED
+            return
+        self._enter()
+        ent = &self.cache.entries[e]
+        odt_entry_lock(<int*>&ent.flags)
         ent.error = err
         ent.lb = err
         ent.feature = f
-        ent.flags = ent.flags | ENTRY_SOLVED
-        self._unlock()
+        odt_entry_unlock(<int*>&ent.flags, ENTRY_SOLVED)
+        self._leave()
 
     cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
-        self._lock()
-        cdef Entry* ent = &self.cache.entries[e]
+        cdef Entry* ent
+        self._enter()
+        ent = &self.cache.entries[e]
+        if self.share != NULL:
+            odt_entry_lock(<int*>&ent.flags)
         if lb > ent.lb:
             ent.lb = lb
-        self._unlock()
+        if self.share != NULL:
+            odt_entry_unlock(<int*>&ent.flags, 0)
+        self._leave()
 
     cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
                                 int t) noexcept nogil:
         cdef double kept
-        self._lock()
-        cdef Entry* ent = &self.cache.entries[e]
+        cdef Entry* ent
+        self._enter()
+        ent = &self.cache.entries[e]
+        if self.share != NULL:
+            odt_entry_lock(<int*>&ent.flags)
         if err < ent.error:
             ent.error = err
             ent.feature = f
         kept = ent.error
-        self._unlock()
+        if self.share != NULL:
+            odt_entry_unlock(<int*>&ent.flags, 0)
+        self._leave()
         return kept
 
     cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil:
@@ -678,7 +709,7 @@ cdef class Searcher(Skeleton):
         if e < 0:
             return 0.0
         cdef Entry* ent = &self.cache.entries[e]
-        if ent.flags & ENTRY_SOLVED:
+        if odt_load_flags(<int*>&ent.flags) & ENTRY_SOLVED:
             return ent.error
         return ent.lb
 
@@ -746,18 +777,23 @@ cdef class Searcher(Skeleton):
                     pk_start = i
                     pk_end = i + PEEK_CHUNK if i + PEEK_CHUNK < nc else nc
                     self._peek_chunk(d, pk_start, pk_end)
-                self._lock()
                 if batch:
+                    # the entries are known: no trie walk, so no lock
+                    self._enter()
                     e0 = pk[2 * (i - pk_start)]
                     e1 = pk[2 * (i - pk_start) + 1]
                 else:
+                    self._lock()
                     e0 = self._child_entry(d, f, 0, False)
                     e1 = self._child_entry(d, f, 1, False)
                 v0 = self._child_value(e0)
                 v1 = self._child_value(e1)
                 solved0 = e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED)
                 solved1 = e1 >= 0 and (self.cache.entries[e1].flags & ENTRY_SOLVED)
-                self._unlock()
+                if batch:
+                    self._leave()
+                else:
+                    self._unlock()
                 if self.use_sim and v0 + v1 < cur_ub:
                     # similarity bounds of both children before any solving
                     if not solved0:

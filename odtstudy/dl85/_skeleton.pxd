@@ -38,6 +38,13 @@ cdef extern from "_spin.h":
     void odt_spin_unlock(int* lock) noexcept nogil
     double odt_load_double(const double* x) noexcept nogil
     void odt_store_double(double* x, double v) noexcept nogil
+    void odt_guard_enter(int* busy, const int* growing) noexcept nogil
+    void odt_guard_leave(int* busy) noexcept nogil
+    void odt_stop_world(int* growing, int** busy, int n) noexcept nogil
+    void odt_resume_world(int* growing) noexcept nogil
+    void odt_entry_lock(int* flags) noexcept nogil
+    void odt_entry_unlock(int* flags, int set) noexcept nogil
+    int odt_load_flags(const int* flags) noexcept nogil
 
 
 ctypedef struct Share:
@@ -51,6 +58,11 @@ ctypedef struct Share:
     int trace_cap
     double t_start
     bint tracing
+    # the 0/1 search's entries, read and written outside the lock
+    # (``_enter`` / ``_leave``, ``_spin.h``)
+    int growing              # the entry array is being moved: wait
+    int** busy               # each thread's flag: inside a guarded section
+    int n_busy
 
 
 cdef class Skeleton:
@@ -86,6 +98,7 @@ cdef class Skeleton:
     cdef const bint* _saved_flag
     cdef int n_helpers
     cdef Share* share           # NULL unless the root is searched on threads
+    cdef int busy               # in a guarded section (``_enter``)
     cdef int sh_kind, sh_f, sh_t   # a helper's root answer
     cdef readonly long long n_claimed   # root candidates this thread searched
     cdef double sh_best, sh_min_lb
@@ -151,6 +164,24 @@ cdef class Skeleton:
     cdef inline void _unlock(self) noexcept nogil:
         if self.share != NULL:
             odt_spin_unlock(&self.share.lock)
+
+    cdef inline void _enter(self) noexcept nogil:
+        """Read or write cache entries without the lock (threads only):
+        waits while another thread moves the entry array."""
+        if self.share != NULL:
+            odt_guard_enter(&self.busy, &self.share.growing)
+
+    cdef inline void _leave(self) noexcept nogil:
+        if self.share != NULL:
+            odt_guard_leave(&self.busy)
+
+    cdef inline void _stop_world(self) noexcept nogil:
+        """With the lock held, before an insertion that may move the entry
+        array: wait until no thread is in a guarded section."""
+        odt_stop_world(&self.share.growing, self.share.busy, self.share.n_busy)
+
+    cdef inline void _resume_world(self) noexcept nogil:
+        odt_resume_world(&self.share.growing)
 
     cdef inline bint _claim(self, int d, int i, double* cur_ub) noexcept nogil:
         """Whether this thread searches the depth-d node's i-th candidate:

@@ -61,8 +61,11 @@ With helpers (``share_root``, the estimators' ``n_jobs``), the root's split
 search runs on ``1 + len(helpers)`` threads (``_splits_shared``), one
 searcher each on one cache: a root candidate goes to the first thread that
 reaches it (``_claim``), each thread searches under the best root loss any
-of them found, and every cache access holds the lock of ``Share``
-(``_lock``). Each candidate being searched or pruned by one thread, the best
+of them found, and every cache lookup or insertion holds the lock of
+``Share`` (``_lock``). The 0/1 search reads and writes the entries it has
+found without it, in guarded sections (``_enter`` / ``_leave``) that an
+insertion moving the entry array waits out (``_stop_world``), each entry's
+fields under its own lock bit (``_spin.h``). Each candidate being searched or pruned by one thread, the best
 of their answers is the root's optimum and the least of their bounds its
 bound. A thread that finds a tree at the root's lower bound ends the
 others' searches (``_check_time``). The descent and the passes of a
@@ -83,7 +86,7 @@ with it).
 
 cimport cython
 from libc.math cimport INFINITY
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
 
 import threading
 
@@ -273,6 +276,15 @@ cdef class Skeleton:
         sh.trace_cap = self.trace_cap
         sh.t_start = self.t_start
         sh.tracing = self.tracing
+        sh.growing = 0
+        sh.n_busy = 1 + self.n_helpers
+        sh.busy = <int**>malloc(sh.n_busy * sizeof(int*))
+        if sh.busy == NULL:
+            # no thread to share with: this one searches every candidate
+            sh.n_busy = 0
+            return self._splits(0, e, ub, lb, leaf, best, f, t, min_lb)
+        self.busy = 0
+        sh.busy[0] = &self.busy
         self.share = &sh
         with gil:
             self._launch(e, ub, lb)
@@ -280,6 +292,7 @@ cdef class Skeleton:
         with gil:
             self._gather(kind != SPLIT_EXACT, best, f, t, min_lb)
         self.share = NULL
+        free(sh.busy)
         if sh.best <= lb:
             # the threads stopped once one found a tree at the root's bound
             # (``_check_time``): that tree is optimal, whatever the clock says
@@ -291,9 +304,13 @@ cdef class Skeleton:
         that could not start leaves its share to the threads that did (a
         candidate goes to the first thread that reaches it)."""
         cdef Skeleton h
+        cdef int k = 1
         self._threads = []
         for h in self.helpers:
             h.sh_kind = -1      # not started (yet)
+            h.busy = 0
+            self.share.busy[k] = &h.busy
+            k += 1
         try:
             for h in self.helpers:
                 h.share = self.share

@@ -40,4 +40,71 @@ static inline void odt_store_double(double* x, double v) {
     __atomic_store(x, &v, __ATOMIC_RELAXED);
 }
 
+static inline void odt_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* The entries of the 0/1 search's cache, on several threads.
+ *
+ * A thread reads and writes entries without the cache's lock, inside
+ * ``odt_guard_enter`` / ``odt_guard_leave`` (its ``busy`` flag). Only an
+ * insertion moves the entry array (growth by doubling): the thread making
+ * it holds the lock, raises ``growing`` and waits until no other thread is
+ * busy (``odt_stop_world``), then lowers it (``odt_resume_world``). A
+ * guarded section takes no lock but entry locks, so the wait ends.
+ *
+ * A writer holds the entry's lock bit (in its flags) for the entry's
+ * fields; a reader loads the flags first (acquire), so a solved entry's
+ * flags are never seen before its error. */
+#define ODT_ENTRY_LOCK 8
+
+static inline void odt_guard_enter(int* busy, const int* growing) {
+    for (;;) {
+        __atomic_store_n(busy, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(growing, __ATOMIC_SEQ_CST))
+            return;
+        __atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+        while (__atomic_load_n(growing, __ATOMIC_RELAXED))
+            odt_pause();
+    }
+}
+
+static inline void odt_guard_leave(int* busy) {
+    __atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+}
+
+static inline void odt_stop_world(int* growing, int** busy, int n) {
+    __atomic_store_n(growing, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < n; i++)
+        while (__atomic_load_n(busy[i], __ATOMIC_SEQ_CST))
+            odt_pause();
+}
+
+static inline void odt_resume_world(int* growing) {
+    __atomic_store_n(growing, 0, __ATOMIC_RELEASE);
+}
+
+static inline void odt_entry_lock(int* flags) {
+    for (;;) {
+        int cur = __atomic_load_n(flags, __ATOMIC_RELAXED);
+        if (!(cur & ODT_ENTRY_LOCK)
+            && __atomic_compare_exchange_n(flags, &cur, cur | ODT_ENTRY_LOCK, 0,
+                                           __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        odt_pause();
+    }
+}
+
+/* release the entry, with the flags ``set`` added */
+static inline void odt_entry_unlock(int* flags, int set) {
+    int cur = __atomic_load_n(flags, __ATOMIC_RELAXED);
+    __atomic_store_n(flags, (cur | set) & ~ODT_ENTRY_LOCK, __ATOMIC_RELEASE);
+}
+
+static inline int odt_load_flags(const int* flags) {
+    return __atomic_load_n(flags, __ATOMIC_ACQUIRE);
+}
+
 #endif

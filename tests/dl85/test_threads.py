@@ -62,6 +62,32 @@ def test_binary_threads_equal_one_thread_and_brute_force(problem, n_jobs):
     assert many.stats_["threads"] == n_jobs
 
 
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_binary_threads_read_and_write_entries_while_the_cache_grows(n_jobs):
+    """Entries read and written outside the cache's lock (batched lookups
+    from the first entry on) while other threads insert and the entry array
+    moves (it doubles from 1,024 entries); three threads on two cores are
+    preempted inside their guarded sections: the one-thread optimum, tree
+    and bound every time."""
+    from odtstudy.dl85 import _search
+
+    old = _search.set_peek_min_entries(0)
+    try:
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            X = rng.integers(0, 2, size=(600, 30))
+            y = (X[:, 0] ^ X[:, 1] ^ X[:, 2] ^ (rng.random(600) < 0.2)).astype(int)
+            one = DL85Classifier(max_depth=5).fit(X, y)
+            many = DL85Classifier(max_depth=5, n_jobs=n_jobs).fit(X, y)
+            _same_outcome(one, many)
+            assert many.optimal_
+            assert many.objective_ == np.sum(many.predict(X) != y)
+            assert many.stats_["cache_entries"] > 16 * 1024
+            assert many.stats_["root_candidates_of_helpers"] > 0
+    finally:
+        _search.set_peek_min_entries(old)
+
+
 @SETTINGS
 @given(numeric_problems)
 def test_numeric_threads_equal_one_thread(problem):
