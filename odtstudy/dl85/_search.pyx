@@ -186,8 +186,8 @@ cdef class Searcher(Skeleton):
     cdef Covers cv            # the covers of the search path (``_covers.pyx``)
     cdef Depth2 d2            # the depth-2 solvers (``_depth2.pyx``)
     cdef KeyIdx* order
-    cdef int32_t* pk_items    # per depth: the children of a chunk of candidates
-    cdef Py_ssize_t* pk_entries   # and their cache entries (``_peek_chunk``)
+    cdef int32_t* pk_items    # scratch: the itemsets of a chunk's children
+    cdef Py_ssize_t* pk_entries   # per depth: their cache entries (``_peek_chunk``)
     cdef double* sup
     # similarity bound: two remembered covers per depth
     cdef uint64_t* sim_words

@@ -65,11 +65,12 @@ of them found, and every cache lookup or insertion holds the lock of
 ``Share`` (``_lock``). The 0/1 search reads and writes the entries it has
 found without it, in guarded sections (``_enter`` / ``_leave``) that an
 insertion moving the entry array waits out (``_stop_world``), each entry's
-fields under its own lock bit (``_spin.h``). Each candidate being searched or pruned by one thread, the best
-of their answers is the root's optimum and the least of their bounds its
-bound. A thread that finds a tree at the root's lower bound ends the
-others' searches (``_check_time``). The descent and the passes of a
-time-limited search, and the rebuild, run on one thread.
+fields under its own lock bit (``_spin.h``). Each candidate being searched
+or pruned by one thread, the best of their answers is the root's optimum
+and the least of their bounds its bound. A thread that finds a tree at the
+root's lower bound ends the others' searches (``_check_time``). The descent
+and the passes of a time-limited search, and the rebuild, run on one
+thread.
 
 After the search
 ----------------
