@@ -9,6 +9,7 @@ cdef enum:
     ENTRY_SOLVED = 1      # ``error`` is the proven optimum of the itemset
     ENTRY_FREE = 2        # bounded cache: the entry was wiped (on the free list)
     ENTRY_USEFUL = 4      # bounded cache: kept by the wipe in progress
+    ENTRY_LOCKED = 8      # threads: a thread is writing the entry (``_spin.h``)
 
 cdef enum:
     FEATURE_NONE = -2     # no tree known for the itemset

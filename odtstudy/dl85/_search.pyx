@@ -89,6 +89,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, qsort
 
 from odtstudy.dl85._cache cimport (
+    ENTRY_LOCKED,
     ENTRY_SOLVED,
     FEATURE_LEAF,
     FEATURE_NONE,
@@ -466,53 +467,49 @@ cdef class Searcher(Skeleton):
         self._unlock()
         return e
 
-    # The entry writes: without the lock on threads, each entry's fields
-    # under its own lock bit (``_spin.h``)
+    # The entry writes: without the lock on threads (``_enter``), each
+    # entry's fields under its own lock bit (``_hold`` / ``_release``)
+    cdef inline Entry* _hold(self, Py_ssize_t e) noexcept nogil:
+        cdef Entry* ent = &self.cache.entries[e]
+        if self.share != NULL:
+            odt_entry_lock(<int*>&ent.flags, ENTRY_LOCKED)
+        return ent
+
+    cdef inline void _release(self, Entry* ent, int set) noexcept nogil:
+        """Give the entry back, with the flags ``set`` added."""
+        if self.share != NULL:
+            odt_entry_unlock(<int*>&ent.flags, ENTRY_LOCKED, set)
+        else:
+            ent.flags = ent.flags | set
+
     cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,
                             int t) noexcept nogil:
-        cdef Entry* ent
-        if self.share == NULL:
-            ent = &self.cache.entries[e]
-            ent.error = err
-            ent.lb = err
-            ent.feature = f
-            ent.flags = ent.flags | ENTRY_SOLVED
-            return
         self._enter()
-        ent = &self.cache.entries[e]
-        odt_entry_lock(<int*>&ent.flags)
+        cdef Entry* ent = self._hold(e)
         ent.error = err
         ent.lb = err
         ent.feature = f
-        odt_entry_unlock(<int*>&ent.flags, ENTRY_SOLVED)
+        self._release(ent, ENTRY_SOLVED)
         self._leave()
 
     cdef void _store_bound(self, int d, Py_ssize_t e, double lb) noexcept nogil:
-        cdef Entry* ent
         self._enter()
-        ent = &self.cache.entries[e]
-        if self.share != NULL:
-            odt_entry_lock(<int*>&ent.flags)
+        cdef Entry* ent = self._hold(e)
         if lb > ent.lb:
             ent.lb = lb
-        if self.share != NULL:
-            odt_entry_unlock(<int*>&ent.flags, 0)
+        self._release(ent, 0)
         self._leave()
 
     cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
                                 int t) noexcept nogil:
         cdef double kept
-        cdef Entry* ent
         self._enter()
-        ent = &self.cache.entries[e]
-        if self.share != NULL:
-            odt_entry_lock(<int*>&ent.flags)
+        cdef Entry* ent = self._hold(e)
         if err < ent.error:
             ent.error = err
             ent.feature = f
         kept = ent.error
-        if self.share != NULL:
-            odt_entry_unlock(<int*>&ent.flags, 0)
+        self._release(ent, 0)
         self._leave()
         return kept
 
@@ -705,11 +702,15 @@ cdef class Searcher(Skeleton):
         return nc
 
     # ------------------------------------------------------ split search
-    cdef double _child_value(self, Py_ssize_t e) noexcept nogil:
+    cdef double _child_value(self, Py_ssize_t e, bint* solved) noexcept nogil:
+        """A child's cached bound (its optimum when ``solved``), 0 when it
+        has no entry."""
+        solved[0] = False
         if e < 0:
             return 0.0
         cdef Entry* ent = &self.cache.entries[e]
         if odt_load_flags(<int*>&ent.flags) & ENTRY_SOLVED:
+            solved[0] = True
             return ent.error
         return ent.lb
 
@@ -786,10 +787,8 @@ cdef class Searcher(Skeleton):
                     self._lock()
                     e0 = self._child_entry(d, f, 0, False)
                     e1 = self._child_entry(d, f, 1, False)
-                v0 = self._child_value(e0)
-                v1 = self._child_value(e1)
-                solved0 = e0 >= 0 and (self.cache.entries[e0].flags & ENTRY_SOLVED)
-                solved1 = e1 >= 0 and (self.cache.entries[e1].flags & ENTRY_SOLVED)
+                v0 = self._child_value(e0, &solved0)
+                v1 = self._child_value(e1, &solved1)
                 if batch:
                     self._leave()
                 else:

@@ -42,8 +42,8 @@ cdef extern from "_spin.h":
     void odt_guard_leave(int* busy) noexcept nogil
     void odt_stop_world(int* growing, int** busy, int n) noexcept nogil
     void odt_resume_world(int* growing) noexcept nogil
-    void odt_entry_lock(int* flags) noexcept nogil
-    void odt_entry_unlock(int* flags, int set) noexcept nogil
+    void odt_entry_lock(int* flags, int bit) noexcept nogil
+    void odt_entry_unlock(int* flags, int bit, int set) noexcept nogil
     int odt_load_flags(const int* flags) noexcept nogil
 
 
