@@ -34,6 +34,7 @@ __all__ = [
     "SEED",
     "SPEED_RULE",
     "RatioEstimate",
+    "assign_references",
     "geometric_ratio",
     "paired_wilcoxon",
     "speed_table",
@@ -164,6 +165,57 @@ def _startup_s(text) -> float:
         return float(stats_.get("startup_s") or 0.0)
     except (TypeError, ValueError, AttributeError):
         return 0.0
+
+
+def _instances(frame: pd.DataFrame, method: str) -> set:
+    runs = frame.loc[frame["method"] == method, ["dataset", "depth", "fold", "seed"]]
+    return set(runs.itertuples(index=False, name=None))
+
+
+def assign_references(
+    frame: pd.DataFrame, methods: list, references: list
+) -> tuple[dict, list]:
+    """Each exact method to the first of ``references`` it shares an
+    instance (dataset, depth, fold, seed) with.
+
+    A study whose tiers run on different data (0/1 sets for ``dl85``, numeric
+    sets for ``dl85-numeric``) has no instance where a numeric tool and
+    ``dl85`` both ran; such a tool is timed against the later reference it
+    shares instances with instead of being left out.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    methods : list of str
+        Exact methods, in report order.
+    references : list of str
+        Candidate references, the preferred first.
+
+    Returns
+    -------
+    assigned : dict
+        Reference -> the methods compared with it (never itself, never the
+        first reference), for the references that have any, in the order of
+        ``references``.
+    unpaired : list of str
+        Methods that share no instance with any reference, references that
+        head no table excluded.
+    """
+    shared = {r: _instances(frame, r) for r in references}
+    assigned: dict = {}
+    unpaired = []
+    for method in methods:
+        if method == references[0]:
+            continue
+        mine = _instances(frame, method)
+        target = next((r for r in references if r != method and mine & shared[r]), None)
+        if target is None:
+            unpaired.append(method)
+        else:
+            assigned.setdefault(target, []).append(method)
+    ordered = {r: assigned[r] for r in references if r in assigned}
+    unpaired = [m for m in unpaired if m not in ordered]
+    return ordered, unpaired
 
 
 def speed_table(

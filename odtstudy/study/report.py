@@ -37,7 +37,12 @@ from odtstudy.study._provenance_text import provenance_text
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
 from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study._regression_report import consistency_count, error_tables
-from odtstudy.study._speed import SPEED_RULE, speed_table, startup_methods
+from odtstudy.study._speed import (
+    SPEED_RULE,
+    assign_references,
+    speed_table,
+    startup_methods,
+)
 from odtstudy.study._stats import rank_test, rank_verdict, score_matrix, win_tie_loss
 from odtstudy.study._status import STATUS_RULE, not_own_reasons, status_table
 from odtstudy.study.results import ResultsStore
@@ -238,7 +243,9 @@ def _no_ranks_note(records: StudyRecords) -> str:
 
 
 def _exact_methods(doc, records, reference) -> None:
-    """Proofs per depth, and the speed of each exact method against ``reference``."""
+    """Proofs per depth, and the speed of each exact method against
+    ``reference``, or against the study's other DL8.5 method it shares
+    instances with (:func:`~odtstudy.study._speed.assign_references`)."""
     exact = records.exact_methods
     if not exact:
         return
@@ -248,12 +255,29 @@ def _exact_methods(doc, records, reference) -> None:
     doc.table(proof_table(records))
     if reference not in exact or len(exact) < 2:
         return
-    table, other_family = speed_table(records.frame, exact, reference, records.depths)
+    others = [
+        m
+        for m in exact
+        if m != reference
+        and str(records.methods.get(m, {}).get("method", m)).startswith("dl85")
+    ]
+    assigned, unpaired = assign_references(records.frame, exact, [reference, *others])
+    startup = startup_methods(records.frame)
+    for ref, methods in assigned.items():
+        _speed_against(doc, records, ref, [ref, *methods], startup)
+    if unpaired:
+        doc.text(
+            "Not timed against a reference (no instance in common with "
+            f"{', '.join([reference, *others])}): {', '.join(unpaired)}."
+        )
+
+
+def _speed_against(doc, records, reference, methods, startup) -> None:
+    table, other_family = speed_table(records.frame, methods, reference, records.depths)
     if table.empty:
         return
     doc.heading(f"Speed against {reference}", 3)
     doc.text(SPEED_RULE.format(reference=reference))
-    startup = startup_methods(records.frame)
     if startup:
         table["method"] = [m + (" †" if m in startup else "") for m in table["method"]]
     doc.table(table)
@@ -261,6 +285,7 @@ def _exact_methods(doc, records, reference) -> None:
         f"† {m}: its fit time includes an interpreter start-up (median "
         f"{seconds:.2g} s per fit)."
         for m, seconds in startup.items()
+        if m in methods
     ]
     if other_family:
         notes.append(

@@ -13,6 +13,7 @@ from odtstudy.study._records import StudyRecords
 from odtstudy.study._speed import (
     N_RESAMPLES,
     SEED,
+    assign_references,
     geometric_ratio,
     paired_wilcoxon,
     speed_table,
@@ -123,3 +124,50 @@ def test_report_shows_speed_startup_footnote_and_gap_at_the_limit(tmp_path):
 def test_startup_methods_reads_the_stats(tmp_path):
     frame = _records(tmp_path, _study(startup=True, penalised="dl85")).frame
     assert startup_methods(frame) == {"penalised": pytest.approx(1.3)}
+
+
+def _tiers():
+    """Two tiers of one study: dl85 and cpsat on datasets a and b, the
+    numeric DL8.5 and a numeric tool (twice its time) on c and d, and cart
+    on every dataset."""
+    methods = {"dl85": "dl85", "cpsat": "cpsat", "num": "dl85-numeric"}
+    proto = protocol(methods={**methods, "tool": "contree", "cart": "cart"})
+    records = []
+    for record in grid(depths=(3,), proto=proto):
+        binary = record["dataset"] in ("a", "b")
+        if record["method"] in ("dl85", "cpsat") and not binary:
+            continue
+        if record["method"] in ("num", "tool") and binary:
+            continue
+        record["fit_time_s"] = {"dl85": 0.1, "num": 0.4}.get(record["method"], 0.8)
+        records.append(record)
+    return records
+
+
+def test_a_tool_of_another_tier_is_timed_against_its_tiers_dl85(tmp_path):
+    records = _records(tmp_path, _tiers())
+    exact = records.exact_methods
+    assert set(exact) == {"cpsat", "dl85", "num", "tool"}
+    assigned, unpaired = assign_references(records.frame, exact, ["dl85", "num"])
+    assert assigned == {"dl85": ["cpsat"], "num": ["tool"]}
+    assert unpaired == []
+    # with dl85 as the only reference, the numeric tier is named, not dropped
+    assigned, unpaired = assign_references(records.frame, exact, ["dl85"])
+    assert assigned == {"dl85": ["cpsat"]} and unpaired == ["num", "tool"]
+
+    write_study(tmp_path / "tiers", _tiers())
+    text = make_report("tiers", output_dir=tmp_path).read_text()
+    assert "### Speed against dl85\n" in text and "### Speed against num\n" in text
+    against_num = text.split("### Speed against num", 1)[1].split("##", 1)[0]
+    assert "| 3 | tool | 4 | 4 | 4 | 4 | 0 | 0 | 2× [2, 2] |" in against_num
+    against_dl85 = text.split("### Speed against dl85", 1)[1].split("##", 1)[0]
+    assert "| 3 | cpsat | 4 | 4 | 4 | 4 | 0 | 0 | 8× [8, 8] |" in against_dl85
+    assert "tool" not in against_dl85 and "Not timed against" not in text
+
+
+def test_a_study_on_shared_instances_keeps_one_reference(tmp_path):
+    records = _records(tmp_path, _study())
+    assigned, unpaired = assign_references(
+        records.frame, records.exact_methods, ["dl85", "cpsat"]
+    )
+    assert assigned == {"dl85": ["cpsat"]} and unpaired == []
