@@ -1,9 +1,12 @@
 """Speed of exact methods against a reference, per depth, on the instances
 both prove.
 
-An *instance* is one run's data (dataset, depth, fold, seed). For an exact
-method ``m`` and the reference ``r`` (``dl85`` when present) of the same
-objective family, at one depth:
+An *instance* is one run's data (dataset, depth, fold, seed). Each exact
+method is timed against the first reference it shares an instance with
+(:func:`assign_references`: ``dl85`` when present, then the study's other
+DL8.5 methods, e.g. ``dl85-numeric`` for the tools of a numeric tier). For
+an exact method ``m`` and its reference ``r`` of the same objective family,
+at one depth:
 
 - the proven counts of each, the instances both prove, and those only one
   of them proves (counted, never dropped silently);
