@@ -171,7 +171,8 @@ def _startup_s(text) -> float:
 
 
 def _instances(frame: pd.DataFrame, method: str) -> set:
-    runs = frame.loc[frame["method"] == method, ["dataset", "depth", "fold", "seed"]]
+    """The (dataset, fold, seed, depth) of the method's runs."""
+    runs = frame.loc[frame["method"] == method, [*_INSTANCE, "depth"]]
     return set(runs.itertuples(index=False, name=None))
 
 
@@ -201,8 +202,8 @@ def assign_references(
         first reference), for the references that have any, in the order of
         ``references``.
     unpaired : list of str
-        Methods that share no instance with any reference, references that
-        head no table excluded.
+        Methods that share no instance with any reference, except the
+        references that head a table of their own.
     """
     shared = {r: _instances(frame, r) for r in references}
     assigned: dict = {}
@@ -210,7 +211,7 @@ def assign_references(
     for method in methods:
         if method == references[0]:
             continue
-        mine = _instances(frame, method)
+        mine = shared[method] if method in shared else _instances(frame, method)
         target = next((r for r in references if r != method and mine & shared[r]), None)
         if target is None:
             unpaired.append(method)
