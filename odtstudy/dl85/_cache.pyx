@@ -252,8 +252,32 @@ cdef class Cache:
         self.capacity = new_cap
         return True
 
+    cdef void share_world(self, int* growing, int** busy, int n) noexcept nogil:
+        """On threads, which read and write entries outside the cache's lock
+        in guarded sections (``_spin.h``): an insertion that moves an array
+        they read first waits until none of the ``n`` threads' ``busy``
+        flags is up, with ``growing`` raised. ``growing = NULL``: one
+        thread again."""
+        self.world_growing = growing
+        self.world_busy = busy
+        self.world_n = n
+
+    cdef void _stop_world(self) noexcept nogil:
+        if self.world_growing != NULL:
+            odt_stop_world(self.world_growing, self.world_busy, self.world_n)
+
+    cdef void _resume_world(self) noexcept nogil:
+        if self.world_growing != NULL:
+            odt_resume_world(self.world_growing)
+
+    cdef bint concurrent_peeks(self) noexcept nogil:
+        """Whether ``peek_many`` may run on threads outside the lock, beside
+        an insertion made under it: no."""
+        return False
+
     cdef Py_ssize_t _new_entry(self) noexcept nogil:
         cdef Py_ssize_t e, new_cap
+        cdef bint grown
         if self.n_free > 0:
             self.n_free -= 1
             e = self.free_head
@@ -263,7 +287,13 @@ cdef class Cache:
                 new_cap = 2 * self.capacity
                 if self.max_size > 0 and new_cap > self.max_size + 1:
                     new_cap = self.max_size + 1
-                if new_cap <= self.capacity or not self._grow(new_cap):
+                if new_cap <= self.capacity:
+                    self.out_of_memory = True
+                    return -1
+                self._stop_world()
+                grown = self._grow(new_cap)
+                self._resume_world()
+                if not grown:
                     self.out_of_memory = True
                     return -1
             e = self.n_entries
@@ -283,6 +313,19 @@ cdef class Cache:
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
         return -1
+
+    cdef int peek_prefix(self, const int32_t* items, int n, Py_ssize_t* node) noexcept nogil:
+        """With ``concurrent_peeks``, outside the lock: how many of the
+        itemset's first items are known (the itemset of that prefix, its
+        entry in ``node``), for ``find_from`` under the lock. Here: none."""
+        node[0] = 0
+        return 0
+
+    cdef Py_ssize_t find_from(self, const int32_t* items, int n, Py_ssize_t node,
+                              int i) noexcept nogil:
+        """``find(items, n, True)``, knowing that the prefix of ``i`` items
+        has the entry ``node`` (``peek_prefix``)."""
+        return self.find(items, n, True)
 
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
         return -1
@@ -481,11 +524,12 @@ cdef class Cache:
 
 
 cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
-                      Py_ssize_t* node, bint count) noexcept nogil:
-    """Follow ``items`` from the root as far as the trie goes: the number of
-    items matched, the node reached in ``node``. ``count``: add a reuse to
-    each node on the way (the prefixes of a lookup)."""
-    cdef Py_ssize_t at = 0, p, mask = trie.edge_mask
+                      Py_ssize_t* node, bint count, Py_ssize_t at) noexcept nogil:
+    """Follow ``items`` from the node ``at`` (the root) as far as the trie
+    goes: the number of items matched, the node reached in ``node``.
+    ``count``: add a reuse to each node on the way (the prefixes of a
+    lookup)."""
+    cdef Py_ssize_t p, mask = trie.edge_mask
     cdef const uint64_t* edge_keys = trie.edge_keys
     cdef uint64_t key
     cdef int i = 0
@@ -500,6 +544,29 @@ cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
         at = trie.edge_child[p]
         if count:
             wipe.hit(&trie.policy, at)
+        i += 1
+    node[0] = at
+    return i
+
+
+cdef inline int _walk_concurrent(TrieCache trie, const int32_t* items, int n,
+                                 Py_ssize_t* node) noexcept nogil:
+    """``_walk`` beside an insertion (``concurrent_peeks``): an edge being
+    added may be missed, none is misread (``_spin.h``)."""
+    cdef Py_ssize_t at = 0, p, mask = trie.edge_mask
+    cdef const uint64_t* edge_keys = trie.edge_keys
+    cdef uint64_t key, seen
+    cdef int i = 0
+    while i < n:
+        key = ((<uint64_t>(at + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+        p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+        seen = odt_load_key(&edge_keys[p])
+        while seen != key and seen != 0:
+            p = (p + 1) & mask
+            seen = odt_load_key(&edge_keys[p])
+        if seen == 0:
+            break
+        at = trie.edge_child[p]
         i += 1
     node[0] = at
     return i
@@ -576,9 +643,18 @@ cdef class TrieCache(Cache):
             _grow_array(<void**>&self.parent, new_cap, sizeof(int32_t))
             and _grow_array(<void**>&self.item, new_cap, sizeof(int32_t))))
 
+    cdef bint concurrent_peeks(self) noexcept nogil:
+        """Unbounded: yes. Edges are only added, each key published after
+        its child (``_spin.h``), and a larger table replaces the old one in
+        a stopped world (``_grow_edges``); a bounded cache deletes edges in
+        its wipes."""
+        return self.max_size == 0
+
     cdef bint _grow_edges(self) noexcept nogil:
         cdef Py_ssize_t old_size = self.edge_mask + 1, new_size = 2 * old_size
         cdef Py_ssize_t i, p, mask = new_size - 1
+        cdef uint64_t* old_keys
+        cdef int32_t* old_child
         cdef uint64_t* keys = <uint64_t*>malloc(new_size * sizeof(uint64_t))
         cdef int32_t* child = <int32_t*>malloc(new_size * sizeof(int32_t))
         if keys == NULL or child == NULL:
@@ -589,6 +665,8 @@ cdef class TrieCache(Cache):
         _advise_huge(keys, new_size * sizeof(uint64_t))
         _advise_huge(child, new_size * sizeof(int32_t))
         memset(keys, 0, new_size * sizeof(uint64_t))
+        # threads read the old table meanwhile (``concurrent_peeks``); the
+        # caller holds the lock, so no edge is added before the swap
         for i in range(old_size):
             if self.edge_keys[i] != 0:
                 p = <Py_ssize_t>(_mix(self.edge_keys[i]) & <uint64_t>mask)
@@ -596,16 +674,20 @@ cdef class TrieCache(Cache):
                     p = (p + 1) & mask
                 keys[p] = self.edge_keys[i]
                 child[p] = self.edge_child[i]
-        free(self.edge_keys)
-        free(self.edge_child)
+        old_keys = self.edge_keys
+        old_child = self.edge_child
+        self._stop_world()
         self.edge_keys = keys
         self.edge_child = child
         self.edge_mask = mask
+        self._resume_world()
+        free(old_keys)
+        free(old_child)
         return True
 
     cdef Py_ssize_t _peek(self, const int32_t* items, int n) noexcept nogil:
         cdef Py_ssize_t node
-        return node if _walk(self, items, n, &node, False) == n else -1
+        return node if _walk(self, items, n, &node, False, 0) == n else -1
 
     cdef void peek_many(self, const int32_t* items, int n, int count,
                         Py_ssize_t* out) noexcept nogil:
@@ -613,7 +695,7 @@ cdef class TrieCache(Cache):
         # level are prefetched first, so their cache misses overlap
         cdef Py_ssize_t mask = self.edge_mask, p
         cdef const uint64_t* edge_keys = self.edge_keys
-        cdef uint64_t key
+        cdef uint64_t key, seen
         cdef int i, k
         for k in range(count):
             out[k] = 0
@@ -630,15 +712,16 @@ cdef class TrieCache(Cache):
                     key = (((<uint64_t>(out[k] + 1)) << 32)
                            | <uint64_t>(<uint32_t_cast>items[k * n + i]))
                     p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
-                    while edge_keys[p] != key and edge_keys[p] != 0:
+                    seen = odt_load_key(&edge_keys[p])
+                    while seen != key and seen != 0:
                         p = (p + 1) & mask
-                    out[k] = self.edge_child[p] if edge_keys[p] != 0 else -1
+                        seen = odt_load_key(&edge_keys[p])
+                    out[k] = self.edge_child[p] if seen != 0 else -1
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
-        cdef Py_ssize_t node, p, child
-        cdef uint64_t key
+        cdef Py_ssize_t node
         cdef bint bounded = self.max_size > 0
-        cdef int i = _walk(self, items, n, &node, bounded)
+        cdef int i = _walk(self, items, n, &node, bounded, 0)
         if i == n:
             return node
         if not create:
@@ -647,10 +730,31 @@ cdef class TrieCache(Cache):
             if not self._wipe(n, n - i, node):
                 return -1
             # the wipe may have removed part of the path: walk it again
-            i = _walk(self, items, n, &node, False)
+            i = _walk(self, items, n, &node, False, 0)
             if self.n_live + (n - i) > self.max_size:  # pragma: no cover
                 self.cache_full = True
                 return -1
+        return self._insert(items, n, node, i)
+
+    cdef int peek_prefix(self, const int32_t* items, int n, Py_ssize_t* node) noexcept nogil:
+        return _walk_concurrent(self, items, n, node)
+
+    cdef Py_ssize_t find_from(self, const int32_t* items, int n, Py_ssize_t node,
+                              int i) noexcept nogil:
+        # unbounded (``concurrent_peeks``): the prefix's node stays; edges
+        # below it may have been added since ``peek_prefix``
+        i += _walk(self, items + i, n - i, &node, False, node)
+        if i == n:
+            return node
+        return self._insert(items, n, node, i)
+
+    cdef Py_ssize_t _insert(self, const int32_t* items, int n, Py_ssize_t node,
+                            int i) noexcept nogil:
+        """The entries of the itemset's prefixes past its first ``i`` items,
+        whose entry is ``node``: the itemset's entry."""
+        cdef Py_ssize_t p, child
+        cdef uint64_t key
+        cdef bint bounded = self.max_size > 0
         while i < n:
             child = self._new_entry()
             if child < 0:
@@ -659,8 +763,8 @@ cdef class TrieCache(Cache):
             p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
             while self.edge_keys[p] != 0:
                 p = (p + 1) & self.edge_mask
-            self.edge_keys[p] = key
             self.edge_child[p] = <int32_t>child
+            odt_publish_key(&self.edge_keys[p], key)
             self.n_edges += 1
             if bounded:
                 self.parent[child] = <int32_t>node

@@ -197,6 +197,7 @@ cdef class Searcher(Skeleton):
     cdef double* sim_val
     cdef double* sim_size
     cdef readonly Cache cache
+    cdef bint peek_free           # threads look the trie up outside its lock
     cdef readonly long long n_d2, n_sim_pruned
     # the leaf objective (``_objective.pyx``); ``weighted``: its class
     # supports / losses are not popcounts (the objective computes them)
@@ -287,6 +288,7 @@ cdef class Searcher(Skeleton):
         if self.bounded:
             # raises ValueError when the bound is too small for max_depth
             self.cache.configure(max_cache_size, wipe_factor, wipe_strategy)
+        self.peek_free = self.cache.concurrent_peeks()
         self.cv = Covers(cols, cmask, n_rows, max_depth)
         self.weighted = not objective.counts
         self.eps = 0.0
@@ -443,17 +445,27 @@ cdef class Searcher(Skeleton):
     cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:
         cdef Py_ssize_t e
         cdef Entry* ent
-        cdef bint moves
+        cdef const int32_t* items = self.cv.items + d * (self.max_depth + 1)
+        cdef int known = 0
+        if self.share != NULL and self.peek_free:
+            # on threads, the itemset's known prefix is found outside the
+            # lock: an itemset already cached takes no lock at all
+            self._enter()
+            known = self.cache.peek_prefix(items, d, &e)
+            if known == d:
+                ent = &self.cache.entries[e]
+                solved[0] = odt_load_flags(<int*>&ent.flags) & ENTRY_SOLVED
+                value[0] = ent.error if solved[0] else ent.lb
+                self._leave()
+                return e
+            self._leave()
         self._lock()
-        # the insertion of up to d entries may move the entry array, which
-        # the other threads read and write outside the lock
-        moves = (self.share != NULL
-                 and self.cache.n_entries + d + 1 > self.cache.capacity)
-        if moves:
-            self._stop_world()
-        e = self.cache.find(self.cv.items + d * (self.max_depth + 1), d, True)
-        if moves:
-            self._resume_world()
+        # an insertion that moves an array stops the other threads itself
+        # (``Cache.share_world``)
+        if known > 0:
+            e = self.cache.find_from(items, d, e, known)
+        else:
+            e = self.cache.find(items, d, True)
         if e < 0:
             self._unlock()
             self.timed_out = True
@@ -536,6 +548,13 @@ cdef class Searcher(Skeleton):
 
     cdef bint _out_of_memory(self) noexcept nogil:
         return self.cache.out_of_memory
+
+    cdef void _shared(self, bint on) noexcept nogil:
+        if on:
+            self.cache.share_world(&self.share.growing, self.share.busy,
+                                   self.share.n_busy)
+        else:
+            self.cache.share_world(NULL, NULL, 0)
 
     # ------------------------------------------------- the nodes (hooks)
     cdef void _root_node(self) noexcept nogil:
@@ -718,16 +737,24 @@ cdef class Searcher(Skeleton):
         """Cache entries of both children of the depth-d node's candidates
         ``i0 .. i1 - 1`` into ``pk_entries`` (unbounded cache: an entry, once
         made, stays; one made by another thread meanwhile is found by
-        ``_open``)."""
+        ``_open``). On threads the trie is read outside the lock, in a
+        guarded section, where the cache allows it (``concurrent_peeks``)."""
         cdef int j, v, n = d + 1
         cdef int32_t* buf = self.pk_items
         cdef KeyIdx* order = self.order + d * (self.m + 1)
         for j in range(i0, i1):
             for v in range(2):
                 self.cv.child_items(d, order[j].idx, v, buf + (2 * (j - i0) + v) * n)
-        self._lock()
+        cdef bint guarded = self.peek_free
+        if guarded:
+            self._enter()
+        else:
+            self._lock()
         self.cache.peek_many(buf, n, 2 * (i1 - i0), self.pk_entries + d * 2 * PEEK_CHUNK)
-        self._unlock()
+        if guarded:
+            self._leave()
+        else:
+            self._unlock()
 
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
                      double* best_out, int* f_out, int* t_out,

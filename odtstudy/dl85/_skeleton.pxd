@@ -60,7 +60,7 @@ ctypedef struct Share:
     bint tracing
     # the 0/1 search's entries, read and written outside the lock
     # (``_enter`` / ``_leave``, ``_spin.h``)
-    int growing              # the entry array is being moved: wait
+    int growing              # an array is being moved: wait (``Cache.share_world``)
     int** busy               # each thread's flag: inside a guarded section
     int n_busy
 
@@ -175,14 +175,6 @@ cdef class Skeleton:
         if self.share != NULL:
             odt_guard_leave(&self.busy)
 
-    cdef inline void _stop_world(self) noexcept nogil:
-        """With the lock held, before an insertion that may move the entry
-        array: wait until no thread is in a guarded section."""
-        odt_stop_world(&self.share.growing, self.share.busy, self.share.n_busy)
-
-    cdef inline void _resume_world(self) noexcept nogil:
-        odt_resume_world(&self.share.growing)
-
     cdef inline bint _claim(self, int d, int i, double* cur_ub) noexcept nogil:
         """Whether this thread searches the depth-d node's i-th candidate:
         always, but at the root of a search on several threads only if no
@@ -231,5 +223,6 @@ cdef class Skeleton:
     cdef void _child(self, int d, int f, int t, int side) noexcept nogil
     cdef object _node_value(self, int d)
     cdef bint _cache_full(self) noexcept nogil
+    cdef void _shared(self, bint on) noexcept nogil
     cdef bint _out_of_memory(self) noexcept nogil
     cdef int _raise_if_aborted(self) except -1

@@ -63,9 +63,11 @@ searcher each on one cache: a root candidate goes to the first thread that
 reaches it (``_claim``), each thread searches under the best root loss any
 of them found, and every cache lookup or insertion holds the lock of
 ``Share`` (``_lock``). The 0/1 search reads and writes the entries it has
-found without it, in guarded sections (``_enter`` / ``_leave``) that an
-insertion moving the entry array waits out (``_stop_world``), each entry's
-fields under its own lock bit (``_spin.h``). Each candidate being searched
+found without it, and looks up its candidates' children in the trie
+(``_peek_chunk``), in guarded sections (``_enter`` / ``_leave``) that an
+insertion moving the entry array or the trie's edges waits out
+(``Cache.share_world``), each entry's fields under its own lock bit
+(``_spin.h``). Each candidate being searched
 or pruned by one thread, the best of their answers is the root's optimum
 and the least of their bounds its bound. A thread that finds a tree at the
 root's lower bound ends the others' searches (``_check_time``). The descent
@@ -287,11 +289,13 @@ cdef class Skeleton:
         self.busy = 0
         sh.busy[0] = &self.busy
         self.share = &sh
+        self._shared(True)
         with gil:
             self._launch(e, ub, lb)
         kind = self._splits(0, e, ub, lb, leaf, best, f, t, min_lb)
         with gil:
             self._gather(kind != SPLIT_EXACT, best, f, t, min_lb)
+        self._shared(False)
         self.share = NULL
         free(sh.busy)
         if sh.best <= lb:
@@ -853,6 +857,11 @@ cdef class Skeleton:
 
     cdef bint _out_of_memory(self) noexcept nogil:
         return False
+
+    cdef void _shared(self, bint on) noexcept nogil:
+        """The root's search goes on threads (``on``; ``share`` is set) or
+        back to one: the cache may need to know (the 0/1 search's does)."""
+        pass
 
     cdef int _raise_if_aborted(self) except -1:
         """Re-raise the error of a Python callback that stopped the search."""

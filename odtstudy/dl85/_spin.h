@@ -9,6 +9,7 @@
 #define ODT_SPIN_H
 
 #include <sched.h>
+#include <stdint.h>
 
 /* One round of a wait: a pause, or after 4096 of them the CPU yielded. */
 static inline void odt_backoff(int* spins) {
@@ -105,6 +106,18 @@ static inline void odt_entry_unlock(int* flags, int bit, int set) {
 
 static inline int odt_load_flags(const int* flags) {
     return __atomic_load_n(flags, __ATOMIC_ACQUIRE);
+}
+
+/* The trie's edge keys (``_cache.pyx``), probed by threads outside the
+ * cache's lock while one thread inserts under it: an edge's child is written
+ * before its key is published, so a reader that sees the key sees the child
+ * (a reader that sees 0 takes the edge as absent: a weaker bound, no error). */
+static inline uint64_t odt_load_key(const uint64_t* key) {
+    return __atomic_load_n(key, __ATOMIC_ACQUIRE);
+}
+
+static inline void odt_publish_key(uint64_t* key, uint64_t v) {
+    __atomic_store_n(key, v, __ATOMIC_RELEASE);
 }
 
 #endif
