@@ -18,6 +18,12 @@ trie walks them one level at a time and prefetches each level's probes
 first, so their cache misses overlap (the search's candidates, a chunk at a
 time).
 
+On threads (``share_world``) insertions hold the search's lock, while the
+threads read entries, and walk the unbounded trie (``peek_many``,
+``peek_prefix``), outside it: an edge's key is published after its child,
+and an insertion that moves the entry array or swaps in a larger edge table
+first waits until no thread is inside a guarded section (``_spin.h``).
+
 Bounded cache
 -------------
 ``configure(max_size, wipe_factor, strategy)`` turns either cache into the
@@ -317,9 +323,10 @@ cdef class Cache:
     cdef int peek_prefix(self, const int32_t* items, int n, Py_ssize_t* node) noexcept nogil:
         """With ``concurrent_peeks``, outside the lock: how many of the
         itemset's first items are known (the itemset of that prefix, its
-        entry in ``node``), for ``find_from`` under the lock. Here: none."""
-        node[0] = 0
-        return 0
+        entry in ``node``), for ``find_from`` under the lock. Here: -1, not
+        even the empty itemset."""
+        node[0] = -1
+        return -1
 
     cdef Py_ssize_t find_from(self, const int32_t* items, int n, Py_ssize_t node,
                               int i) noexcept nogil:
@@ -473,6 +480,25 @@ cdef class Cache:
         for i in range(n):
             buf[i] = items[i]
         return self.find(buf, n, create)
+
+    def open_in_two_steps(self, items):
+        """The entry of a sorted itemset, made if absent, as a search on
+        threads opens it: its known prefix first (``peek_prefix``), then the
+        rest (``find_from``); ``(entry, items known first)``, -1 items for
+        a cache that knows no prefix. For tests."""
+        cdef int32_t buf[64]
+        cdef int i, n = len(items), known
+        cdef Py_ssize_t node
+        if n > 64 or n > self.max_len:
+            raise ValueError("itemset longer than the cache's max_len")
+        for i in range(n):
+            buf[i] = items[i]
+        known = self.peek_prefix(buf, n, &node)
+        if known == n:
+            return node, known
+        if known < 0:
+            return self.find(buf, n, True), known
+        return self.find_from(buf, n, node, known), known
 
     def lookup_many(self, itemsets):
         """Entry ids of sorted itemsets of one length, looked up together

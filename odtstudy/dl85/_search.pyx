@@ -446,7 +446,7 @@ cdef class Searcher(Skeleton):
         cdef Py_ssize_t e
         cdef Entry* ent
         cdef const int32_t* items = self.cv.items + d * (self.max_depth + 1)
-        cdef int known = 0
+        cdef int known = -1
         if self.share != NULL and self.peek_free:
             # on threads, the itemset's known prefix is found outside the
             # lock: an itemset already cached takes no lock at all
@@ -462,7 +462,7 @@ cdef class Searcher(Skeleton):
         self._lock()
         # an insertion that moves an array stops the other threads itself
         # (``Cache.share_world``)
-        if known > 0:
+        if known >= 0:
             e = self.cache.find_from(items, d, e, known)
         else:
             e = self.cache.find(items, d, True)

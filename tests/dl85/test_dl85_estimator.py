@@ -142,3 +142,26 @@ def test_dl85_cache_lookup(cache_cls):
     assert cache.lookup_many([[0, 1, 2, 203]]) == [-1]
     entry = cache.entry(seen[()])
     assert entry["solved"] is False and entry["lb"] == 0
+
+
+@pytest.mark.parametrize("cache_cls", [_cache.TrieCache, _cache.HashCache])
+def test_dl85_cache_opens_an_itemset_from_its_known_prefix(cache_cls):
+    """The lookup of a search on threads (the known prefix outside the
+    lock, the rest under it) finds the entry a plain lookup finds, makes the
+    missing prefixes, and the trie knows every prefix already made."""
+    cache = cache_cls(4, 16)
+    two_steps = cache_cls(4, 16)
+    rng = np.random.default_rng(5)
+    for _ in range(2000):  # forces several resizes of entries and edges
+        items = sorted(rng.choice(200, size=rng.integers(0, 5), replace=False))
+        # the trie: the longest prefix made before (with an itemset, its
+        # prefixes); the hash table knows no prefix, not even the empty one
+        made = -1
+        if cache_cls is _cache.TrieCache:
+            prefixes = [items[:k] for k in range(len(items) + 1)]
+            made = max(k for k, p in enumerate(prefixes) if two_steps.lookup(p) >= 0)
+        e, known = two_steps.open_in_two_steps(items)
+        assert cache.lookup(items, create=True) == e
+        assert known == made
+        assert two_steps.lookup(items) == e
+    assert two_steps.n_entries == cache.n_entries
