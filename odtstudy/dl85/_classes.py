@@ -222,6 +222,8 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         every objective). The numeric search reports
         ``thresholds_evaluated`` and ``thresholds_pruned`` (split positions
         evaluated, and pruned by the interval and neighbour bounds),
+        ``root_seeds_tried`` (features whose best single split the root
+        tried as a full subtree first, from depth 3 on),
         ``n_thresholds`` and the cache counters; its bounded cache
         re-solves wiped nodes without ``reconstitution_ms``.
     n_features_in_ : int

@@ -30,7 +30,16 @@ on the order instead of one bitset per threshold:
   only grow with its rows); and a position's children differ from a
   neighbour's by the rows between them, so its cost is at least the
   neighbour's minus those rows' largest losses. Whole intervals of
-  thresholds are thereby pruned without being evaluated.
+  thresholds are thereby pruned without being evaluated;
+* at the root of a search of depth 3 or more, each feature's best single
+  split is first tried as the root of a full subtree (``_try_seeds``; on
+  threads each seed goes to the first thread to claim it). Without it the
+  search spends its first minutes on the first feature's thresholds
+  (contree/fault at depth 4: 52 s, and every improvement of the root came
+  from the first of its 27 features) before any other feature's tree is
+  known. Each of
+  these trees is met again, from the cache, by its feature's interval
+  search, which stays exact and complete under the tighter bound.
 
 Subproblems are cached by their box (``_boxcache.pyx``) with the best split,
 the best loss and a lower bound (the skeleton's strong bound of a search
@@ -195,6 +204,7 @@ cdef class NumericSearcher(Skeleton):
     cdef int PS                   # doubles per split position in pos_s
     cdef readonly BoxCache cache
     cdef readonly long long n_d2, n_evals, n_interval_pruned
+    cdef readonly long long n_seeds     # root seeds tried (``_try_seeds``)
 
     def __cinit__(self, const int32_t[:, ::1] rank, const int32_t[::1] n_thresholds,
                   const double[:, ::1] stats, Objective objective, int max_depth,
@@ -1347,6 +1357,53 @@ cdef class NumericSearcher(Skeleton):
                 if v > lowR[i]:
                     lowR[i] = v
 
+    cdef bint _try_seeds(self, int d, double lb, double* cur_ub, double* best,
+                         int* f_out, int* t_out) noexcept nogil:
+        """Before any feature's thresholds are searched as intervals, each
+        feature's best single split tried as the root of a full subtree, in
+        the features' order (children solved under the bound ``cur_ub``,
+        lowered by every tree found, on threads by any thread's): whether a
+        tree below it was found (its loss in ``best``, its feature and
+        threshold). On threads each feature's seed is tried by the first
+        thread to claim it (candidates ``0 .. p - 1``; the interval
+        searches follow as ``p .. 2p - 1``). Every one of these trees is met
+        again, from the cache, by its feature's interval search."""
+        cdef int p = self.p, n = self.n, i, f, P, j
+        cdef KeyIdx* order = self.forder + d * (p + 1)
+        cdef int32_t* fk = self.fk + d * (p + 1)
+        cdef int32_t* pk = self.pos_k + d * (n + 1)
+        cdef int32_t* pt = self.pos_t + d * (n + 1)
+        cdef double errL, errR, lL, lR
+        cdef bint big_left, found = False
+        for i in range(p):
+            if order[i].key == INFINITY or self._check_time() or lb >= cur_ub[0]:
+                break
+            if not self._claim(d, i, cur_ub):
+                continue
+            f = order[i].idx
+            P = self._positions(d, f)
+            j = 0
+            while j < P - 1 and pk[j] != fk[f]:
+                j += 1
+            if P == 0 or pk[j] != fk[f]:
+                continue
+            self.n_seeds += 1
+            big_left = 2 * pk[j] >= self.cnt[d]
+            self._make_child(d, f, pt[j], big_left)
+            errL = self._solve(d + 1, cur_ub[0], &lL)
+            if errL == INFINITY or self.timed_out:
+                continue
+            self._make_child(d, f, pt[j], not big_left)
+            errR = self._solve(d + 1, cur_ub[0] - errL, &lR)
+            if errR < INFINITY and errL + errR < cur_ub[0]:
+                cur_ub[0] = errL + errR
+                best[0] = cur_ub[0]
+                f_out[0] = f
+                t_out[0] = pt[j]
+                found = True
+                self._trace_root(best[0], lb)
+        return found
+
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
                      double* best_out, int* f_out, int* t_out,
                      double* min_lb_out) noexcept nogil:
@@ -1359,7 +1416,7 @@ cdef class NumericSearcher(Skeleton):
         cdef bint big_left
         cdef double best, cur_ub, min_lb, v
         cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack, min_before
-        cdef bint Lex, Rex, found
+        cdef bint Lex, Rex, found, seeds
         cdef KeyIdx* order = self.forder + d * (p + 1)
         cdef int32_t* fk = self.fk + d * (p + 1)
         cdef int32_t* pk = self.pos_k + d * (n + 1)
@@ -1390,6 +1447,16 @@ cdef class NumericSearcher(Skeleton):
         cur_ub = best if found else ub
         if d == 0 and found:
             self._trace_root(best, lb)
+        seeds = d == 0 and r > 2 and not self.restricted
+        if seeds:
+            if self._try_seeds(d, lb, &cur_ub, &best, &bf, &bt):
+                found = True
+            if self.timed_out:
+                best_out[0] = best
+                f_out[0] = bf
+                t_out[0] = bt
+                min_lb_out[0] = lb
+                return SPLIT_SEARCHED
         min_lb = best
         for i in range(self._breadth(d, p)):
             if lb >= cur_ub:
@@ -1397,7 +1464,7 @@ cdef class NumericSearcher(Skeleton):
             f = order[i].idx
             if order[i].key == INFINITY:
                 break
-            if not self._claim(d, i, &cur_ub):
+            if not self._claim(d, i + p if seeds else i, &cur_ub):
                 continue
             P = self._positions(d, f)
             if P == 0:
@@ -1560,17 +1627,19 @@ cdef class NumericSearcher(Skeleton):
         """Search counters (of every thread)."""
         cdef NumericSearcher h
         cdef long long n_d2 = self.n_d2, n_evals = self.n_evals
-        cdef long long n_pruned = self.n_interval_pruned
+        cdef long long n_pruned = self.n_interval_pruned, n_seeds = self.n_seeds
         for h in self.helpers:
             n_d2 += h.n_d2
             n_evals += h.n_evals
             n_pruned += h.n_interval_pruned
+            n_seeds += h.n_seeds
         return {
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
             "depth2_calls": int(n_d2),
             "thresholds_evaluated": int(n_evals),
             "thresholds_pruned": int(n_pruned),
+            "root_seeds_tried": int(n_seeds),
             "timeout": bool(self.timed_out),
             **self.thread_stats(),
             **self.cache.stats(),

@@ -417,3 +417,23 @@ def test_threshold_count_chooses_the_search():
     assert np.array_equal(
         few.predict(data.X), reference.predict(binarized.transform(data.X))
     )
+
+
+def test_the_root_tries_each_features_best_split_first_from_depth_3():
+    """Seeds first (``_try_seeds``): at depth 3 the root tries one full
+    subtree per feature with an allowed split before its interval searches,
+    on one thread or on two, and the optimum is still that of the search
+    over threshold columns; at depth 2 (the depth-2 passes) it tries none."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 4))
+    X[:, 3] = 1.0  # no split on a constant feature
+    noise = rng.random(40) < 0.25
+    y = ((X[:, 0] > 0) ^ (X[:, 1] * X[:, 2] > 0.2) ^ noise).astype(int)
+    columns = Binarizer().fit_transform(X)
+    for depth, seeds in ((2, 0), (3, 3)):
+        expected = DL85Classifier(max_depth=depth).fit(columns, y).objective_
+        for n_jobs in (1, 2):
+            clf = DL85Classifier(max_depth=depth, thresholds="all", n_jobs=n_jobs)
+            clf.fit(X, y)
+            assert clf.optimal_ and clf.objective_ == expected
+            assert clf.stats_["root_seeds_tried"] == seeds
