@@ -549,6 +549,25 @@ cdef class Cache:
         }
 
 
+cdef inline uint64_t _edge_key(Py_ssize_t parent, int32_t item) noexcept nogil:
+    # parent + 1 keeps key 0 free as the empty-slot marker
+    return ((<uint64_t>(parent + 1)) << 32) | <uint64_t>(<uint32_t_cast>item)
+
+
+cdef inline Py_ssize_t _probe(const uint64_t* edge_keys, Py_ssize_t mask,
+                              uint64_t key) noexcept nogil:
+    """The slot of the edge ``key``, or -1 if the table has none. Keys are
+    loaded with acquire order (a plain load on x86), so a walk beside an
+    insertion (``concurrent_peeks``) may miss an edge being added but never
+    misreads one (``_spin.h``)."""
+    cdef Py_ssize_t p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+    cdef uint64_t seen = odt_load_key(&edge_keys[p])
+    while seen != key and seen != 0:
+        p = (p + 1) & mask
+        seen = odt_load_key(&edge_keys[p])
+    return p if seen != 0 else -1
+
+
 cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
                       Py_ssize_t* node, bint count, Py_ssize_t at) noexcept nogil:
     """Follow ``items`` from the node ``at`` (the root) as far as the trie
@@ -557,42 +576,14 @@ cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
     lookup)."""
     cdef Py_ssize_t p, mask = trie.edge_mask
     cdef const uint64_t* edge_keys = trie.edge_keys
-    cdef uint64_t key
     cdef int i = 0
     while i < n:
-        # parent + 1 keeps key 0 free as the empty-slot marker
-        key = ((<uint64_t>(at + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
-        p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
-        while edge_keys[p] != key and edge_keys[p] != 0:
-            p = (p + 1) & mask
-        if edge_keys[p] == 0:
+        p = _probe(edge_keys, mask, _edge_key(at, items[i]))
+        if p < 0:
             break
         at = trie.edge_child[p]
         if count:
             wipe.hit(&trie.policy, at)
-        i += 1
-    node[0] = at
-    return i
-
-
-cdef inline int _walk_concurrent(TrieCache trie, const int32_t* items, int n,
-                                 Py_ssize_t* node) noexcept nogil:
-    """``_walk`` beside an insertion (``concurrent_peeks``): an edge being
-    added may be missed, none is misread (``_spin.h``)."""
-    cdef Py_ssize_t at = 0, p, mask = trie.edge_mask
-    cdef const uint64_t* edge_keys = trie.edge_keys
-    cdef uint64_t key, seen
-    cdef int i = 0
-    while i < n:
-        key = ((<uint64_t>(at + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
-        p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
-        seen = odt_load_key(&edge_keys[p])
-        while seen != key and seen != 0:
-            p = (p + 1) & mask
-            seen = odt_load_key(&edge_keys[p])
-        if seen == 0:
-            break
-        at = trie.edge_child[p]
         i += 1
     node[0] = at
     return i
@@ -721,28 +712,21 @@ cdef class TrieCache(Cache):
         # level are prefetched first, so their cache misses overlap
         cdef Py_ssize_t mask = self.edge_mask, p
         cdef const uint64_t* edge_keys = self.edge_keys
-        cdef uint64_t key, seen
+        cdef uint64_t key
         cdef int i, k
         for k in range(count):
             out[k] = 0
         for i in range(n):
             for k in range(count):
                 if out[k] >= 0:
-                    key = (((<uint64_t>(out[k] + 1)) << 32)
-                           | <uint64_t>(<uint32_t_cast>items[k * n + i]))
+                    key = _edge_key(out[k], items[k * n + i])
                     p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
                     __builtin_prefetch(&edge_keys[p])
                     __builtin_prefetch(&self.edge_child[p])
             for k in range(count):
                 if out[k] >= 0:
-                    key = (((<uint64_t>(out[k] + 1)) << 32)
-                           | <uint64_t>(<uint32_t_cast>items[k * n + i]))
-                    p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
-                    seen = odt_load_key(&edge_keys[p])
-                    while seen != key and seen != 0:
-                        p = (p + 1) & mask
-                        seen = odt_load_key(&edge_keys[p])
-                    out[k] = self.edge_child[p] if seen != 0 else -1
+                    p = _probe(edge_keys, mask, _edge_key(out[k], items[k * n + i]))
+                    out[k] = self.edge_child[p] if p >= 0 else -1
 
     cdef Py_ssize_t find(self, const int32_t* items, int n, bint create) noexcept nogil:
         cdef Py_ssize_t node
@@ -763,7 +747,7 @@ cdef class TrieCache(Cache):
         return self._insert(items, n, node, i)
 
     cdef int peek_prefix(self, const int32_t* items, int n, Py_ssize_t* node) noexcept nogil:
-        return _walk_concurrent(self, items, n, node)
+        return _walk(self, items, n, node, False, 0)
 
     cdef Py_ssize_t find_from(self, const int32_t* items, int n, Py_ssize_t node,
                               int i) noexcept nogil:
@@ -785,7 +769,7 @@ cdef class TrieCache(Cache):
             child = self._new_entry()
             if child < 0:
                 return -1
-            key = ((<uint64_t>(node + 1)) << 32) | <uint64_t>(<uint32_t_cast>items[i])
+            key = _edge_key(node, items[i])
             p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
             while self.edge_keys[p] != 0:
                 p = (p + 1) & self.edge_mask
@@ -831,8 +815,7 @@ cdef class TrieCache(Cache):
 
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
         """Remove the leaf node e: its edge (backward-shift deletion)."""
-        cdef uint64_t key = (((<uint64_t>(self.parent[e] + 1)) << 32)
-                             | <uint64_t>(<uint32_t_cast>self.item[e]))
+        cdef uint64_t key = _edge_key(self.parent[e], self.item[e])
         cdef Py_ssize_t mask = self.edge_mask
         cdef Py_ssize_t i = <Py_ssize_t>(_mix(key) & <uint64_t>mask), j, h
         while self.edge_keys[i] != key:

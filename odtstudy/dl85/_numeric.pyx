@@ -1357,6 +1357,17 @@ cdef class NumericSearcher(Skeleton):
                 if v > lowR[i]:
                     lowR[i] = v
 
+    cdef inline int _seed_position(self, int d, int f, int P) noexcept nogil:
+        """The position, among feature ``f``'s ``P`` at depth ``d``
+        (``_positions``), of its best single split (the last position if
+        none has its row count)."""
+        cdef int32_t* pk = self.pos_k + d * (self.n + 1)
+        cdef int32_t k = self.fk[d * (self.p + 1) + f]
+        cdef int j = 0
+        while j < P - 1 and pk[j] != k:
+            j += 1
+        return j
+
     cdef bint _try_seeds(self, int d, double lb, double* cur_ub, double* best,
                          int* f_out, int* t_out) noexcept nogil:
         """Before any feature's thresholds are searched as intervals, each
@@ -1382,9 +1393,7 @@ cdef class NumericSearcher(Skeleton):
                 continue
             f = order[i].idx
             P = self._positions(d, f)
-            j = 0
-            while j < P - 1 and pk[j] != fk[f]:
-                j += 1
+            j = self._seed_position(d, f, P)
             if P == 0 or pk[j] != fk[f]:
                 continue
             self.n_seeds += 1
@@ -1471,10 +1480,7 @@ cdef class NumericSearcher(Skeleton):
                 continue
             self._spend(d, i)
             min_before = min_lb
-            # start at the feature's best single split
-            seed = 0
-            while seed < P - 1 and pk[seed] != fk[f]:
-                seed += 1
+            seed = self._seed_position(d, f, P)
             # lowL / lowR: lower bounds on the losses of the two children
             # at each position, raised after every evaluation
             for j in range(P):
