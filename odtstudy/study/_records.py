@@ -179,6 +179,20 @@ class StudyRecords:
     def exact_methods(self) -> list:
         return [m for m in self.method_order if self.is_exact(m)]
 
+    #: base method of the main speed reference (``dl85-reg`` for regression)
+    reference_base = "dl85"
+
+    @cached_property
+    def speed_references(self) -> list:
+        """The exact methods that run odtstudy's DL8.5 (base name ``dl85...``),
+        the references of the speed tables, those of base
+        :attr:`reference_base` first."""
+        dl85 = [m for m in self.exact_methods if self._base(m).startswith("dl85")]
+        return sorted(dl85, key=lambda m: self._base(m) != self.reference_base)
+
+    def _base(self, label: str) -> str:
+        return str(self.methods.get(label, {}).get("method", label))
+
     @cached_property
     def heuristic_methods(self) -> list:
         """Single-tree methods that cannot prove optimality."""

@@ -94,6 +94,8 @@ class RegressionRecords(StudyRecords):
     have (over the runs with a tree of their own) and ``test_mse_std``.
     """
 
+    reference_base = "dl85-reg"
+
     @cached_property
     def cells(self) -> pd.DataFrame:
         table = StudyRecords.cells.func(self)

@@ -255,12 +255,7 @@ def _exact_methods(doc, records, reference) -> None:
     doc.table(proof_table(records))
     if reference not in exact or len(exact) < 2:
         return
-    others = [
-        m
-        for m in exact
-        if m != reference
-        and str(records.methods.get(m, {}).get("method", m)).startswith("dl85")
-    ]
+    others = [m for m in records.speed_references if m != reference]
     assigned, unpaired = assign_references(records.frame, exact, [reference, *others])
     startup = startup_methods(records.frame)
     for ref, methods in assigned.items():
@@ -494,9 +489,7 @@ def protocol_section(
     style = figures.MethodStyle(records.method_order)
     exact = records.exact_methods
     if reference is None:
-        base = "dl85-reg" if regression else "dl85"
-        dl85 = [m for m in exact if records.methods.get(m, {}).get("method") == base]
-        reference = (dl85 or exact or [None])[0]
+        reference = (records.speed_references or exact or [None])[0]
     if frame["protocol_id"].nunique() == 1:
         doc.text(_protocol_text(frame, regression))
     doc.table(_method_parameters(records))

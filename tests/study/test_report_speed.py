@@ -148,6 +148,7 @@ def test_a_tool_of_another_tier_is_timed_against_its_tiers_dl85(tmp_path):
     records = _records(tmp_path, _tiers())
     exact = records.exact_methods
     assert set(exact) == {"cpsat", "dl85", "num", "tool"}
+    assert records.speed_references == ["dl85", "num"]  # the base name leads
     assigned, unpaired = assign_references(records.frame, exact, ["dl85", "num"])
     assert assigned == {"dl85": ["cpsat"], "num": ["tool"]}
     assert unpaired == []
@@ -171,3 +172,18 @@ def test_a_study_on_shared_instances_keeps_one_reference(tmp_path):
         records.frame, records.exact_methods, ["dl85", "cpsat"]
     )
     assert assigned == {"dl85": ["cpsat"]} and unpaired == []
+
+
+def test_the_speed_references_are_the_dl85_methods_those_of_the_main_base_first(
+    tmp_path,
+):
+    methods = {"a-num": "dl85-numeric", "b-main": "dl85", "cpsat": "cpsat"}
+    records = _records(
+        tmp_path, list(grid(depths=(2,), proto=protocol(methods=methods)))
+    )
+    assert records.speed_references == ["b-main", "a-num"]
+    numeric_first = StudyRecords.from_frame(records.frame)
+    numeric_first.reference_base = "dl85-numeric"  # as dl85-reg in regression
+    assert numeric_first.speed_references == ["a-num", "b-main"]
+    plain = _records(tmp_path / "plain", list(grid(depths=(2,))))
+    assert plain.speed_references == ["dl85"]
