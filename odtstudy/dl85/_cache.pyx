@@ -568,6 +568,16 @@ cdef inline Py_ssize_t _probe(const uint64_t* edge_keys, Py_ssize_t mask,
     return p if seen != 0 else -1
 
 
+cdef inline Py_ssize_t _free_slot(const uint64_t* edge_keys, Py_ssize_t mask,
+                                  uint64_t key) noexcept nogil:
+    """The first empty slot on the probe path of ``key``, which the table
+    does not hold."""
+    cdef Py_ssize_t p = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+    while edge_keys[p] != 0:
+        p = (p + 1) & mask
+    return p
+
+
 cdef inline int _walk(TrieCache trie, const int32_t* items, int n,
                       Py_ssize_t* node, bint count, Py_ssize_t at) noexcept nogil:
     """Follow ``items`` from the node ``at`` (the root) as far as the trie
@@ -686,9 +696,7 @@ cdef class TrieCache(Cache):
         # caller holds the lock, so no edge is added before the swap
         for i in range(old_size):
             if self.edge_keys[i] != 0:
-                p = <Py_ssize_t>(_mix(self.edge_keys[i]) & <uint64_t>mask)
-                while keys[p] != 0:
-                    p = (p + 1) & mask
+                p = _free_slot(keys, mask, self.edge_keys[i])
                 keys[p] = self.edge_keys[i]
                 child[p] = self.edge_child[i]
         old_keys = self.edge_keys
@@ -770,9 +778,7 @@ cdef class TrieCache(Cache):
             if child < 0:
                 return -1
             key = _edge_key(node, items[i])
-            p = <Py_ssize_t>(_mix(key) & <uint64_t>self.edge_mask)
-            while self.edge_keys[p] != 0:
-                p = (p + 1) & self.edge_mask
+            p = _free_slot(self.edge_keys, self.edge_mask, key)
             self.edge_child[p] = <int32_t>child
             odt_publish_key(&self.edge_keys[p], key)
             self.n_edges += 1
@@ -815,14 +821,10 @@ cdef class TrieCache(Cache):
 
     cdef void _delete(self, Py_ssize_t e) noexcept nogil:
         """Remove the leaf node e: its edge (backward-shift deletion)."""
-        cdef uint64_t key = _edge_key(self.parent[e], self.item[e])
-        cdef Py_ssize_t mask = self.edge_mask
-        cdef Py_ssize_t i = <Py_ssize_t>(_mix(key) & <uint64_t>mask), j, h
-        while self.edge_keys[i] != key:
-            if self.edge_keys[i] == 0:
-                break
-            i = (i + 1) & mask
-        if self.edge_keys[i] == key:
+        cdef Py_ssize_t mask = self.edge_mask, j, h
+        cdef Py_ssize_t i = _probe(self.edge_keys, mask,
+                                   _edge_key(self.parent[e], self.item[e]))
+        if i >= 0:
             j = i
             while True:
                 j = (j + 1) & mask

@@ -155,8 +155,7 @@ class StudyRecords:
 
     def is_exact(self, label: str) -> bool:
         """True for a method that can prove optimality (registry, else records)."""
-        spec = self.methods.get(label, {})
-        exact = _base_exact(spec.get("method", label))
+        exact = _base_exact(self._base(label))
         if exact is None:
             runs = self.frame[self.frame["method"] == label]
             exact = bool(runs["claimed_optimal"].any() or runs["optimal"].any())
