@@ -58,10 +58,12 @@ class FitResult:
     """What a learner's ``_fit`` hands back to its base class.
 
     A single-tree learner sets ``tree``; it may be ``None`` only when no tree
-    satisfies the learner's constraints (``status="infeasible"``), and
-    ``reason`` then says why. A forest leaves ``tree`` at ``None`` and sets
-    ``estimators`` (its ``Tree`` s, labels as class indices) and ``weights``;
-    a wrapped scikit-learn ensemble sets only ``n_trees``. A learner that
+    satisfies the learner's constraints (``status="infeasible"``, a proof) or
+    when the learner stopped at its time limit before it found a tree that
+    does (``status="timeout"``), and ``reason`` then says why. A forest
+    leaves ``tree`` at ``None`` and sets ``estimators`` (its ``Tree`` s,
+    labels as class indices) and ``weights``; a wrapped scikit-learn
+    ensemble sets only ``n_trees``. A learner that
     fits one tree per output (``DL85Regressor`` with several quantiles)
     sets ``trees`` too (``tree`` is the first), with ``objective`` and
     ``lower_bound`` arrays, one value per tree.

@@ -88,7 +88,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
     max_error : float, default=None
         Initial upper bound: only trees with error strictly below it are
         searched. When none exists the fit still succeeds, ``tree_`` is
-        ``None``, ``status_`` is ``"infeasible"`` and ``predict`` raises.
+        ``None``, ``status_`` is ``"infeasible"`` (a proof) and ``predict``
+        raises; when ``time_limit`` stops the search before it finds one,
+        ``tree_`` is ``None`` and ``status_`` is ``"timeout"``.
     branching : {"data", "asc", "desc"}, default="data"
         Order in which the features are tried at each node: column order, or
         increasing / decreasing information gain on the node's rows.
@@ -178,7 +180,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         increasing loss of their best single split).
     n_jobs : int, default=None
         Threads of the search (``None``: 1; ``-1``: one per CPU, as in
-        scikit-learn). The threads share one cache; each root candidate (a
+        scikit-learn); at most four per usable CPU (a larger ``n_jobs``
+        runs that many, with a ``UserWarning``; ``stats_["threads"]`` says
+        how many ran). The threads share one cache; each root candidate (a
         0/1 feature, or a numeric feature with its thresholds) goes to the
         first thread free to take it, and every thread searches under the
         best tree any of them has found. The loss, the lower bound and
@@ -202,6 +206,9 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
     optimal_ : bool
         True when ``tree_`` is proven optimal.
     status_ : {"optimal", "timeout", "infeasible"}
+        "optimal": ``tree_`` is proven optimal; "timeout": the time limit
+        stopped the search (``tree_`` is the best found, or ``None``);
+        "infeasible": proven that no tree has error below ``max_error``.
     fit_time_ : float
     stats_ : dict
         ``cache_entries``, ``itemsets_explored`` (nodes searched past the

@@ -353,15 +353,27 @@ def fit_result(out: SearchOutput, tree, *, max_depth, max_error, loss_unit=1.0):
     """The :class:`FitResult` of a search whose tree is ``tree`` (or None).
 
     The objective is the sum of the leaves' losses (checked against the
-    search's proven optimum); the status is "optimal", "timeout" or
-    "infeasible" (no tree below ``max_error``).
+    search's proven optimum); the status is "optimal", "timeout" (the
+    search stopped at its time limit, with or without a tree) or
+    "infeasible" (proven: no tree below ``max_error``).
     """
     stats = dict(out.stats)
     if tree is None:
         reason = f"no tree of depth <= {max_depth} with loss < max_error={max_error}"
-        reason += " was found before the time limit" if out.timed_out else " exists"
+        if out.timed_out:
+            # a stop is not a proof: trees below max_error may still exist
+            return FitResult(
+                tree=None,
+                objective=None,
+                lower_bound=float(out.lower_bound),
+                optimal=False,
+                status="timeout",
+                stats=stats,
+                reason=reason + " was found before the time limit stopped the "
+                "search; raise time_limit to finish it",
+            )
         lb = out.lower_bound
-        if not out.timed_out and max_error is not None:
+        if max_error is not None:
             lb = max(lb, float(max_error))
         return FitResult(
             tree=None,
@@ -370,7 +382,7 @@ def fit_result(out: SearchOutput, tree, *, max_depth, max_error, loss_unit=1.0):
             optimal=False,
             status="infeasible",
             stats=stats,
-            reason=reason,
+            reason=reason + " exists",
         )
     objective = float(sum(v for v, f in zip(out.node_loss, out.feature) if f < 0))
     optimal = not out.timed_out

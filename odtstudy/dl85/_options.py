@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -13,6 +14,8 @@ from odtstudy.dl85._cache_policy import WIPE_STRATEGIES, check_wipe_strategy
 __all__ = ["MAX_DEPTH_LIMIT", "MAX_MIN_SUP", "SEARCH_CONSTRAINTS", "SearchOptionsMixin"]
 
 MAX_DEPTH_LIMIT = 60
+#: ``n_jobs`` runs at most this many threads per usable CPU (:func:`threads`).
+THREADS_PER_CPU = 4
 #: ``min_sup`` is a C int in the search core (and no data set has more rows).
 MAX_MIN_SUP = 2**31 - 1
 
@@ -73,12 +76,31 @@ class SearchOptionsMixin:
 
 def threads(n_jobs) -> int:
     """The threads of ``n_jobs``, as in scikit-learn: ``None`` is 1, ``-1``
-    one per usable CPU, ``-2`` all but one, and so on (at least 1)."""
+    one per usable CPU, ``-2`` all but one, and so on (at least 1); at most
+    :func:`max_threads`, with a warning when ``n_jobs`` asks for more."""
     if n_jobs is None:
         return 1
+    cpus = _usable_cpus()
     if n_jobs < 0:
-        return max(1, _usable_cpus() + 1 + int(n_jobs))
+        return max(1, cpus + 1 + int(n_jobs))
+    cap = max_threads(cpus)
+    if n_jobs > cap:
+        warnings.warn(
+            f"n_jobs={n_jobs} asks for more threads than the search runs: at "
+            f"most {THREADS_PER_CPU} per usable CPU ({cpus} here), so {cap}; "
+            f"pass n_jobs=-1 for one thread per CPU",
+            UserWarning,
+            stacklevel=2,
+        )
+        return cap
     return int(n_jobs)
+
+
+def max_threads(cpus=None) -> int:
+    """The most threads a search runs: ``THREADS_PER_CPU`` per usable CPU
+    (each thread holds its own buffers, and more threads than that only
+    wait for each other)."""
+    return THREADS_PER_CPU * (_usable_cpus() if cpus is None else cpus)
 
 
 def _usable_cpus() -> int:

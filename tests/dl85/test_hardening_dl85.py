@@ -162,3 +162,67 @@ print(tiny.status_, np.isclose(tiny.objective_ * 1e300, unit.objective_))
 """
     )
     assert lines == ["optimal True"]
+
+
+def test_max_error_at_the_time_limit_is_a_timeout_not_infeasible():
+    # was: status_ "infeasible" (a claimed proof) with stats_["timeout"] True
+    lines = _run(
+        """
+diabetes = load_dataset("diabetes")
+numeric = load_dataset("contree/fault")
+regression = load_dataset("osrt/airfoil")
+fits = [
+    DL85Classifier(max_depth=6, max_error=60, time_limit=0.3),
+    DL85Classifier(max_depth=6, max_error=60, time_limit=0.3, n_jobs=2),
+]
+for clf in fits:
+    clf.fit(diabetes.X, diabetes.y)
+numeric_clf = DL85Classifier(max_depth=4, max_error=50, thresholds="all")
+fits.append(numeric_clf.set_params(time_limit=0.3).fit(numeric.X, numeric.y))
+reg = DL85Regressor(max_depth=8, max_error=25_000, thresholds=8, time_limit=0.2)
+fits.append(reg.fit(regression.X, regression.y))
+for clf in fits:
+    print(clf.status_, clf.tree_ is None, clf.optimal_, clf.stats_["timeout"],
+          "time limit" in clf._no_tree_reason)
+attempt(lambda: fits[0].predict(diabetes.X))
+"""
+    )
+    assert lines[:4] == ["timeout True False True True"] * 4
+    assert lines[4].startswith("RAISED") and "time_limit" in lines[4]
+
+
+def test_max_error_below_the_optimum_is_proven_infeasible_without_a_limit():
+    lines = _run(
+        """
+diabetes = load_dataset("diabetes")  # optimum at depth 4: 137 errors
+for bound in (137, 138):
+    clf = DL85Classifier(max_depth=4, max_error=bound).fit(diabetes.X, diabetes.y)
+    print(clf.status_, clf.objective_, clf.lower_bound_)
+"""
+    )
+    assert lines[0].split()[:2] == ["infeasible", "None"]
+    assert lines[1].split()[0] == "optimal"
+
+
+def test_n_jobs_is_capped_at_four_threads_per_cpu():
+    # was: n_jobs=10_000 started 10,000 threads (7 s and 0.67 GB for a
+    # depth-2 fit on 200 x 20 with time_limit=1); 100,000 took 52 s, 4.8 GB
+    lines = _run(
+        """
+import time, warnings
+from odtstudy.dl85._options import max_threads
+rng = np.random.RandomState(0)
+Xr, yr = rng.randint(0, 2, (200, 20)), rng.randint(0, 2, 200)
+for n_jobs in (10_000, 100_000):
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = DL85Classifier(max_depth=2, n_jobs=n_jobs, time_limit=1).fit(Xr, yr)
+    print(clf.stats_["threads"] == max_threads(), clf.optimal_,
+          time.perf_counter() - start < 2.1,
+          any("n_jobs" in str(w.message) and "-1" in str(w.message) for w in caught))
+one = DL85Classifier(max_depth=2).fit(Xr, yr)
+print(one.objective_ == clf.objective_)
+"""
+    )
+    assert lines == ["True True True True"] * 2 + ["True"]
