@@ -64,6 +64,8 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
     learner given at most k thresholds per feature, or a numeric one told to
     search at most k, solves a restricted problem).
     """
+    if "problem" in frame:  # added already
+        return frame
     kinds = {name: _dataset_kind(name) for name in frame["dataset"].unique()}
     problems = []
     for row in frame.itertuples(index=False):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from odtstudy.study._checks import with_problem
 from odtstudy.study._plotstyle import (
     MethodStyle,
     depth_axis,
@@ -276,19 +277,21 @@ def cactus_figure(frame, methods, style, folder, name) -> str | None:
 
 
 def _draw_profile(frame, methods, style, floor):
-    runs = frame[frame["method"].isin(methods)]
+    runs = with_problem(frame[frame["method"].isin(methods)])
     seconds = np.maximum(runs["fit_time_s"], floor)
     proved = runs["optimal"].fillna(False).astype(bool) & own_tree_runs(runs)
     times = runs.assign(t=seconds.where(proved, np.inf))
     table = times.pivot_table(
-        index=["dataset", "depth", "fold", "seed"],
+        index=["dataset", "depth", "fold", "seed", "problem", "objective_family"],
         columns="method",
         values="t",
         aggfunc="min",
     )
     table = table.reindex(columns=[m for m in methods if m in table.columns])
     best = table.min(axis=1)
-    table = table[np.isfinite(best)]
+    # a run solved as one problem by one method alone compares it with none
+    table = table[np.isfinite(best) & (table.notna().sum(axis=1) >= 2)]
+    table = table.dropna(axis=1, how="all")
     if table.empty:
         return None
     ratios = table.div(table.min(axis=1), axis=0)
@@ -301,7 +304,9 @@ def _draw_profile(frame, methods, style, floor):
     for ax, depth in zip(axes, depths):
         part = ratios.xs(depth, level="depth")
         for method in part.columns:
-            r = np.sort(part[method].to_numpy())
+            r = np.sort(part[method].dropna().to_numpy())  # runs it took part in
+            if len(r) == 0:
+                continue
             tau = np.concatenate([[1.0], r[np.isfinite(r)], [tau_max]])
             rho = np.searchsorted(r, tau, side="right") / len(r)
             ax.step(
@@ -328,9 +333,12 @@ def _draw_profile(frame, methods, style, floor):
 def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | None:
     """Dolan–Moré performance profile of the time to a proof, per depth.
 
-    For each run, a method's ratio is its fit time (``floor`` seconds at
-    least: shorter times are clock noise) over the fastest proof of that run
-    (∞ without a proof of its own); ρ(τ) is the share of runs with ratio <= τ.
+    For each run that two or more methods solved as the same problem (data
+    encoding and thresholds, objective family: a numeric learner and a
+    binarised one are not pooled), a method's ratio is its fit time
+    (``floor`` seconds at least: shorter times are clock noise) over the
+    fastest proof of that run (∞ without a proof of its own); ρ(τ) is the
+    share of runs with ratio <= τ.
     """
     return _saved(_draw_profile(frame, methods, style, floor), folder, name)
 

@@ -260,15 +260,16 @@ def _exact_methods(doc, records, reference) -> None:
     startup = startup_methods(records.frame)
     for ref, methods in assigned.items():
         _speed_against(doc, records, ref, [ref, *methods], startup)
-    if unpaired:
+    for method in unpaired:
+        refs = ", ".join(r for r in [reference, *others] if r != method)
         doc.text(
-            "Not timed against a reference (no instance in common with "
-            f"{', '.join([reference, *others])}): {', '.join(unpaired)}."
+            f"Not timed against a reference: {method} (no run of the same "
+            f"problem in common with {refs})."
         )
 
 
 def _speed_against(doc, records, reference, methods, startup) -> None:
-    table, other_family = speed_table(records.frame, methods, reference, records.depths)
+    table, not_compared = speed_table(records.frame, methods, reference, records.depths)
     if table.empty:
         return
     doc.heading(f"Speed against {reference}", 3)
@@ -282,11 +283,8 @@ def _speed_against(doc, records, reference, methods, startup) -> None:
         for m, seconds in startup.items()
         if m in methods
     ]
-    if other_family:
-        notes.append(
-            "Not compared (another objective family than "
-            f"{reference}'s): {', '.join(other_family)}."
-        )
+    for reason, names in not_compared.items():
+        notes.append(f"Not compared ({reason} {reference}'s): {', '.join(names)}.")
     for note in notes:
         doc.text(note)
 

@@ -11,7 +11,10 @@ from scipy import stats
 from odtstudy.study import make_report
 from odtstudy.study._records import StudyRecords
 from odtstudy.study._speed import (
+    MIN_UNITS,
     N_RESAMPLES,
+    NOT_SAME_PROBLEM,
+    OTHER_FAMILY,
     SEED,
     assign_references,
     geometric_ratio,
@@ -21,10 +24,38 @@ from odtstudy.study._speed import (
 )
 
 
-def test_constant_ratio_has_a_point_interval():
-    estimate = geometric_ratio([2.0, 4.0, 0.2, 10.0], [1.0, 2.0, 0.1, 5.0])
+def test_constant_ratio_has_a_point_interval_from_six_units():
+    estimate = geometric_ratio([2.0, 4.0, 0.2, 10.0, 1.0, 6.0], [1, 2, 0.1, 5, 0.5, 3])
     assert (estimate.ratio, estimate.low, estimate.high) == pytest.approx((2, 2, 2))
-    assert estimate.n == 4 and estimate.text() == "2× [2, 2]"
+    assert estimate.n == MIN_UNITS == 6 and estimate.text() == "2× [2, 2]"
+
+
+def test_below_six_units_no_interval_and_no_p_value():
+    estimate = geometric_ratio([2.0, 4.0, 0.2, 10.0, 1.0], [1, 2, 0.1, 5, 0.5])
+    assert estimate.ratio == pytest.approx(2) and estimate.n == 5
+    assert math.isnan(estimate.low) and math.isnan(estimate.high)
+    assert estimate.text() == "2× (n = 5: too few for a test)"
+    assert math.isnan(paired_wilcoxon([2.0, 4.0, 0.2, 10.0, 1.0], [1, 2, 0.1, 5, 0.5]))
+
+
+def test_units_average_their_pairs_before_the_bootstrap():
+    # dataset a: 30 folds twice as slow; b..f: one fold each, as fast. Over
+    # pairs the ratio would be near 2 with a tight interval; over datasets
+    # it is 2 ** (1 / 6), from six units.
+    a = np.array([2.0] * 30 + [1.0] * 5)
+    b = np.ones(35)
+    units = ["a"] * 30 + ["b", "c", "d", "e", "f"]
+    estimate = geometric_ratio(a, b, units=units)
+    assert estimate.n == 6 and estimate.ratio == pytest.approx(2 ** (1 / 6))
+    assert estimate.low == pytest.approx(1.0)
+    per_pair = geometric_ratio(a, b)
+    assert per_pair.n == 35 and per_pair.low > 1.5
+    logs = np.array([np.log(2)] + [0.0] * 5)
+    assert paired_wilcoxon(a, b, units=units) == pytest.approx(
+        stats.wilcoxon(logs).pvalue
+    )
+    with pytest.raises(ValueError, match="units must label each pair"):
+        geometric_ratio(a, b, units=units[:-1])
 
 
 def test_ratio_and_interval_match_a_plain_bootstrap():
@@ -55,16 +86,19 @@ def test_wilcoxon_is_scipys_on_the_log_ratios():
     b = np.array([0.4, 2.0, 1.0, 0.7, 1.1, 3.0, 0.10, 1.0])
     expected = stats.wilcoxon(np.log(a) - np.log(b)).pvalue
     assert paired_wilcoxon(a, b) == pytest.approx(expected)
-    assert paired_wilcoxon([1.0, 2.0], [1.0, 2.0]) == 1.0
+    assert paired_wilcoxon([1.0, 2.0] * 3, [1.0, 2.0] * 3) == 1.0
     assert math.isnan(paired_wilcoxon([1.0], [2.0]))
 
 
-def _study(cpu=False, startup=False, **extra_methods):
+EIGHT = tuple("abcdefgh")
+
+
+def _study(cpu=False, startup=False, datasets=EIGHT, **extra_methods):
     """dl85 proves every run in 0.1 s; cpsat proves all but fold 1 of
     datasets a and b, each in 0.2 s (twice dl85's time)."""
     proto = protocol(methods={**METHODS, **extra_methods})
     records = []
-    for record in grid(datasets=("a", "b", "c", "d"), depths=(2,), proto=proto):
+    for record in grid(datasets=datasets, depths=(2,), proto=proto):
         method = record["method"]
         record["fit_time_s"] = {"dl85": 0.1, "cpsat": 0.2}.get(method, 0.3)
         if cpu:
@@ -84,40 +118,74 @@ def _records(tmp_path, records):
     return StudyRecords.from_frame(write_study(tmp_path / "s", records).load())
 
 
+RATIO = "time to proof / dl85's (geo-mean over datasets [95 % CI])"
+
+
 def test_speed_table_pairs_proofs_and_counts_the_rest(tmp_path):
     records = _records(tmp_path, _study())
-    table, other = speed_table(records.frame, records.exact_methods, "dl85", [2])
-    assert other == []
+    table, not_compared = speed_table(records.frame, records.exact_methods, "dl85", [2])
+    assert not_compared == {}
     row = table.set_index("method").loc["cpsat"]
-    assert row["instances"] == 8 and row["both"] == 6
-    assert row["proven by method"] == 6 and row["proven by dl85"] == 8
+    assert row["datasets"] == 8 and row["runs"] == 16 and row["both"] == 14
+    assert row["proven by method"] == 14 and row["proven by dl85"] == 16
     assert row["only method"] == 0 and row["only dl85"] == 2
-    assert row["time to proof / dl85's (geo-mean [95 % CI])"] == "2× [2, 2]"
-    assert float(row["Wilcoxon p"]) < 0.05  # six pairs, all twice as slow
+    assert row[RATIO] == "2× [2, 2]"
+    assert float(row["Wilcoxon p (datasets)"]) < 0.05  # 8 datasets, all slower
     assert not any(column.startswith("CPU time") for column in table)
+
+
+def test_folds_of_few_datasets_give_no_interval_and_no_p_value(tmp_path):
+    # 4 datasets x 2 folds: 6 runs both prove, but 4 independent units
+    records = _records(tmp_path, _study(datasets=("a", "b", "c", "d")))
+    table, _ = speed_table(records.frame, records.exact_methods, "dl85", [2])
+    row = table.set_index("method").loc["cpsat"]
+    assert row["datasets"] == 4 and row["both"] == 6
+    assert row[RATIO] == "2× (n = 4: too few for a test)"
+    assert row["Wilcoxon p (datasets)"] == ""
 
 
 def test_cpu_ratio_beside_wall_and_other_family_not_compared(tmp_path):
     records = _records(tmp_path, _study(cpu=True, penalised="dl85"))
-    table, other = speed_table(records.frame, records.exact_methods, "dl85", [2])
-    assert other == ["penalised"] and "penalised" not in set(table["method"])
+    table, not_compared = speed_table(records.frame, records.exact_methods, "dl85", [2])
+    assert not_compared == {OTHER_FAMILY: ["penalised"]}
+    assert "penalised" not in set(table["method"])
     row = table.set_index("method").loc["cpsat"]
-    assert row["CPU time / dl85's (geo-mean [95 % CI])"] == "2× [2, 2]"
+    assert row["CPU time / dl85's (geo-mean over datasets [95 % CI])"] == "2× [2, 2]"
+
+
+def test_another_problem_is_named_never_timed(tmp_path):
+    # the same datasets, but cpsat saw 10 columns where dl85 saw 70 (a
+    # numeric learner against a binarised one): not the same problem
+    records = _study()
+    for record in records:
+        record["n_features"] = 10 if record["method"] == "cpsat" else 70
+    frame = _records(tmp_path, records).frame
+    table, not_compared = speed_table(frame, ["dl85", "cpsat"], "dl85", [2])
+    assert table.empty and not_compared == {NOT_SAME_PROBLEM: ["cpsat"]}
+    assigned, unpaired = assign_references(frame, ["dl85", "cpsat"], ["dl85"])
+    assert assigned == {} and unpaired == ["cpsat"]
+    write_study(tmp_path / "other", records)
+    text = make_report("other", output_dir=tmp_path).read_text()
+    assert "### Speed against dl85" not in text
+    assert (
+        "Not timed against a reference: cpsat (no run of the same problem in " in text
+    )
 
 
 def test_report_shows_speed_startup_footnote_and_gap_at_the_limit(tmp_path):
     write_study(tmp_path / "synthetic", _study(startup=True, penalised="dl85"))
     text = make_report("synthetic", output_dir=tmp_path).read_text()
     assert "### Speed against dl85" in text
-    assert f"{N_RESAMPLES} resamples of the instances, NumPy seed {SEED}" in text
-    assert "| 2 | cpsat | 8 | 6 | 8 | 6 | 0 | 2 | 2× [2, 2] |" in text
+    assert f"{N_RESAMPLES} resamples of the datasets, NumPy seed {SEED}" in text
+    assert "| 2 | cpsat | 8 | 16 | 14 | 16 | 14 | 0 | 2 | 2× [2, 2] |" in text
     assert "Not compared (another objective family than dl85's): penalised." in text
     assert "| 2 | penalised † |" not in text  # not in the speed table
     assert "† penalised: its fit time includes an interpreter start-up" in text
     proofs = text.split("## Exact methods", 1)[1].split("###", 1)[0]
     # cpsat: 2 runs not proven, objective 10 over a bound of 8: gap 20 %
-    assert "| 2 | cpsat | misclassification | 6/8 | 0.2 | 0.2 | 2 | 20 % | 20 % |" in (
-        proofs
+    assert (
+        "| 2 | cpsat | misclassification | 14/16 | 0.2 | 0.2 | 2 | 20 % | 20 % |"
+        in (proofs)
     )
 
 
@@ -160,9 +228,10 @@ def test_a_tool_of_another_tier_is_timed_against_its_tiers_dl85(tmp_path):
     text = make_report("tiers", output_dir=tmp_path).read_text()
     assert "### Speed against dl85\n" in text and "### Speed against num\n" in text
     against_num = text.split("### Speed against num", 1)[1].split("##", 1)[0]
-    assert "| 3 | tool | 4 | 4 | 4 | 4 | 0 | 0 | 2× [2, 2] |" in against_num
+    two = "(n = 2: too few for a test) |  |"
+    assert f"| 3 | tool | 2 | 4 | 4 | 4 | 4 | 0 | 0 | 2× {two}" in against_num
     against_dl85 = text.split("### Speed against dl85", 1)[1].split("##", 1)[0]
-    assert "| 3 | cpsat | 4 | 4 | 4 | 4 | 0 | 0 | 8× [8, 8] |" in against_dl85
+    assert f"| 3 | cpsat | 2 | 4 | 4 | 4 | 4 | 0 | 0 | 8× {two}" in against_dl85
     assert "tool" not in against_dl85 and "Not timed against" not in text
 
 
