@@ -342,7 +342,7 @@ def _row(depth, method, reference, runs, ref_runs, cpu) -> dict:
     row = {
         "depth": depth,
         "method": method,
-        "datasets": ratio.n,
+        "datasets both proved": ratio.n,
         "runs": runs.groupby(_RUN).ngroups,
         "proven by method": len(mine),
         f"proven by {reference}": len(theirs),

@@ -126,7 +126,7 @@ def test_speed_table_pairs_proofs_and_counts_the_rest(tmp_path):
     table, not_compared = speed_table(records.frame, records.exact_methods, "dl85", [2])
     assert not_compared == {}
     row = table.set_index("method").loc["cpsat"]
-    assert row["datasets"] == 8 and row["runs"] == 16 and row["both"] == 14
+    assert row["datasets both proved"] == 8 and row["runs"] == 16 and row["both"] == 14
     assert row["proven by method"] == 14 and row["proven by dl85"] == 16
     assert row["only method"] == 0 and row["only dl85"] == 2
     assert row[RATIO] == "2× [2, 2]"
@@ -139,7 +139,7 @@ def test_folds_of_few_datasets_give_no_interval_and_no_p_value(tmp_path):
     records = _records(tmp_path, _study(datasets=("a", "b", "c", "d")))
     table, _ = speed_table(records.frame, records.exact_methods, "dl85", [2])
     row = table.set_index("method").loc["cpsat"]
-    assert row["datasets"] == 4 and row["both"] == 6
+    assert row["datasets both proved"] == 4 and row["both"] == 6
     assert row[RATIO] == "2× (n = 4: too few for a test)"
     assert row["Wilcoxon p (datasets)"] == ""
 
