@@ -20,7 +20,7 @@ from scipy import stats
 from odtstudy.study._document import Document
 from odtstudy.study._records import StudyRecords, with_defaults
 from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
-from odtstudy.study._speed import geometric_ratio
+from odtstudy.study._speed import MIN_UNITS, geometric_ratio
 from odtstudy.study.results import ResultsStore
 
 __all__ = ["compare_studies", "paired_table"]
@@ -70,9 +70,11 @@ def paired_table(
 
     Columns: datasets compared, mean Δ test accuracy (test MSE on
     regression records; B wins where it is lower), wins/ties/losses of B,
-    Wilcoxon signed-rank p (scipy; two-sided, over datasets), geometric mean
-    of B's fit time over A's on the runs both proved optimal, with its
-    bootstrap interval (:func:`odtstudy.study._speed.geometric_ratio`).
+    Wilcoxon signed-rank p (scipy; two-sided, over datasets; none below
+    :data:`~odtstudy.study._speed.MIN_UNITS` datasets), geometric mean of
+    B's fit time over A's on the runs both proved optimal, averaged per
+    dataset, with its bootstrap interval over datasets
+    (:func:`odtstudy.study._speed.geometric_ratio`).
     """
     if study_task(frame) == REGRESSION:
         records = RegressionRecords(frame, expected, {})
@@ -96,8 +98,10 @@ def paired_table(
             wins, losses = int((sign * diff > 0).sum()), int((sign * diff < 0).sum())
             ties = len(diff) - wins - losses
             nonzero = diff[diff != 0]
-            if nonzero.empty:
-                pvalue = 1.0 if len(diff) else np.nan
+            if len(diff) < MIN_UNITS:
+                pvalue = np.nan  # too few datasets for a test
+            elif nonzero.empty:
+                pvalue = 1.0
             else:
                 pvalue = float(stats.wilcoxon(diff).pvalue)
             rows.append(
@@ -125,7 +129,9 @@ def _time_ratio(frame, a, b, depth) -> str:
     both = both[(both["a"] > 0) & (both["b"] > 0)]
     if both.empty:
         return ""
-    return f"{geometric_ratio(both['b'], both['a']).text()} ({len(both)} runs)"
+    datasets = both.index.get_level_values("dataset")
+    ratio = geometric_ratio(both["b"], both["a"], units=datasets)
+    return f"{ratio.text()} ({len(both)} runs, {ratio.n} datasets)"
 
 
 def compare_studies(

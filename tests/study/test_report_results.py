@@ -38,8 +38,27 @@ def test_compare_two_studies_side_by_side(tmp_path):
     assert path.parent.name == "compare-old-vs-new"
     assert "dl85@A" in text and "dl85@B" in text and "3 datasets" in text
     row = next(line for line in text.splitlines() if line.startswith("| dl85 | 2 |"))
-    assert "+0.0500" in row and "3/0/0" in row and "0.5× [0.5, 0.5] (6 runs)" in row
+    assert "+0.0500" in row and "3/0/0" in row
+    # 6 runs of 3 datasets: 3 independent units, no interval and no p-value
+    assert "| 3/0/0 |  | 0.5× (n = 3: too few for a test) (6 runs, 3 datasets) |" in row
     assert (path.parent / "report.html").exists()
+
+
+def test_compare_tests_over_datasets_from_six_on(tmp_path):
+    names = tuple("abcdef")
+    a, b = grid(datasets=names, depths=(2,)), grid(datasets=names, depths=(2,))
+    for record in b:
+        if record["method"] == "dl85":
+            record.update(test_acc=0.85, fit_time_s=0.25)
+    write_study(tmp_path / "old", a)
+    write_study(tmp_path / "new", b)
+    text = compare_studies(tmp_path / "old", tmp_path / "new", output_dir=tmp_path)
+    row = next(
+        line
+        for line in text.read_text().splitlines()
+        if line.startswith("| dl85 | 2 |")
+    )
+    assert "| 6/0/0 | 0.0312 | 0.5× [0.5, 0.5] (12 runs, 6 datasets) |" in row
 
 
 def test_compare_refuses_different_protocols(tmp_path):
