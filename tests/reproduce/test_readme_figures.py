@@ -1,11 +1,30 @@
-"""The README's figures equal what the committed reference records give."""
+"""The README's figures, and those of the guide pages its sections moved to,
+equal what the committed reference records give."""
 
 from pathlib import Path
 
 from odtstudy.reproduce.readme_figures import main
-from odtstudy.study.readme_figures import update
+from odtstudy.study.readme_figures import READMES, update
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _files_with_regions() -> set:
+    """Every Markdown file of the clone (not under a report folder) that holds
+    a figures region, relative to the clone root."""
+    candidates = [ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")]
+    return {
+        path.relative_to(ROOT)
+        for path in candidates
+        if "_build" not in path.parts
+        and "<!-- figures:" in path.read_text(encoding="utf-8")
+    }
+
+
+def test_every_file_with_regions_is_rewritten_by_default():
+    found = _files_with_regions()
+    assert Path("README.md") in found
+    assert found == set(READMES)
 
 
 def test_readme_figures_equal_the_committed_records(capsys):
@@ -13,7 +32,7 @@ def test_readme_figures_equal_the_committed_records(capsys):
         [
             "--check",
             "--readme",
-            str(ROOT / "README.md"),
+            *(str(ROOT / path) for path in READMES),
             "--reports",
             str(ROOT / "docs" / "reference-reports"),
         ]
