@@ -1,23 +1,26 @@
 """The README's figures, and those of the guide pages its sections moved to,
 equal what the committed reference records give."""
 
+import re
 from pathlib import Path
 
 from odtstudy.reproduce.readme_figures import main
 from odtstudy.study.readme_figures import READMES, update
 
 ROOT = Path(__file__).resolve().parents[2]
+OPENING = re.compile(r"^[ \t]*<!-- figures:[\w-]+ -->[ \t]*$", re.M)
 
 
 def _files_with_regions() -> set:
-    """Every Markdown file of the clone (not under a report folder) that holds
-    a figures region, relative to the clone root."""
+    """The README and every Markdown file under docs/ (not a build) with a
+    figures region (an opening marker on a line of its own), relative to the
+    clone root."""
     candidates = [ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")]
     return {
         path.relative_to(ROOT)
         for path in candidates
         if "_build" not in path.parts
-        and "<!-- figures:" in path.read_text(encoding="utf-8")
+        and OPENING.search(path.read_text(encoding="utf-8"))
     }
 
 
