@@ -4,10 +4,10 @@ This module gives the studies' figures (:func:`figures`); the reproductions
 add theirs, and one command rewrites them all::
 
     python -m odtstudy.reproduce.readme_figures [--check]
-        [--readme README.md docs/reference-reports/README.md]
-        [--reports docs/reference-reports]
+        [--readme FILE ...] [--reports docs/reference-reports]
 
-Each figure sits in the README between ``<!-- figures:NAME -->`` and
+``--readme`` defaults to :data:`READMES`, every file that holds a region.
+Each figure sits in the README (or a guide page) between ``<!-- figures:NAME -->`` and
 ``<!-- /figures:NAME -->``; the text between is replaced by what the records
 give (:func:`figures`), indented as the closing marker is. ``--check``
 changes nothing and exits with 1 when a region differs, naming it, so a test
@@ -30,7 +30,19 @@ from odtstudy.study._speed import speed_table
 from odtstudy.study.report import _protocols_newest_first
 from odtstudy.study.results import ResultsStore
 
-__all__ = ["figures", "main", "newest_records", "update"]
+__all__ = ["READMES", "figures", "main", "newest_records", "update"]
+
+#: Every file with figures regions, from the clone root: the README, the
+#: guide pages its sections moved to, and the reference reports' index.
+#: (The benchmarks' regions, in docs/guide/benchmarks.md and
+#: published-solvers.md, are rewritten by ``benchmarks/*.py --readme``.)
+READMES = (
+    Path("README.md"),
+    Path("docs/guide/published-solvers.md"),
+    Path("docs/guide/reproductions.md"),
+    Path("docs/guide/benchmarks.md"),
+    Path("docs/reference-reports/README.md"),
+)
 
 #: The published tools compared in the README's headline, with their names.
 TOOLS = {
@@ -320,7 +332,7 @@ def main(argv=None, make_figures=figures) -> int:
         "--readme",
         type=Path,
         nargs="+",
-        default=[Path("README.md"), Path("docs/reference-reports/README.md")],
+        default=list(READMES),
     )
     parser.add_argument("--reports", type=Path, default=Path("docs/reference-reports"))
     parser.add_argument("--check", action="store_true")

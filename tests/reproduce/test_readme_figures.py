@@ -1,11 +1,33 @@
-"""The README's figures equal what the committed reference records give."""
+"""The README's figures, and those of the guide pages its sections moved to,
+equal what the committed reference records give."""
 
+import re
 from pathlib import Path
 
 from odtstudy.reproduce.readme_figures import main
-from odtstudy.study.readme_figures import update
+from odtstudy.study.readme_figures import READMES, update
 
 ROOT = Path(__file__).resolve().parents[2]
+OPENING = re.compile(r"^[ \t]*<!-- figures:[\w-]+ -->[ \t]*$", re.M)
+
+
+def _files_with_regions() -> set:
+    """The README and every Markdown file under docs/ (not a build) with a
+    figures region (an opening marker on a line of its own), relative to the
+    clone root."""
+    candidates = [ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")]
+    return {
+        path.relative_to(ROOT)
+        for path in candidates
+        if "_build" not in path.parts
+        and OPENING.search(path.read_text(encoding="utf-8"))
+    }
+
+
+def test_every_file_with_regions_is_rewritten_by_default():
+    found = _files_with_regions()
+    assert Path("README.md") in found
+    assert found == set(READMES)
 
 
 def test_readme_figures_equal_the_committed_records(capsys):
@@ -13,7 +35,7 @@ def test_readme_figures_equal_the_committed_records(capsys):
         [
             "--check",
             "--readme",
-            str(ROOT / "README.md"),
+            *(str(ROOT / path) for path in READMES),
             "--reports",
             str(ROOT / "docs" / "reference-reports"),
         ]
