@@ -185,3 +185,20 @@ def test_binarizer_max_thresholds_and_readable_names():
 def test_binarizer_rejects_nan():
     with pytest.raises(ValueError, match="NaN"):
         Binarizer().fit(np.array([[1.0], [np.nan]]))
+
+
+def test_the_catalogues_smallest_classes_are_the_datas():
+    # config validation reads them instead of loading every table
+    from odtstudy.datasets._class_counts import smallest_class
+    from odtstudy.datasets._loaders import _catalog
+
+    checked = 0
+    for key, entry in _catalog().items():
+        if "smallest_class" not in entry:
+            assert entry.get("task", "classification") != "classification" or (
+                entry["collection"] == "sklearn"
+            ), f"{key}: run python -m odtstudy.datasets._class_counts"
+            continue
+        assert entry["smallest_class"] == smallest_class(load_dataset(key).y), key
+        checked += 1
+    assert checked >= 60
