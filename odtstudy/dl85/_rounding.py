@@ -57,7 +57,7 @@ import numpy as np
 
 from odtstudy.dl85._engine import PURITY_RTOL
 
-__all__ = ["CERTIFY_RTOL", "sums_certify"]
+__all__ = ["CERTIFY_RTOL", "sums_certify", "sums_error"]
 
 #: Relative tolerance to which an optimum is certified.
 CERTIFY_RTOL = 1e-9
@@ -74,7 +74,21 @@ def sums_certify(
     exact_offset: float | None = None,
 ) -> bool:
     """True when the sums form's rounding cannot move an optimum of ``loss``
-    by more than ``CERTIFY_RTOL`` of it.
+    by more than ``CERTIFY_RTOL`` of it (see :func:`sums_error`)."""
+    return sums_error(loss, stats, max_depth, engine, exact_offset) <= (
+        CERTIFY_RTOL * loss
+    )
+
+
+def sums_error(
+    loss: float,
+    stats: np.ndarray,
+    max_depth: int,
+    engine: str,
+    exact_offset: float | None = None,
+) -> float:
+    """How far below an optimum of ``loss`` found by the sums form the true
+    optimum can lie (``inf`` when nothing bounds it).
 
     Parameters
     ----------
@@ -92,11 +106,11 @@ def sums_certify(
         ``y``, in the units of ``stats``.
     """
     if exact_offset is not None:
-        return _exact_sums_certify(loss, stats, max_depth, exact_offset)
+        return _exact_sums_error(loss, stats, max_depth, exact_offset)
     w = stats[:, 0]
     positive = w > 0
     if not positive.any():
-        return False
+        return float("inf")
     n = int(np.count_nonzero(positive))
     s2 = float(stats[:, 2].sum())
     y2 = float(np.max(stats[positive, 2] / w[positive]))  # Y**2
@@ -107,18 +121,18 @@ def sums_certify(
         margin *= 2.0
     bound = _ROW_USES[engine] * n * _U * magnitude + 6 * _U * s2
     purity = 2.0**max_depth * PURITY_RTOL * s2
-    return margin * bound + purity <= CERTIFY_RTOL * loss
+    return margin * bound + purity
 
 
-def _exact_sums_certify(loss, stats, max_depth, offset) -> bool:
-    """:func:`sums_certify` for exact sums (second bound above)."""
+def _exact_sums_error(loss, stats, max_depth, offset) -> float:
+    """:func:`sums_error` for exact sums (second bound above)."""
     if loss == 0.0:  # every leaf pure: the decimals' and y's optimum
-        return True
+        return 0.0
     s2 = float(stats[:, 2].sum())
     near = 2.0 * loss  # trees that can compare with the optimum
     evaluation = 3.1 * _U * s2 + 2.0**max_depth * _U * near
     moved = 2.0 * np.sqrt(near * offset) + offset
-    return 2.0 * (evaluation + moved) <= CERTIFY_RTOL * loss
+    return 2.0 * (evaluation + moved)
 
 
 def _sums_exact(w: np.ndarray) -> bool:
