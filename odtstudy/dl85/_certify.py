@@ -21,9 +21,17 @@ magnitude at most ``w |y|`` or ``w Y`` (``Y`` the largest ``|y|``), some
 entering a leaf's loss as differences of cover sums, is off by at most
 ``32 n u (sum w |y| + Y sum w)`` (u = 2**-53; 32 bounds the times a row
 enters a leaf's sums, and the choice of a neighbouring quantile row when
-cumulative weights round); a leaf left unsplit by the purity tolerance
-costs at most ``PURITY_RTOL`` of the root leaf's loss; and ``y - c`` itself moves each row's loss by at most
-its rounding error, which TwoSum computes exactly.
+cumulative weights round, and the numeric search's own centring of the
+target, off by at most ``u (sum w |y| + Y sum w)``); a leaf left
+unsplit by the purity tolerance costs at most ``PURITY_RTOL`` of the root
+leaf's loss; and ``y - c`` itself moves each row's loss by at most its
+rounding error, which TwoSum computes exactly.
+
+The squared error certifies its sums form as :mod:`._rounding` says, and
+its stable form by :func:`._rounding.stable_lower_bound`; on small data
+that neither certifies, a search whose leaves are priced in exact
+arithmetic (:func:`exact_squared_leaf`) is off only by the rounding of the
+sum of its leaves.
 """
 
 from __future__ import annotations
@@ -39,13 +47,17 @@ from odtstudy.dl85._losses import power_of_two_scale, weighted_quantile
 from odtstudy.dl85._rounding import CERTIFY_RTOL
 
 __all__ = [
+    "EXACT_LEAF_ROWS",
     "PinballTarget",
     "certified_result",
+    "exact_squared_leaf",
     "exact_tree_loss",
     "pinball_target",
 ]
 
 _U = 2.0**-53
+#: Most rows for a search whose leaves are priced in exact arithmetic.
+EXACT_LEAF_ROWS = 100
 #: Most times a row's terms enter a leaf's priced pinball loss.
 _PINBALL_USES = 32
 
@@ -145,6 +157,32 @@ def exact_tree_loss(tree, X, y, weights, kind: str, tau: float = 0.5) -> Fractio
     if kind == "absolute":
         loss *= 2
     return loss * _power(w_exp + y_exp)
+
+
+def exact_squared_leaf(y, weights):
+    """``loss(rows)`` of a ``py_rows`` search: the exact squared error of
+    the rows around their exact weighted mean, rounded down to a double.
+    A search of these prices each tree within ``2**depth u`` of its exact
+    optimal loss (the leaves' sum rounds), and never above it by more."""
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+    y_int, y_exp = _integers(y)
+    w_int, w_exp = _integers(w)
+    unit = _power(w_exp + 2 * y_exp)
+
+    def loss(rows):
+        total = s1 = s2 = 0
+        for i in np.asarray(rows).tolist():
+            total += w_int[i]
+            s1 += w_int[i] * y_int[i]
+            s2 += w_int[i] * y_int[i] * y_int[i]
+        if total == 0:
+            return 0.0
+        exact = Fraction(s2 * total - s1 * s1, total) * unit
+        value = float(exact)
+        return math.nextafter(value, 0.0) if Fraction(value) > exact else value
+
+    return loss
 
 
 def _integers(values: np.ndarray):

@@ -16,10 +16,11 @@ Targets whose differences to one of them are exact doubles with few
 significant bits (``y = c + z 2**e``, ``z`` integer) can be searched as
 ``z`` (:func:`binary_target`): then the search's target is ``y`` exactly,
 which certifies decimals far from 0 whose rounding to doubles (``offset``)
-is too large next to their spread. The squared errors scale back by ``10**(-2 k)`` (``4**e``). The search prices the
-decimals ``Z / 10**k``, not ``y`` itself: ``y`` is off from them by at most
-a relative ``u`` (half an ulp, ``u = 2**-53``), which moves any tree's loss
-by a bounded amount (``offset`` below, accounted for by the certificate).
+is too large next to their spread. The squared errors scale back by
+``10**(-2 k)`` (``4**e``). The search prices the decimals ``Z / 10**k``,
+not ``y`` itself: ``y`` is off from them by at most a relative ``u``
+(half an ulp, ``u = 2**-53``), which moves any tree's loss by a bounded
+amount (``offset`` below, accounted for by the certificate).
 
 With integer weights a set of rows that are not all equal has loss
 ``sum_{i<j} w_i w_j (z_i - z_j)**2 / W >= (W - 1) / W >= 1/2``; so a purity

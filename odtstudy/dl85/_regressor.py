@@ -8,7 +8,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeRegressor, _validate_X
-from odtstudy.dl85._certify import certified_result, exact_tree_loss, pinball_target
+from odtstudy.dl85._certify import (
+    EXACT_LEAF_ROWS,
+    certified_result,
+    exact_squared_leaf,
+    exact_tree_loss,
+    pinball_target,
+)
 from odtstudy.dl85._engine import build_tree, fit_result, search, search_quantiles
 from odtstudy.dl85._exact_sums import binary_target, exact_target
 from odtstudy.dl85._losses import (
@@ -33,7 +39,12 @@ from odtstudy.dl85._quantiles import (
     unit_quantile_values,
     warn_crossings,
 )
-from odtstudy.dl85._rounding import sums_certify, sums_error
+from odtstudy.dl85._rounding import (
+    CERTIFY_RTOL,
+    stable_lower_bound,
+    sums_certify,
+    sums_error,
+)
 
 __all__ = ["DL85Regressor"]
 
@@ -237,6 +248,24 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         out.stats["stable_form"] = True
         return out
 
+    def _exact_leaf_search(self, X, cuts, y, sample_weight):
+        """The squared error's search with each leaf priced exactly (a
+        ``py_rows`` loss; numeric engine, 0/1 columns split at 0.5), for
+        small data that neither float form certifies."""
+        if cuts is None:
+            cuts = candidate_thresholds(np.asarray(X, dtype=np.float64), "all")
+        out = numeric_search(
+            X,
+            cuts,
+            kind="py_rows",
+            callback=exact_squared_leaf(y, sample_weight),
+            purity_tol=0.0,
+            **self._scaled_options(1.0),
+        )
+        out.stats["stable_form"] = True
+        out.stats["exact_leaves"] = True
+        return out
+
     def _run_search(self, X, cuts, objective, sample_weight, target, **more):
         """One search of ``target`` on ``X`` (numeric when ``cuts`` is not
         None, 0/1 otherwise); ``more``: the search's other arguments."""
@@ -329,17 +358,30 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 out.loss, stats, self.max_depth, engine, offset
             ):
                 return out, factor, error, ""
-        # the stable form has no certificate of its own: its tree is kept,
-        # the bound is the sums form's
-        bound = max(out.loss - error, 0.0) * factor
+        # the better of the two forms' certified bounds
+        bound = max(out.loss - error, 0.0)
         stable = self._stable_search(*given, stats, y / scale, factor)
-        error = max(stable.loss * factor - bound, 0.0) / factor
-        return stable, factor, error, (
-            "the squared error's sums could not certify the optimum (targets "
-            "far from 0 next to their spread, or weights across many orders "
-            "of magnitude): the tree is the stable form's search, whose "
-            "rounding has no certified bound; lower_bound_ is the sums "
-            "form's certified bound"
+        if not stable.timed_out:
+            w = stats[:, 0]
+            bound = max(
+                bound, stable_lower_bound(stable.loss, w, y / scale, self.max_depth)
+            )
+        error = max(stable.loss - bound, 0.0)
+        if stable.timed_out or error <= CERTIFY_RTOL * stable.loss:
+            return stable, factor, error, ""
+        if len(y) <= EXACT_LEAF_ROWS:
+            exact_out = self._exact_leaf_search(*given, y, sample_weight)
+            if not exact_out.timed_out:
+                return exact_out, 1.0, _exact_leaf_error(exact_out, self), ""
+        return (
+            stable,
+            factor,
+            error,
+            (
+                "the squared error's sums could not certify the optimum (targets "
+                "far from 0 next to their spread, or weights across many orders "
+                "of magnitude), nor its stable form's rounding bound"
+            ),
         )
 
     def _fit_quantiles(self, X, y, sample_weight, taus):
@@ -451,6 +493,12 @@ def _leaf_values(objective, tau, y, sample_weight):
         return [weighted_quantile(y[rows], w[rows], tau)]
 
     return value_of
+
+
+def _exact_leaf_error(out, reg) -> float:
+    """How far below the optimum found with exact leaf losses the true one
+    can lie: the rounding of the sum of at most ``2**max_depth`` leaves."""
+    return out.loss * (2.0**reg.max_depth + 2) * 2.0**-52
 
 
 def _search_target(y, sample_weight, exact):
