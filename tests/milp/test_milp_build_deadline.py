@@ -21,10 +21,12 @@ from odtstudy.milp._flow_tree import FlowTree, reduce_data, terminals
 LEARNERS = ("BinOCTClassifier", "OCTClassifier", "FlowOCTClassifier",
             "BendersOCTClassifier")  # fmt: skip
 
-# Defines fit_timed(learner, params, X, y): prints one JSON line.
+# Defines fit_timed(learner, params, X, y): fits the MILP (or CP-SAT) learner
+# of that name and prints one JSON line.
 FIT_TIMED = """
 import json, time
 import numpy as np
+import odtstudy.cp as cp
 import odtstudy.milp as milp
 
 def rows(n, n_features=20, seed=0):
@@ -34,7 +36,8 @@ def rows(n, n_features=20, seed=0):
     return rng.integers(0, 2, (n, n_features)), y
 
 def fit_timed(learner, params, X, y):
-    est = getattr(milp, learner)(**params)
+    est = getattr(milp, learner, None) or getattr(cp, learner)
+    est = est(**params)
     start = time.perf_counter()
     est.fit(X, y)
     elapsed = time.perf_counter() - start
@@ -149,3 +152,16 @@ def test_every_formulation_keeps_the_deadline_on_the_largest_data():
     fits += _sweep(lambda depth: (50_000,), depths=(1,))
     for fit in fits:
         _built_too_late(fit)
+
+
+def test_cpsat_depth_14_stops_building_at_the_limit():
+    # the same gap in the CP-SAT model: its branch variables and its
+    # no-feature-twice-on-a-path clauses (2**14 positions, 40 features)
+    (fit,) = _fits(
+        """
+        X, y = rows(12, n_features=40)
+        fit_timed("CPSATClassifier", dict(max_depth=14, time_limit=2), X, y)
+        """
+    )
+    _holds_the_contract(fit)
+    assert fit["status"] == "timeout" and not fit["optimal"], fit
