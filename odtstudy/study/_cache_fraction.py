@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 
-from odtstudy.dl85._cache import HashCache, TrieCache
 from odtstudy.external._child import call_in_fork
 
 __all__ = ["KEY", "check_fraction", "engine_minimum", "resolve", "split"]
@@ -36,8 +35,6 @@ __all__ = ["KEY", "check_fraction", "engine_minimum", "resolve", "split"]
 KEY = "max_cache_fraction"
 #: The learner parameter it sets.
 BOUND = "max_cache_size"
-#: DL8.5's caches by their ``cache`` parameter: each knows its minimum bound.
-_CACHES = {"trie": TrieCache, "hash": HashCache}
 
 
 def split(params: dict) -> tuple[float | None, dict]:
@@ -83,7 +80,11 @@ def engine_minimum(estimator) -> int:
     """
     get_params = getattr(estimator, "get_params", None)
     params = get_params() if get_params is not None else {}
-    cache = _CACHES.get(params.get("cache"))
+    # imported here: the config checks import this module, and must name
+    # missing compiled extensions through the registry, not fail on them
+    from odtstudy.dl85._cache import HashCache, TrieCache
+
+    cache = {"trie": TrieCache, "hash": HashCache}.get(params.get("cache"))
     depth = params.get("max_depth")
     if cache is None or depth is None:
         return 1
