@@ -4,6 +4,7 @@ the API reference lists every public name."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -111,7 +112,9 @@ def test_api_reference_lists_every_learner_with_its_parameters():
             value = getattr(module, public)
             if isinstance(value, type) and issubclass(value, BaseEstimator):
                 assert f"{name}.{public}" in documented, f"{name}.{public}"
-                assert "Parameters\n    ---" in (value.__doc__ or ""), (
+                # cleandoc: Python 3.13 dedents __doc__ itself, 3.10-3.12 do not
+                doc = inspect.cleandoc(value.__doc__ or "")
+                assert "\nParameters\n---" in doc, (
                     f"{name}.{public}: no numpydoc Parameters section"
                 )
 
