@@ -119,6 +119,7 @@ def test_api_reference_lists_every_learner_with_its_parameters():
                 )
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("code", _python_blocks())
 def test_readme_and_guide_examples_run(code):
     returncode, out, err = run_snippet(code, timeout=120)

@@ -70,6 +70,7 @@ def _within(lines):
     assert float(words[1]) <= float(words[3]), lines
 
 
+@pytest.mark.ci_slow
 def test_largest_forest_holds_its_limit():
     # was: n_estimators=10**7 -> MemoryError after 68 s (samples drawn
     # eagerly for every tree)
@@ -85,6 +86,7 @@ def test_largest_forest_holds_its_limit():
     assert lines[-1].endswith("timeout")
 
 
+@pytest.mark.ci_slow
 def test_largest_population_holds_its_limit():
     # was: population_size=10**6 -> > 90 s with time_limit=5
     lines = _run(

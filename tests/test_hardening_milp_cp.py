@@ -118,6 +118,7 @@ def _within(out):
     assert wall <= bound, out
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("solver", ["cbc", "highs"])
 def test_oct_diabetes_holds_its_limit(solver):
     _within(

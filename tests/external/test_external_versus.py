@@ -23,6 +23,7 @@ def test_versus_runs_every_adapter_at_every_scale():
         assert config.folds == 1 and config.max_thresholds is None
 
 
+@pytest.mark.ci_slow
 def test_versus_smoke_proves_the_same_objectives(tmp_path):
     _installed()
     config = load_config("versus", scale="smoke")

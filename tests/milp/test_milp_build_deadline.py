@@ -78,6 +78,7 @@ def _built_too_late(fit) -> None:
     assert fit["solver_status"].startswith("not run: time limit reached"), fit
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize(
     "learner, solver",
     [("FlowOCTClassifier", "cbc"), ("BendersOCTClassifier", "highs")],
@@ -94,6 +95,7 @@ def test_depth_14_on_12_rows_stops_building_at_the_limit(learner, solver):
     _built_too_late(fit)
 
 
+@pytest.mark.ci_slow
 def test_flowoct_depth_8_on_german_credit_stops_at_the_limit():
     (fit,) = _fits(
         """
@@ -133,6 +135,7 @@ def _sweep(sizes, depths, solvers=("cbc", "highs"), time_limit=1):
     return fits
 
 
+@pytest.mark.ci_slow
 def test_every_formulation_keeps_the_deadline_at_depth_14():
     # two rows: the fewest a classifier takes (one row has one class)
     fits = _sweep(lambda depth: (2, 12), depths=(14,), solvers=("highs",))
@@ -154,6 +157,7 @@ def test_every_formulation_keeps_the_deadline_on_the_largest_data():
         _built_too_late(fit)
 
 
+@pytest.mark.ci_slow
 def test_cpsat_depth_14_stops_building_at_the_limit():
     # the same gap in the CP-SAT model: its branch variables and its
     # no-feature-twice-on-a-path clauses (2**14 positions, 40 features)

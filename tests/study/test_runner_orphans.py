@@ -108,6 +108,7 @@ def _descendants(runner, *pids) -> list:
     return found
 
 
+@pytest.mark.ci_slow
 def test_killed_runner_leaves_no_preflight_fit(tmp_path):
     runner = _runner(tmp_path, "preflight")
     pid, session, child = _sleeping_fit(tmp_path, runner)
@@ -117,6 +118,7 @@ def test_killed_runner_leaves_no_preflight_fit(tmp_path):
     assert survivors == [], [p.pid for p in survivors]
 
 
+@pytest.mark.ci_slow
 def test_killed_runner_leaves_no_worker_and_the_study_resumes(tmp_path):
     runner = _runner(tmp_path, "run")
     pid, session, child = _sleeping_fit(tmp_path, runner)

@@ -5,6 +5,7 @@ from odtstudy.study import MethodSpec, StudyConfig, make_report, run_study
 distributed = pytest.importorskip("distributed")
 
 
+@pytest.mark.ci_slow
 def test_smoke_study_through_a_local_dask_cluster(tmp_path):
     config = StudyConfig(
         name="dask-smoke",

@@ -73,6 +73,7 @@ def test_two_time_limits_are_two_protocols_reported_apart(tmp_path):
     assert text.count("| zoo-1 | 2 | cart | 2/2 | yes |") == 2  # one row each
 
 
+@pytest.mark.ci_slow
 def test_overrunning_method_is_incomplete_not_a_survivor_mean(tmp_path):
     config = _config(["cart", "test-overrun"], folds=3)
     run_study(config, output_dir=tmp_path, workers=2, quiet=True)
@@ -86,6 +87,7 @@ def test_overrunning_method_is_incomplete_not_a_survivor_mean(tmp_path):
     assert "| zoo-1 | 2 | cart | 3/3 | yes |" in text
 
 
+@pytest.mark.ci_slow
 def test_killed_run_keeps_the_reported_incumbent(tmp_path):
     config = _config(["test-incumbent-hang"], folds=2)
     frame = run_study(config, output_dir=tmp_path, workers=2, quiet=True).load()
@@ -98,6 +100,7 @@ def test_killed_run_keeps_the_reported_incumbent(tmp_path):
     assert "| zoo-1 | 2 | test-incumbent-hang | 0/2 | incomplete |" in text
 
 
+@pytest.mark.ci_slow
 def test_killed_run_takes_its_solver_children_and_temp_files(tmp_path, monkeypatch):
     log = tmp_path / "spawned.txt"
     monkeypatch.setenv("ODTSTUDY_TEST_SPAWN_LOG", str(log))
@@ -197,6 +200,7 @@ _SLEEPY = """\
     """
 
 
+@pytest.mark.ci_slow
 def test_sigterm_keeps_finished_records_and_resumes_without_duplicates(tmp_path):
     args, env = _cli_script(tmp_path, _SLEEPY.replace("folds = 4", "folds = 2"))
     results = tmp_path / "out" / "sleepy" / "results.jsonl"
@@ -225,6 +229,7 @@ def test_sigterm_keeps_finished_records_and_resumes_without_duplicates(tmp_path)
     assert set(kept["utc"]) <= set(frame["utc"])  # the first records kept as they were
 
 
+@pytest.mark.ci_slow
 def test_two_runners_on_one_study_never_run_a_record_twice(tmp_path):
     args, env = _cli_script(tmp_path, _SLEEPY)
     first = subprocess.Popen(args + ["--quiet"], env=env, stderr=subprocess.PIPE)
@@ -264,6 +269,7 @@ def test_dask_scheduler_without_workers_is_a_clear_error(tmp_path, monkeypatch):
     assert not (tmp_path / "unit").exists()
 
 
+@pytest.mark.ci_slow
 def test_milp_and_cpsat_report_their_warm_start_as_incumbent():
     from odtstudy._incumbent import listening
     from odtstudy.cp import CPSATClassifier
@@ -284,6 +290,7 @@ def test_milp_and_cpsat_report_their_warm_start_as_incumbent():
         assert seen[0] >= clf.objective_ - 1e-9
 
 
+@pytest.mark.ci_slow
 def test_sigkill_of_the_runner_leaves_no_worker(tmp_path):
     overrun = _SLEEPY.replace('"test-sleepy"', '"test-overrun"').replace(
         "time_limit = 5", "time_limit = 20"

@@ -28,6 +28,7 @@ def _isolated_registries(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
 
+@pytest.mark.ci_slow
 def test_reviewer_study_with_a_user_csv_and_an_adapter_out_of_time(tmp_path):
     pytest.importorskip("pydl85")
     rng = np.random.default_rng(1)

@@ -7,6 +7,7 @@ from odtstudy.study import load_config, make_report, run_study
 from odtstudy.study.report import consistency_violations, heuristic_gaps
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("name", ["exact-numeric", "tmo"])
 def test_study_smoke_run(name, tmp_path):
     config = load_config(name, scale="smoke")

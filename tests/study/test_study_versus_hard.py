@@ -46,6 +46,7 @@ def test_each_tier_runs_only_its_own_methods():
     assert study["study"]["time_limit"] == 300 and study["study"]["workers"] == 1
 
 
+@pytest.mark.ci_slow
 def test_versus_hard_smoke_run(tmp_path):
     config = _smoke_config()
     frame = run_study(config, output_dir=tmp_path, quiet=True).load()
