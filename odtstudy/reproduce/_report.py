@@ -35,7 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import CHECK_VERDICTS, VERDICTS, ClaimResult
+from odtstudy.reproduce._claims import (
+    CHECK_VERDICTS,
+    VERDICTS,
+    ClaimResult,
+    legend_text,
+)
 from odtstudy.reproduce._published import (
     Published,
     data_file_label,
@@ -57,6 +62,7 @@ __all__ = [
     "our_values",
     "paper_preface",
     "paper_section",
+    "thresholds_history",
     "verdict_table_complete",
     "verdict_table_problems",
 ]
@@ -538,15 +544,66 @@ def _thresholds_frame(published: Published) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["threshold", "value", "why it departs"])
 
 
-def _thresholds_section(doc, published: Published) -> None:
+def _first_run(published: Published, records) -> tuple:
+    """(date, how it is known) of the first run of the report's records: the
+    first commit of its records (``[history] first_records``) or the earliest
+    ``utc`` of the records, whichever is earlier."""
+    found = []
+    first = published.history.get("first_records")
+    if first:
+        found.append((first["date"][:10], f"first records committed at {first['commit']}"))
+    frame = records.frame if records is not None else None
+    if frame is not None and "utc" in frame and frame["utc"].notna().any():
+        earliest = str(frame["utc"].dropna().astype(str).min())[:10]
+        found.append((earliest, "earliest run of the records shown"))
+    return min(found) if found else (None, "")
+
+
+def thresholds_history(published: Published, records=None) -> str:
+    """When the thresholds were set and when this report's runs began.
+
+    Parameters
+    ----------
+    published : Published
+        Its ``history`` (``[history]`` of the data file, from git).
+    records : StudyRecords, default=None
+        The report's records (their earliest ``utc``).
+
+    Returns
+    -------
+    str
+        "Thresholds set at <commit> (<date>); first run of this report's
+        records <date> (...)", then whether the thresholds were fixed before
+        the runs: only when their date precedes the first run.
+    """
+    setting = published.history.get("thresholds_set")
+    first, how = _first_run(published, records)
+    if setting is None:
+        return (
+            "When these thresholds were set is not recorded (no [history] in "
+            "the data file): they may postdate the runs."
+        )
+    text = f"Thresholds set at {setting['commit']} ({setting['date'][:10]})"
+    if first is None:
+        return text + "; no run recorded."
+    text += f"; first run of this report's records {first} ({how})"
+    if setting["date"][:10] < first:
+        return text + ": fixed before the runs."
+    return text + (
+        ": set after the first runs, so the thresholds are not independent of "
+        "the results they judge."
+    )
+
+
+def _thresholds_section(doc, published: Published, records=None) -> None:
     if not published.thresholds:
         doc.text("The data file states no threshold.")
         return
     doc.text(
         f"The thresholds of these rules, from `[thresholds]` of "
-        f"`odtstudy/reproduce/{data_file_label(published.name)}` (fixed before "
-        "the runs; a value that departs from the one the other reproductions "
-        "use says why):"
+        f"`odtstudy/reproduce/{data_file_label(published.name)}` (a value that "
+        "departs from the one the other reproductions use says why). "
+        + thresholds_history(published, records)
     )
     doc.table(_thresholds_frame(published))
     if published.margin is not None:
@@ -600,13 +657,14 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
         )
     doc.heading("How each verdict is decided", 3)
     doc.text(rules or "(no rules: the claims module failed)")
-    _thresholds_section(doc, published)
+    _thresholds_section(doc, published, records)
     doc.heading("Verdicts", 3)
     problems = verdict_table_problems(results, published)
     if problems:
         doc.text(f"{_INCOMPLETE}: " + "; ".join(problems) + ".", alert=True)
         log.error("reproduction %s: %s", name, "; ".join(problems))
     doc.table(_verdict_frame(results))
+    doc.text(legend_text())
     doc.text(verdict_counts(results))
     doc.heading(CHECKS_HEADING, 3)
     if published.checks:
