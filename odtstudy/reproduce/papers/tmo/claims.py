@@ -1,7 +1,7 @@
 """Claims of the TMO paper (Aldinucci, Tables 1-3) judged on the ``tmo`` study.
 
 Every claim compares mean test accuracies per (data set, depth): orderings of
-methods (win shares with a sign test, and win counts) and the values
+methods (win shares over data sets with a sign test, and win counts) and the values
 themselves against the paper's spread. Only complete cells count (every fold
 yielded a tree, see :data:`odtstudy.study._records.CELL_RULE`). Every
 threshold is in ``[thresholds]`` of ``published.toml``.
@@ -19,8 +19,10 @@ from odtstudy.reproduce._evidence import (
     claim_result,
     graded_verdict,
     judge_claims,
+    limit_decided,
     method_table,
     points,
+    sign_counts,
     tested_share,
 )
 
@@ -86,6 +88,41 @@ def _relation(
     return both[better] >= rivals
 
 
+def _margin(
+    table: pd.DataFrame, better: str, others: tuple, optional: tuple = ()
+) -> pd.Series:
+    """``better`` minus the best of ``others`` (and of ``optional`` where it
+    has a value), per cell where ``better`` and all of ``others`` have one."""
+    both = table[[better, *others]].dropna()
+    rivals = table.loc[both.index, [*others, *optional]].max(axis=1, skipna=True)
+    return both[better] - rivals
+
+
+def _per_dataset(margin: pd.Series) -> tuple:
+    """``(hits, losses, ties)`` over data sets: a data set's margins averaged
+    over its depths first."""
+    if margin.empty:
+        return 0, 0, 0
+    return sign_counts(margin.groupby(level="dataset").mean().to_numpy())
+
+
+#: Why the unit of the ordering tests is the data set.
+UNIT_NOTE = (
+    "unit: the data set (its depths share its rows and folds, so its cells are "
+    "not independent: their margins are averaged, ties left out)"
+)
+
+
+def _unmeasured(records, methods) -> str | None:
+    """Why one of ``methods`` was not measured (its time limit decided every
+    run), or None."""
+    for method in methods:
+        why = limit_decided(records.frame, method)
+        if why is not None:
+            return why
+    return None
+
+
 # -- the claims ---------------------------------------------------------------
 
 
@@ -100,6 +137,7 @@ def _ordering(
     datasets=None,
     label=None,
     train=None,
+    unmeasured=None,
 ):
     if datasets is not None:
         pub = pub[pub.index.get_level_values("dataset").isin(datasets)]
@@ -107,20 +145,29 @@ def _ordering(
     relation = label or (f"{NAMES[better]} ≥ " + " and ".join(NAMES[o] for o in others))
     theirs = _relation(pub, better, others, optional)
     mine = _relation(ours, better, others, optional)
+    published_text = f"{relation} on {_by_depth(theirs)}"
+    ours_text = f"{relation} on {_by_depth(mine)}"
+    if unmeasured is not None:
+        return claim_result(
+            claim, published_text, ours_text, "not comparable", unmeasured
+        )
     minimum = rules["min_cells"]
-    verdict, evidence = tested_share(int(mine.sum()), len(mine), rules, minimum=minimum)
+    hits, losses, ties = _per_dataset(_margin(ours, better, others, optional))
+    verdict, evidence = tested_share(hits, hits + losses, rules, minimum=minimum)
+    p_hits, p_losses, _ = _per_dataset(_margin(pub, better, others, optional))
     paper_verdict, paper_evidence = tested_share(
-        int(theirs.sum()), len(theirs), rules, minimum=minimum
+        p_hits, p_hits + p_losses, rules, minimum=minimum
     )
     if verdict == "not comparable":
         reason = (
-            f"{relation}: only {len(mine)} cell(s) where the methods compared "
-            f"are all complete at this scale (the rule needs {minimum})"
+            f"{relation}: no data set where the methods compared are all "
+            "complete at this scale"
         )
     else:
         reason = (
-            f"{relation} on our cells: {evidence}; the paper's tables by the "
-            f"same rule: {paper_verdict} ({paper_evidence})"
+            f"{relation} on our data sets: {evidence} ({ties} tied); the "
+            f"paper's tables by the same rule: {paper_verdict} "
+            f"({paper_evidence}); {UNIT_NOTE}"
         )
     if train is not None and verdict != "not comparable":
         fitted = _relation(train, better, others, optional)
@@ -128,13 +175,7 @@ def _ordering(
             f"; on training accuracy (what TMO maximises) {relation} on "
             f"{int(fitted.sum())}/{len(fitted)} cells"
         )
-    return claim_result(
-        claim,
-        f"{relation} on {_by_depth(theirs)}",
-        f"{relation} on {_by_depth(mine)}",
-        verdict,
-        reason,
-    )
+    return claim_result(claim, published_text, ours_text, verdict, reason)
 
 
 def _wins(table: pd.DataFrame, depth: int) -> tuple[Counter, int]:
@@ -240,7 +281,7 @@ def _phishing_depth4(claim, rules, published, records):
     return claim_result(claim, published_text, ours, verdict, reason)
 
 
-def _values(claim, rules, method, pub, pub_std, ours):
+def _values(claim, rules, method, pub, pub_std, ours, unmeasured=None):
     index = pub[method].dropna().index
     paper = pub.loc[index, method]
     spread = pub_std.loc[index, method]
@@ -260,7 +301,9 @@ def _values(claim, rules, method, pub, pub_std, ours):
             f"{int(within.sum())}/{n} of the cells run within the spread; "
             f"median |ours − paper| {_pp(diff.median())}"
         )
-    if n < rules["min_cells"]:
+    if unmeasured is not None:
+        verdict, reason = "not comparable", unmeasured
+    elif n < rules["min_cells"]:
         verdict = "not comparable"
         reason = (
             f"{n} published cell(s) of {NAMES[method]} run at this scale "
@@ -318,7 +361,10 @@ def evaluate(records, published) -> list:
     train = _our_table(records, "train_acc")
 
     def ordering(better, others, **kwargs):
-        return lambda c, r: _ordering(c, r, pub, ours, better, others, **kwargs)
+        unmeasured = _unmeasured(records, (better, *others))
+        return lambda c, r: _ordering(
+            c, r, pub, ours, better, others, unmeasured=unmeasured, **kwargs
+        )
 
     judges = {
         "tmo-vs-cart": ordering("tmo", ("cart",), train=train),
@@ -337,6 +383,6 @@ def evaluate(records, published) -> list:
     }
     for method in METHODS:
         judges[f"values-{method}"] = lambda c, r, m=method: _values(
-            c, r, m, pub, pub_std, ours
+            c, r, m, pub, pub_std, ours, _unmeasured(records, (m,))
         )
     return judge_claims(published, judges)
