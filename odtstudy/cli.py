@@ -73,6 +73,16 @@ def _run_study(args, name, overrides=None, scheduler=None) -> int:
     if args.dry_run:
         return _dry_run(config, expand_runs(config), folder)
     _check_writable(folder, args.output)
+    if args.require_idle is not None:
+        from odtstudy.study._idle import wait_until_idle
+
+        workers = args.workers or config.workers
+        say = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+        try:
+            wait_until_idle(workers, args.require_idle, say=say)
+        except RuntimeError as busy:
+            print(f"odtstudy: {busy}", file=sys.stderr)
+            return 3
     start = time.perf_counter()
     try:
         store = run_study(
@@ -239,6 +249,17 @@ def _add_run_options(parser) -> None:
         "--dry-run",
         action="store_true",
         help="check the config, print the runs it would execute, and exit",
+    )
+    parser.add_argument(
+        "--require-idle",
+        type=float,
+        nargs="?",
+        const=600.0,
+        default=None,
+        metavar="SECONDS",
+        help="start only when the 1-minute load average is at most the cores "
+        "the workers leave free: wait up to SECONDS (default 600) for it, "
+        "then refuse",
     )
 
 

@@ -1,15 +1,9 @@
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.cart import CARTClassifier
 from odtstudy.datasets import load_dataset
-
-
-@parametrize_with_checks([CARTClassifier(max_depth=3)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_matches_sklearn_and_reports_misclassifications():

@@ -1,16 +1,10 @@
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtstudy.cart import CARTRegressor
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Regressor
-
-
-@parametrize_with_checks([CARTRegressor(max_depth=3)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 @pytest.mark.parametrize(

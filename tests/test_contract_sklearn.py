@@ -18,12 +18,13 @@ from odtstudy.study.registry import get_method
 
 #: Checked in the default run: one learner per way through the contract (a
 #: single tree on numbers, a 0/1 learner in a pipeline, DL8.5 on numbers, a
-#: forest of DL8.5 trees, a column-generation forest, a wrapped scikit-learn
-#: ensemble, a regressor in a pipeline, a regressor on numbers); the others
-#: (~55 checks each, 2 s to 5 min per learner) run with ``-m slow``.
+#: forest of DL8.5 trees, column-generation forests (LPBoost's LP by
+#: highspy, MDBoost's QP), a wrapped scikit-learn ensemble, a regressor in a
+#: pipeline, a regressor on numbers); the others (~55 checks each, 2 s to
+#: 5 min per learner) run with ``-m slow``.
 DEFAULT_RUN = {
     "cart", "tao", "tmo", "dl85", "dl85-numeric", "cpsat", "dl8forest",
-    "mdboost-cart", "random-forest", "dl85-reg", "cart-reg",
+    "lpboost-cart", "mdboost-cart", "random-forest", "dl85-reg", "cart-reg",
 }  # fmt: skip
 
 #: Parameters of the checks' fits, on top of ``SMALL``: CP-SAT at depth 1

@@ -78,7 +78,7 @@ def test_readme_region_is_rebuilt_from_the_records(frontier, tmp_path):
 
 
 def test_committed_readme_table_equals_the_committed_records(frontier):
-    readme = (ROOT / "README.md").read_text()
+    readme = frontier.README.read_text()
     start, end = "<!-- figures:frontier -->\n", "<!-- /figures:frontier -->"
     region = readme.split(start, 1)[1].split(end, 1)[0]
     assert region == frontier.readme_table(frontier.RECORDS)

@@ -107,7 +107,7 @@ def test_a_run_over_chosen_datasets_writes_no_record_unless_asked(bench):
 def test_committed_readme_table_equals_the_committed_record(bench):
     if not bench.RECORD.exists():
         pytest.fail("benchmarks/results/numeric_vs_contree.json is not committed")
-    readme = (ROOT / "README.md").read_text()
+    readme = bench.README.read_text()
     start = "<!-- figures:numeric-vs-contree -->\n"
     end = "<!-- /figures:numeric-vs-contree -->"
     region = readme.split(start, 1)[1].split(end, 1)[0]

@@ -69,7 +69,7 @@ def test_readme_region_is_rebuilt_from_the_record(threads, tmp_path):
 def test_committed_readme_table_equals_the_committed_record(threads):
     if not threads.RECORD.exists():
         pytest.fail("benchmarks/results/dl85_threads.json is not committed")
-    readme = (ROOT / "README.md").read_text()
+    readme = threads.README.read_text()
     start, end = "<!-- figures:threads -->\n", "<!-- /figures:threads -->"
     region = readme.split(start, 1)[1].split(end, 1)[0]
     assert region == threads.readme_table(json.loads(threads.RECORD.read_text()))

@@ -303,7 +303,7 @@ class CPSATClassifier(BaseTreeClassifier):
             stats["n_booleans"] = tm.n_booleans
             stats["n_constraints"] = tm.n_constraints
             if hint_feat is not None:
-                add_hint(tm, hint_feat, hint_vals)
+                add_hint(tm, hint_feat, hint_vals, deadline)
         if tm is not None and not deadline.expired(reserve=_MIN_SOLVE_SECONDS):
             solver = cp_model.CpSolver()
             params = solver.parameters

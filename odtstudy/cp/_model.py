@@ -281,6 +281,7 @@ def build_model(
     # one feature per branch position
     x = [None]
     for t in range(1, n_branch + 1):
+        clock.check()
         xt = [model.new_bool_var(f"x[{t},{f}]") for f in range(n_feat)]
         model.add_exactly_one(xt)
         x.append(xt)
@@ -357,8 +358,7 @@ def build_model(
             n_bool += n_classes
         e_vars = {}
         for g in range(n_groups):
-            if g % 64 == 0:
-                clock.check()
+            clock.check()  # a group has a clause per leaf and class
             for k in np.flatnonzero(inst.counts[g] > 0):
                 e = model.new_bool_var(f"e[{g},{k}]")
                 n_bool += 1
@@ -396,6 +396,7 @@ def build_model(
     # symmetry breaking (ii): no real feature twice on a root-to-leaf path
     for t in range(1, n_branch + 1):
         for s in _descendant_branches(t, n_branch):
+            clock.check()  # the root alone has 2**depth - 2 descendants
             for f in range(1, n_feat):
                 model.add_bool_or([~x[t][f], ~x[s][f]])
     # symmetry breaking (iii): a real split sends rows both ways (a split
@@ -546,14 +547,21 @@ def hint_values(feat, inst: Instance, depth: int, min_sup: int):
     }
 
 
-def add_hint(tm: TreeModel, feat, values) -> None:
-    """Hint every model variable (a complete hint) and cap the objective."""
+def add_hint(tm: TreeModel, feat, values, deadline: Deadline | None = None) -> bool:
+    """Hint every model variable (a complete hint) and cap the objective;
+    False when ``deadline`` passed first (the hint is then partial and the
+    objective not capped: there is no time left to solve anyway)."""
+    deadline = Deadline.of(deadline)
     model = tm.model
     for t in range(1, tm.n_branch + 1):
+        if deadline.expired():
+            return False
         for f, var in enumerate(tm.x[t]):
             model.add_hint(var, int(feat[t]) == f)
     reach = values["reach"]
     for g, rg in enumerate(tm.r):
+        if deadline.expired():
+            return False
         for t in range(1, len(rg)):
             model.add_hint(rg[t], bool(reach[g, t]))
     if tm.n is not None:
@@ -573,6 +581,7 @@ def add_hint(tm: TreeModel, feat, values) -> None:
         for i, var in enumerate(tm.u):
             model.add_hint(var, bool(values["u"][i]))
     model.add(tm.objective <= values["objective"])
+    return True
 
 
 # --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from odtstudy.datasets._user import (
 __all__ = ["Dataset", "dataset_info", "list_datasets", "load_dataset"]
 
 # Unqualified names shared by several collections resolve in this order.
-_PREFERENCE = ("cp4im", "sklearn", "uci", "contree", "osrt", "other")
+_PREFERENCE = ("cp4im", "sklearn", "uci", "contree", "contree-train", "osrt", "other")
 _SKLEARN = {
     "iris": "load_iris",
     "wine": "load_wine",
@@ -109,9 +109,11 @@ def list_datasets(
 
     Parameters
     ----------
-    collection : {"cp4im", "uci", "contree", "osrt", "sklearn", "other", "user"}, \
-default=None
-        ``"user"``: the tables registered by a study file in this process.
+    collection : {"cp4im", "uci", "contree", "contree-train", "osrt", "sklearn", \
+"other", "user"}, default=None
+        ``"contree-train"``: the training splits on which ConTree's
+        published optima were measured. ``"user"``: the tables registered by
+        a study file in this process.
     kind : {"binary", "numeric", "categorical"}, default=None
     task : {"classification", "regression"}, default=None
     """
@@ -165,7 +167,11 @@ def dataset_info(name: str) -> dict:
 
 
 #: Collections stored as space-separated text, the label first, no header.
-_LABEL_FIRST = {"cp4im": np.uint8, "contree": np.float64}
+_LABEL_FIRST = {
+    "cp4im": np.uint8,
+    "contree": np.float64,
+    "contree-train": np.float64,
+}
 
 
 def _read_vendored(entry):
@@ -212,10 +218,12 @@ def load_dataset(name: str) -> Dataset:
         ``"uci/iris"``, ``"contree/avila"``, ``"osrt/servo"``, ``"sklearn/iris"``)
         or an unqualified one (``"anneal"``). An unqualified name found in
         several collections resolves to the first of CP4IM, scikit-learn, UCI,
-        ConTree's suite, OSRT's regression sets: ``"diabetes"`` is the CP4IM
-        (binarised) set (``"sklearn/diabetes"`` is scikit-learn's regression
-        table), ``"iris"`` is scikit-learn's, ``"segment"`` CP4IM's
-        (``"contree/segment"`` is the numeric one).
+        ConTree's suite, ConTree's training splits, OSRT's regression sets:
+        ``"diabetes"`` is the CP4IM (binarised) set (``"sklearn/diabetes"`` is
+        scikit-learn's regression table), ``"iris"`` is scikit-learn's,
+        ``"segment"`` CP4IM's (``"contree/segment"`` is the numeric one,
+        ``"contree-train/segment"`` its training split), ``"bean"`` is
+        ``"contree-train/bean"``.
 
     Returns
     -------

@@ -9,6 +9,7 @@ in this process and in the study's workers, which are forked from it.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,10 +62,29 @@ def _format(path: Path) -> str:
     return fmt
 
 
+def _check_unique_names(names, path: Path) -> None:
+    """Refuse a header that repeats a column name (after stripping spaces):
+    pandas would rename the copy (``label.1``) and a repeated target would
+    leak into the features."""
+    counts = Counter(str(name).strip() for name in names)
+    repeated = sorted(name for name, n in counts.items() if n > 1)
+    if repeated:
+        raise ValueError(
+            f"{path.name}: the header repeats column name(s) "
+            f"{', '.join(repr(r) for r in repeated)}; give every column a "
+            "distinct name (or drop the copies) and load it again"
+        )
+
+
 def _read_frame(path: Path) -> pd.DataFrame:
     if _format(path) == "csv":
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str)
+        _check_unique_names(header.iloc[0].fillna("").tolist(), path)
         return pd.read_csv(path)
     try:
+        import pyarrow.parquet as pq
+
+        _check_unique_names(pq.read_schema(path).names, path)
         return pd.read_parquet(path)
     except ImportError as exc:
         raise ValueError(
@@ -75,6 +95,7 @@ def _read_frame(path: Path) -> pd.DataFrame:
 def _columns(frame, spec):
     """Feature frame, labels and the categorical columns of a user table."""
     columns = [str(c) for c in frame.columns]
+    _check_unique_names(columns, Path(spec.path))
     frame = frame.set_axis(columns, axis=1)
     if spec.target not in columns:
         more = ", ..." if len(columns) > 12 else ""

@@ -12,10 +12,15 @@ a combination of cover sums in which each row enters at most 27 times (see
 exact; the certificate then only bounds the leaves' evaluation (see
 :func:`odtstudy.dl85._rounding.sums_certify`).
 
-The squared errors scale back by ``10**(-2 k)``. The search prices the
-decimals ``Z / 10**k``, not ``y`` itself: ``y`` is off from them by at most
-a relative ``u`` (half an ulp, ``u = 2**-53``), which moves any tree's loss
-by a bounded amount (``offset`` below, accounted for by the certificate).
+Targets whose differences to one of them are exact doubles with few
+significant bits (``y = c + z 2**e``, ``z`` integer) can be searched as
+``z`` (:func:`binary_target`): then the search's target is ``y`` exactly,
+which certifies decimals far from 0 whose rounding to doubles (``offset``)
+is too large next to their spread. The squared errors scale back by
+``10**(-2 k)`` (``4**e``). The search prices the decimals ``Z / 10**k``,
+not ``y`` itself: ``y`` is off from them by at most a relative ``u``
+(half an ulp, ``u = 2**-53``), which moves any tree's loss by a bounded
+amount (``offset`` below, accounted for by the certificate).
 
 With integer weights a set of rows that are not all equal has loss
 ``sum_{i<j} w_i w_j (z_i - z_j)**2 / W >= (W - 1) / W >= 1/2``; so a purity
@@ -32,7 +37,7 @@ import numpy as np
 
 from odtstudy.dl85._engine import PURITY_RTOL
 
-__all__ = ["ExactTarget", "exact_target"]
+__all__ = ["ExactTarget", "binary_target", "exact_target"]
 
 _U = 2.0**-53
 #: Largest k tried: y as the doubles of decimals with k digits.
@@ -92,6 +97,49 @@ def exact_target(y, weights=None) -> ExactTarget | None:
         z=z,
         scale=1.0 / power,
         offset=(1.01 * _U) ** 2 * float(np.dot(w, integers * integers)),
+        purity_tol=min(PURITY_RTOL * (s2 - s1 * s1 / total), 0.25),
+    )
+
+
+def binary_target(y, weights=None) -> ExactTarget | None:
+    """The exact-sums form of ``y`` as binary integers (``offset`` 0), or
+    None (weights not integers, differences not exact, or sums too large)."""
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+    if len(y) == 0 or np.any(w < 0) or not np.array_equal(w, np.rint(w)):
+        return None
+    total = float(w.sum())
+    if not 0 < total < _SUMS_LIMIT:
+        return None
+    return _binary_target(y, w, total)
+
+
+def _binary_target(y, w, total) -> ExactTarget | None:
+    """``y`` searched as the integers ``(y - c) / 2**e`` (``c`` one of the
+    ``y`` nearest their weighted mean), when every ``y - c`` is exact in
+    doubles and the sums stay small: the target is ``y`` itself, so
+    ``offset`` is 0 (decimals far from 0 are often this: a common exponent
+    and few significant bits below it)."""
+    c = float(y[np.argmin(np.abs(y - float(np.dot(w, y)) / total))])
+    z = y - c
+    back = z - y  # TwoSum: z is exact when its rounding error is 0
+    if np.any((y - (z - back)) + (-c - back) != 0.0):
+        return None
+    nonzero = z[z != 0.0]
+    if nonzero.size == 0:
+        return None
+    mantissa, exponent = np.frexp(nonzero)
+    digits = (np.abs(mantissa) * 2.0**53).astype(np.int64)
+    last_bit = np.frexp((digits & -digits).astype(np.float64))[1] - 1
+    unit = int(np.min(exponent - 53 + last_bit))
+    z = np.ldexp(z, -unit)
+    s1, s2 = float(np.dot(w, z)), float(np.dot(w, z * z))
+    if max(s2, float(np.dot(w, np.abs(z)))) >= _SUMS_LIMIT:
+        return None
+    return ExactTarget(
+        z=z,
+        scale=float(np.ldexp(1.0, unit)),
+        offset=0.0,
         purity_tol=min(PURITY_RTOL * (s2 - s1 * s1 / total), 0.25),
     )
 

@@ -168,7 +168,7 @@ cdef class Objective:
                   str loss_name="fast_error_function"):
         cdef Py_ssize_t i, c, p
         cdef int K = n_classes if n_classes > 0 else 1
-        cdef double v, lo, hi, a, b
+        cdef double v
         if kind == "py_stats":
             if row_stats is None:
                 raise ValueError("objective 'py_stats' needs row_stats")
@@ -258,32 +258,7 @@ cdef class Objective:
             self.worst_max = float(wv.max()) if n_rows else 0.0
         elif self.similarity and not self.counts:
             self.worst = <double*>_alloc(n_rows * sizeof(double))
-            lo = INFINITY
-            hi = -INFINITY
-            if not self.class_based:
-                for i in range(n_rows):
-                    if self.y[i] < lo:
-                        lo = self.y[i]
-                    if self.y[i] > hi:
-                        hi = self.y[i]
-            for i in range(n_rows):
-                if self.class_based:
-                    v = self._worst_class(self.ycls[i])
-                else:
-                    a = self.y[i] - lo
-                    b = hi - self.y[i]
-                    if self.kind == OBJ_SQUARED:
-                        v = a * a if a > b else b * b
-                    elif self.kind == OBJ_ABSOLUTE:
-                        v = a if a > b else b
-                    else:
-                        a = quantile * a
-                        b = (1.0 - quantile) * b
-                        v = a if a > b else b
-                v = v * (self.w[i] if self.w != NULL else 1.0)
-                self.worst[i] = v
-                if v > self.worst_max:
-                    self.worst_max = v
+            _fill_worst(self)
         elif self.similarity:
             for c in range(K):
                 v = self._worst_class(<int32_t>c)
@@ -699,6 +674,15 @@ cdef class Objective:
                 x &= x - 1
         return total
 
+    def select_tau(self, double tau):
+        """Price the pinball loss at ``tau`` from now on (several quantiles
+        in one search): each row's ``worst`` follows, since a row's largest
+        pinball loss, ``max(tau (y - lo), (1 - tau) (hi - y))``, depends on
+        tau, and a ``worst`` of another tau can lie below it."""
+        self.tau = tau
+        if self.worst != NULL and not self.python:
+            _fill_worst(self)
+
     def row_worst(self):
         """Each row's ``worst`` loss (ndarray), or None (no similarity bound)."""
         if not self.similarity:
@@ -727,6 +711,40 @@ cdef class Objective:
     def python_calls(self):
         """(vectors priced in Python, lookups of the priced-vector table)."""
         return int(self.n_priced), int(self.n_lookups)
+
+
+cdef int _fill_worst(Objective obj) except -1:
+    """Each row's largest loss as one row of a leaf (``obj.worst``) and
+    their maximum (``obj.worst_max``): its class's worst prediction, or its
+    largest distance to the range of ``y`` under the loss at ``obj.tau``."""
+    cdef Py_ssize_t i
+    cdef double lo = INFINITY, hi = -INFINITY, a, b, v
+    obj.worst_max = 0.0
+    if not obj.class_based:
+        for i in range(obj.n):
+            if obj.y[i] < lo:
+                lo = obj.y[i]
+            if obj.y[i] > hi:
+                hi = obj.y[i]
+    for i in range(obj.n):
+        if obj.class_based:
+            v = obj._worst_class(obj.ycls[i])
+        else:
+            a = obj.y[i] - lo
+            b = hi - obj.y[i]
+            if obj.kind == OBJ_SQUARED:
+                v = a * a if a > b else b * b
+            elif obj.kind == OBJ_ABSOLUTE:
+                v = a if a > b else b
+            else:
+                a = obj.tau * a
+                b = (1.0 - obj.tau) * b
+                v = a if a > b else b
+        v = v * (obj.w[i] if obj.w != NULL else 1.0)
+        obj.worst[i] = v
+        if v > obj.worst_max:
+            obj.worst_max = v
+    return 0
 
 
 def make_objective(str kind, cols, int n_rows, *, y_class=None, n_classes=1,

@@ -80,6 +80,7 @@ def combine_results(results: list, trees: list, stats_of: list) -> FitResult:
     is proven; ``stats``: the whole search's counters (``stats_of[-1]``, the
     last run's), each quantile's anytime trace and proof."""
     optimal = [bool(r.optimal) for r in results]
+    statuses = [r.status for r in results]
     stats = dict(stats_of[-1])
     stats["timeout"] = any(s["timeout"] for s in stats_of)
     stats["anytime"] = stats_of[0]["anytime"]
@@ -91,9 +92,21 @@ def combine_results(results: list, trees: list, stats_of: list) -> FitResult:
         objective=np.array([r.objective for r in results], dtype=np.float64),
         lower_bound=np.array([r.lower_bound for r in results], dtype=np.float64),
         optimal=all(optimal),
-        status="optimal" if all(optimal) else "timeout",
+        status=_combined_status(statuses),
         stats=stats,
+        reason="; ".join(
+            f"quantile {k}: {r.reason}" for k, r in enumerate(results) if r.reason
+        ),
     )
+
+
+def _combined_status(statuses: list) -> str:
+    """One status of the per-quantile ones: a timeout over an unproven
+    (feasible) optimum over a proven one."""
+    for status in ("timeout", "feasible"):
+        if status in statuses:
+            return status
+    return "optimal"
 
 
 def crossings(predictions: np.ndarray, taus: np.ndarray) -> np.ndarray:

@@ -8,8 +8,15 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.base import BaseTreeRegressor, _validate_X
+from odtstudy.dl85._certify import (
+    EXACT_LEAF_ROWS,
+    certified_result,
+    exact_squared_leaf,
+    exact_tree_loss,
+    pinball_target,
+)
 from odtstudy.dl85._engine import build_tree, fit_result, search, search_quantiles
-from odtstudy.dl85._exact_sums import exact_target
+from odtstudy.dl85._exact_sums import binary_target, exact_target
 from odtstudy.dl85._losses import (
     check_losses_fit,
     power_of_two_scale,
@@ -32,7 +39,12 @@ from odtstudy.dl85._quantiles import (
     unit_quantile_values,
     warn_crossings,
 )
-from odtstudy.dl85._rounding import sums_certify
+from odtstudy.dl85._rounding import (
+    CERTIFY_RTOL,
+    stable_lower_bound,
+    sums_certify,
+    sums_error,
+)
 
 __all__ = ["DL85Regressor"]
 
@@ -59,7 +71,9 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
     quantile : float or array-like of float, default=0.5
         The tau in (0, 1) of the pinball loss (``criterion="quantile"``).
         A list of distinct taus learns one optimal tree per tau in one
-        search (``trees_``; ``predict`` returns one column per tau): the
+        search (``trees_``; ``predict`` returns one column per tau; a list
+        of one tau fits as that tau alone but returns what a list returns:
+        ``objective_`` an array, ``trees_``, one column): the
         taus share the sorted rows, the covers, the cache (an entry per
         node holds every tau's bound and best tree) and the depth-2 solver
         (one pass over the feature pairs prices a subtree at the tau
@@ -107,12 +121,22 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         A ``kind="regressor"`` tree, ``value[:, 0]`` the prediction (with
         several quantiles: the first quantile's tree).
     objective_ : float or None
-        Total (weighted) loss summed over the training rows (not a mean):
+        Total (weighted) loss summed over the training rows (not a mean),
+        of the tree as returned (its leaf values the doubles it holds),
+        computed exactly and rounded to the nearest double:
         sum of squared errors, of absolute errors or of pinball losses
         ``tau * (y - q)`` for ``y >= q`` and ``(1 - tau) * (q - y)`` below.
         With several quantiles: an array, one loss per quantile.
     lower_bound_ : float or ndarray
+        A certified lower bound on the optimum: the search's optimum less
+        the most its floating-point rounding can have moved it. It can lie
+        below ``objective_`` by that rounding and by the rounding of the
+        leaf values to doubles (noticeable only for targets far from 0 next
+        to their spread).
     optimal_ : bool
+        True when the search's optimum is certified: its rounding is at
+        most 1e-9 of it (or the tree's loss is 0). Otherwise the status is
+        "feasible" (or "timeout") and ``stats_["reason"]`` says why.
         With several quantiles: True when every quantile's tree is proven.
     trees_ : list of Tree
         Several quantiles only: one tree per quantile, in the order given.
@@ -123,7 +147,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         rows where the tree of quantile i predicts more than the tree of
         quantile j although quantile i is the smaller (0 elsewhere); a
         ``UserWarning`` names every such pair.
-    status_ : {"optimal", "timeout", "infeasible"}
+    status_ : {"optimal", "feasible", "timeout", "infeasible"}
     fit_time_ : float
     stats_ : dict
     n_features_in_ : int
@@ -224,66 +248,140 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         out.stats["stable_form"] = True
         return out
 
+    def _exact_leaf_search(self, X, cuts, y, sample_weight):
+        """The squared error's search with each leaf priced exactly (a
+        ``py_rows`` loss; numeric engine, 0/1 columns split at 0.5), for
+        small data that neither float form certifies."""
+        if cuts is None:
+            cuts = candidate_thresholds(np.asarray(X, dtype=np.float64), "all")
+        out = numeric_search(
+            X,
+            cuts,
+            kind="py_rows",
+            callback=exact_squared_leaf(y, sample_weight),
+            purity_tol=0.0,
+            **self._scaled_options(1.0),
+        )
+        out.stats["stable_form"] = True
+        out.stats["exact_leaves"] = True
+        return out
+
+    def _run_search(self, X, cuts, objective, sample_weight, target, **more):
+        """One search of ``target`` on ``X`` (numeric when ``cuts`` is not
+        None, 0/1 otherwise); ``more``: the search's other arguments."""
+        if cuts is not None:
+            return numeric_search(
+                X, cuts, kind=objective, weights=sample_weight, y=target, **more
+            )
+        more.pop("stats", None)
+        return search(X, kind=objective, weights=sample_weight, y=target, **more)
+
     def _fit(self, X, y, sample_weight):
         taus = check_quantiles(self.quantile, self.criterion)
         if taus is not None:
             return self._fit_quantiles(X, y, sample_weight, taus)
         objective = _CRITERIA[self.criterion]
-        squared = objective == "squared"
-        check_losses_fit(y, sample_weight, squared=squared)
-        target, scale, exact = _search_target(y, sample_weight, squared)
-        factor = scale * scale if squared else scale
-        purity = {} if exact is None else {"purity_tol": exact.purity_tol}
+        check_losses_fit(y, sample_weight, squared=objective == "squared")
         tau = float(self.quantile)
-        options = self._scaled_options(factor)
         cuts = self._thresholds_of(X, sample_weight)
-        numeric_X, decode = X, None
+        searched_X, decode = X, None
         if cuts is not None and bitset_encodes(cuts):
-            X, decode = threshold_columns(X, cuts)
-        stats = squared_stats(target, sample_weight) if squared else None
-        if cuts is not None and decode is None:
-            out = numeric_search(
-                X,
-                cuts,
-                kind=objective,
-                weights=sample_weight,
-                y=target,
-                quantile=tau,
-                stats=stats,
-                **purity,
-                **options,
+            searched_X, decode = threshold_columns(X, cuts)
+        search_cuts = cuts if decode is None else None
+        reason = ""
+        if objective == "squared":
+            out, factor, error, reason = self._squared_search(
+                (searched_X, search_cuts), (X, cuts), y, sample_weight
             )
+            if out.stats.get("stable_form"):
+                searched_X, decode = X, None
         else:
-            out = search(
-                X,
-                kind=objective,
-                weights=sample_weight,
-                y=target,
+            pinball = pinball_target(y, sample_weight)
+            factor = pinball.scale
+            out = self._run_search(
+                searched_X,
+                search_cuts,
+                objective,
+                sample_weight,
+                pinball.y,
                 quantile=tau,
-                **purity,
-                **options,
+                **self._scaled_options(factor),
             )
-        if squared and out.found and not out.timed_out:
-            engine = "bitset" if cuts is None or decode is not None else "numeric"
-            offset = None if exact is None else exact.offset
-            if not sums_certify(out.loss, stats, self.max_depth, engine, offset):
-                X, decode = numeric_X, None
-                out = self._stable_search(X, cuts, stats, y / scale, factor)
+            error = pinball.error(
+                self.max_depth, None if objective == "absolute" else tau
+            )
         out.rescale(factor)
         if not out.found:
             return fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
         value_of = _leaf_values(objective, tau, y, sample_weight)
-        tree = build_tree(out, 1, value_of, X=X, kind="regressor")
+        tree = build_tree(out, 1, value_of, X=searched_X, kind="regressor")
         if decode is not None:
             tree = decode(tree)
-        return fit_result(
-            out,
-            tree,
-            max_depth=self.max_depth,
-            max_error=self.max_error,
-            loss_unit=factor,
+        loss = exact_tree_loss(tree, X, y, sample_weight, objective, tau)
+        return certified_result(out, tree, loss, error=error * factor, reason=reason)
+
+    def _squared_search(self, searched, given, y, sample_weight):
+        """The squared error's search: in the sums form on ``searched`` (the
+        pair ``X, cuts`` searched), on an exact target when there is one
+        (decimals, then the binary form of ``y``); in the stable form on
+        ``given`` (``X`` and the cuts of the fit) when no certificate holds.
+        Returns the search, its unit of loss, how far below its optimum the
+        true one can lie (in that unit) and, for the stable form, why it is
+        not certified."""
+        X, cuts = searched
+        engine = "bitset" if cuts is None else "numeric"
+        targets = [exact_target(y, sample_weight), binary_target(y, sample_weight)]
+        targets = [t for t in targets if t is not None] or [None]
+        for exact in targets[:2]:
+            target, scale = _search_target(y, sample_weight, exact)
+            factor = scale * scale
+            stats = squared_stats(target, sample_weight)
+            purity = {} if exact is None else {"purity_tol": exact.purity_tol}
+            out = self._run_search(
+                X,
+                cuts,
+                "squared",
+                sample_weight,
+                target,
+                stats=stats,
+                **purity,
+                **self._scaled_options(factor),
+            )
+            if not out.found:
+                return out, factor, 0.0, ""
+            found = out.lower_bound if out.timed_out else out.loss
+            offset = None if exact is None else exact.offset
+            error = sums_error(found, stats, self.max_depth, engine, offset)
+            if out.timed_out or sums_certify(
+                out.loss, stats, self.max_depth, engine, offset
+            ):
+                return out, factor, error, ""
+        # the better of the two forms' certified bounds
+        bound = max(out.loss - error, 0.0)
+        stable = self._stable_search(*given, stats, y / scale, factor)
+        if not stable.timed_out:
+            w = stats[:, 0]
+            bound = max(
+                bound, stable_lower_bound(stable.loss, w, y / scale, self.max_depth)
+            )
+        error = max(stable.loss - bound, 0.0)
+        if stable.timed_out or error <= CERTIFY_RTOL * stable.loss:
+            return stable, factor, error, ""
+        if len(y) <= EXACT_LEAF_ROWS:
+            exact_out = self._exact_leaf_search(*given, y, sample_weight)
+            if not exact_out.timed_out:
+                return exact_out, 1.0, _exact_leaf_error(exact_out, self), ""
+        return (
+            stable,
+            factor,
+            error,
+            (
+                "the squared error's sums could not certify the optimum (targets "
+                "far from 0 next to their spread, or weights across many orders "
+                "of magnitude), nor its stable form's rounding bound"
+            ),
         )
 
     def _fit_quantiles(self, X, y, sample_weight, taus):
@@ -296,6 +394,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                     "one quantile per fit"
                 )
         check_losses_fit(y, sample_weight, squared=False)
+        original_X = X
         cuts = self._thresholds_of(X, sample_weight)
         decode = None
         if cuts is not None:
@@ -307,27 +406,41 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                     "with a small k, binarise X, or fit one quantile per fit"
                 )
             X, decode = threshold_columns(X, cuts)
-        scale = power_of_two_scale(y)
+        pinball = pinball_target(y, sample_weight)
+        scale = pinball.scale
         options = self._scaled_options(scale)
-        outs = search_quantiles(
-            X, y=y / scale, quantiles=taus, weights=sample_weight, **options
-        )
+        if len(taus) > 1:
+            outs = search_quantiles(
+                X, y=pinball.y, quantiles=taus, weights=sample_weight, **options
+            )
+        else:  # a list of one: its search is the single quantile's
+            outs = [
+                search(
+                    X,
+                    kind="quantile",
+                    weights=sample_weight,
+                    y=pinball.y,
+                    quantile=float(taus[0]),
+                    **options,
+                )
+            ]
         results, trees = [], []
         for tau, out in zip(taus, outs):
+            error = pinball.error(self.max_depth, float(tau)) * scale
             out.rescale(scale)
             if sample_weight is None:
                 value_of = unit_quantile_values(y, tau)
             else:
                 value_of = _leaf_values("quantile", tau, y, sample_weight)
             tree = build_tree(out, 1, value_of, X=X, kind="regressor")
-            results.append(
-                fit_result(
-                    out, tree, max_depth=self.max_depth, max_error=None, loss_unit=scale
-                )
+            tree = tree if decode is None else decode(tree)
+            loss = exact_tree_loss(
+                tree, original_X, y, sample_weight, "quantile", float(tau)
             )
-            trees.append(tree if decode is None else decode(tree))
+            results.append(certified_result(out, tree, loss, error=error))
+            trees.append(tree)
         result = combine_results(results, trees, [out.stats for out in outs])
-        predictions = np.column_stack([r.tree.predict(X) for r in results])
+        predictions = np.column_stack([tree.predict(original_X) for tree in trees])
         counts = crossings(predictions, taus)
         result.stats["crossings"] = counts.tolist()
         warn_crossings(counts, taus)
@@ -371,7 +484,10 @@ def _leaf_values(objective, tau, y, sample_weight):
         if len(rows) == 0 or w[rows].sum() <= 0:
             return [0.0]
         if objective == "squared":
-            return [float(np.average(y[rows], weights=w[rows]))]
+            # around one of the rows: y - c is exact for rows near c, and
+            # c + mean rounds once (y far from 0 next to its spread)
+            c = float(y[rows[0]])
+            return [c + float(np.average(y[rows] - c, weights=w[rows]))]
         if objective == "absolute":
             return [weighted_quantile(y[rows], w[rows], 0.5, midpoint=True)]
         return [weighted_quantile(y[rows], w[rows], tau)]
@@ -379,20 +495,23 @@ def _leaf_values(objective, tau, y, sample_weight):
     return value_of
 
 
-def _search_target(y, sample_weight, squared):
-    """The target the search runs on, its unit (losses scale back by it,
-    squared for the squared error) and, for short decimals, the
-    :class:`~odtstudy.dl85._exact_sums.ExactTarget` it comes from (None
-    otherwise)."""
-    exact = exact_target(y, sample_weight) if squared else None
+def _exact_leaf_error(out, reg) -> float:
+    """How far below the optimum found with exact leaf losses the true one
+    can lie: the rounding of the sum of at most ``2**max_depth`` leaves."""
+    return out.loss * (2.0**reg.max_depth + 2) * 2.0**-52
+
+
+def _search_target(y, sample_weight, exact):
+    """The target the squared error's search runs on and its unit (squared
+    errors scale back by its square): ``exact``'s integers, or ``y``
+    centred and scaled (``exact`` None)."""
     if exact is not None:
-        return exact.z, exact.scale, exact
+        return exact.z, exact.scale
     # the squared error is the same for y and y - c: centring y keeps the
     # search's sums of w y and w y**2 from cancelling when the mean of y
     # is large next to its spread (leaf values are computed from y itself)
-    if squared:
-        y = y - float(np.average(y, weights=sample_weight))
+    y = y - float(np.average(y, weights=sample_weight))
     # the search runs on y / 2**k, |y / 2**k| near 1 (exact in binary
     # floating point); its losses scale back by 2**k (2**2k squared)
     scale = power_of_two_scale(y)
-    return y / scale, scale, None
+    return y / scale, scale

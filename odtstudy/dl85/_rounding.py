@@ -57,7 +57,7 @@ import numpy as np
 
 from odtstudy.dl85._engine import PURITY_RTOL
 
-__all__ = ["CERTIFY_RTOL", "sums_certify"]
+__all__ = ["CERTIFY_RTOL", "sums_certify", "sums_error"]
 
 #: Relative tolerance to which an optimum is certified.
 CERTIFY_RTOL = 1e-9
@@ -74,7 +74,21 @@ def sums_certify(
     exact_offset: float | None = None,
 ) -> bool:
     """True when the sums form's rounding cannot move an optimum of ``loss``
-    by more than ``CERTIFY_RTOL`` of it.
+    by more than ``CERTIFY_RTOL`` of it (see :func:`sums_error`)."""
+    return sums_error(loss, stats, max_depth, engine, exact_offset) <= (
+        CERTIFY_RTOL * loss
+    )
+
+
+def sums_error(
+    loss: float,
+    stats: np.ndarray,
+    max_depth: int,
+    engine: str,
+    exact_offset: float | None = None,
+) -> float:
+    """How far below an optimum of ``loss`` found by the sums form the true
+    optimum can lie (``inf`` when nothing bounds it).
 
     Parameters
     ----------
@@ -92,11 +106,11 @@ def sums_certify(
         ``y``, in the units of ``stats``.
     """
     if exact_offset is not None:
-        return _exact_sums_certify(loss, stats, max_depth, exact_offset)
+        return _exact_sums_error(loss, stats, max_depth, exact_offset)
     w = stats[:, 0]
     positive = w > 0
     if not positive.any():
-        return False
+        return float("inf")
     n = int(np.count_nonzero(positive))
     s2 = float(stats[:, 2].sum())
     y2 = float(np.max(stats[positive, 2] / w[positive]))  # Y**2
@@ -107,18 +121,18 @@ def sums_certify(
         margin *= 2.0
     bound = _ROW_USES[engine] * n * _U * magnitude + 6 * _U * s2
     purity = 2.0**max_depth * PURITY_RTOL * s2
-    return margin * bound + purity <= CERTIFY_RTOL * loss
+    return margin * bound + purity
 
 
-def _exact_sums_certify(loss, stats, max_depth, offset) -> bool:
-    """:func:`sums_certify` for exact sums (second bound above)."""
+def _exact_sums_error(loss, stats, max_depth, offset) -> float:
+    """:func:`sums_error` for exact sums (second bound above)."""
     if loss == 0.0:  # every leaf pure: the decimals' and y's optimum
-        return True
+        return 0.0
     s2 = float(stats[:, 2].sum())
     near = 2.0 * loss  # trees that can compare with the optimum
     evaluation = 3.1 * _U * s2 + 2.0**max_depth * _U * near
     moved = 2.0 * np.sqrt(near * offset) + offset
-    return 2.0 * (evaluation + moved) <= CERTIFY_RTOL * loss
+    return 2.0 * (evaluation + moved)
 
 
 def _sums_exact(w: np.ndarray) -> bool:
@@ -130,3 +144,38 @@ def _sums_exact(w: np.ndarray) -> bool:
     last_bit = np.frexp((digits & -digits).astype(np.float64))[1] - 1
     unit = int(np.min(exponent - 53 + last_bit))
     return float(np.ldexp(w.sum(), -unit)) < 2.0**52
+
+
+def stable_lower_bound(loss: float, w: np.ndarray, y: np.ndarray, max_depth: int):
+    """A lower bound on the optimum when the stable form found ``loss``
+    (weights ``w``, target ``y`` as searched).
+
+    Welford's update keeps the mean as two doubles: it is off only by the
+    rounding of the increments ``dev w / W`` (each within ``(n + 3) u`` of
+    its value, the weights' running sums rounding too), at most
+    ``dm = (n + 3) n u R`` (``R`` the range of ``y``, a bound on every
+    ``|dev|``). A leaf's M2, a sum of non-negative increments
+    ``dev**2 w W_before / W`` each within ``(2 n + 6) u``, is then within
+    ``(3 n + 8) u`` of its value plus ``sum w (2 |dev| dm + dm**2)``, where
+    ``sum w |dev| <= sqrt(W M2)``; over a tree's leaves (Cauchy-Schwarz)
+    the found ``loss`` is at most ``a L + b sqrt(L) + c`` for the optimum
+    ``L``: ``a = 1 + (3 n + 8) u``, ``b = 2 dm sqrt(W)``, ``c = W dm**2``
+    (each doubled for the terms of higher order), plus the rounding of the
+    sum of the leaves (the stable form's purity tolerance is 0: a pure
+    set's M2 is exactly 0).
+    """
+    positive = w > 0
+    n = int(np.count_nonzero(positive))
+    if n == 0 or loss <= 0.0:
+        return 0.0
+    spread = float(np.max(y[positive]) - np.min(y[positive]))
+    total = float(w.sum()) * (1.0 + 2 * n * _U)
+    mean_error = 2.0 * (n + 3) * n * _U * spread
+    a = 1.0 + 2.0 * (3 * n + 8 + 2.0**max_depth) * _U
+    b = 2.0 * 2.0 * mean_error * np.sqrt(total)
+    c = 2.0 * total * mean_error**2
+    found = loss - c
+    if found <= 0.0:
+        return 0.0
+    s = (-b + np.sqrt(b * b + 4.0 * a * found)) / (2.0 * a)
+    return float(s * s) * (1.0 - 4 * _U)

@@ -660,7 +660,7 @@ cdef class Searcher(Skeleton):
             raise ValueError(f"no quantile {k}")
         self.cache.select_slot(k)
         self.qk = k
-        self.objective.tau = self.qtau[k]
+        self.objective.select_tau(self.qtau[k])
         self.d2.tau = self.qtau[k]
         self.d2.above = self.qtau[k]
         self.d2.below = 1.0 - self.qtau[k]

@@ -37,7 +37,7 @@ import tempfile
 from dataclasses import dataclass
 
 from odtstudy._deadline import Deadline, now
-from odtstudy._isolation import kill_group
+from odtstudy._isolation import die_with_parent, kill_group
 from odtstudy._procmem import SolverCallPeak, harness_children, uss_mb
 
 __all__ = [
@@ -50,7 +50,7 @@ __all__ = [
 
 # the task's start on the shared monotonic clock, the child's USS then (MB)
 _HEADER = struct.Struct("!dd")
-_SERVE = "from odtstudy.external._child import _serve; _serve()"
+_SERVE = "from odtstudy.external._child import _serve; _serve({})"
 
 
 @dataclass
@@ -162,9 +162,12 @@ def _await_answer(pid, read_fd, deadline, reap, fresh) -> SolverCall:
     return SolverCall(True, value, startup, ran)
 
 
-def _forked_child(write_fd, task, setup):
-    """In the forked child: run ``task``, write its outcome, exit."""
+def _forked_child(write_fd, task, setup, parent_pid):
+    """In the forked child: run ``task``, write its outcome, exit. It leads
+    its own process group, which a kill of its parent's group misses, so it
+    dies with its parent instead."""
     try:
+        die_with_parent(parent_pid)
         os.setpgid(0, 0)
         if setup is not None:
             setup()
@@ -174,7 +177,7 @@ def _forked_child(write_fd, task, setup):
         os._exit(0)
 
 
-def call_in_fork(task, timeout, setup=None) -> SolverCall:
+def call_in_fork(task, timeout, setup=None, guard=None) -> SolverCall:
     """Run ``task()`` in a forked child killed after ``timeout`` seconds.
 
     Parameters
@@ -185,6 +188,10 @@ def call_in_fork(task, timeout, setup=None) -> SolverCall:
         Seconds; ``None`` waits as long as the task runs.
     setup : callable, default=None
         Called first in the child (e.g. to silence its output).
+    guard : odtstudy._isolation.GroupGuard, default=None
+        Kills the child's process group, with what the task started in it,
+        should this process die first (the child itself always dies with
+        this process).
 
     Returns
     -------
@@ -205,32 +212,43 @@ def call_in_fork(task, timeout, setup=None) -> SolverCall:
     gc.freeze()
     try:
         with harness_children.lock:
+            parent_pid = os.getpid()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child never returns
                 os.close(read_fd)
-                _forked_child(write_fd, task, setup)
+                if guard is not None:
+                    os.close(guard.fileno)
+                _forked_child(write_fd, task, setup, parent_pid)
             harness_children.starting(pid)
     finally:
         gc.unfreeze()
     os.close(write_fd)
+    if guard is not None:
+        guard.add(pid)
 
     def reap():
         return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
-    return _await_answer(pid, read_fd, deadline, reap, fresh=False)
+    try:
+        return _await_answer(pid, read_fd, deadline, reap, fresh=False)
+    finally:
+        if guard is not None:
+            guard.drop(pid)
 
 
-def call_with_deadline(task, timeout, setup=None):
+def call_with_deadline(task, timeout, setup=None, guard=None):
     """:func:`call_in_fork`, as ``(finished, value)``."""
-    call = call_in_fork(task, timeout, setup)
+    call = call_in_fork(task, timeout, setup, guard)
     return call.finished, call.value
 
 
-def _serve() -> None:
-    """In a fresh interpreter: read the pickled ``(preload, task)`` on stdin,
-    import the ``preload`` modules, run the task (its own output goes to
-    ``/dev/null``) and write the header and outcome on the original standard
-    output."""
+def _serve(parent_pid: int) -> None:
+    """In a fresh interpreter started by ``parent_pid``: read the pickled
+    ``(preload, task)`` on stdin, import the ``preload`` modules, run the task
+    (its own output goes to ``/dev/null``) and write the header and outcome
+    on the original standard output. It dies with its parent (it leads its
+    own session, which a kill of its parent's group misses)."""
+    die_with_parent(parent_pid)
     answer = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -270,7 +288,7 @@ def call_in_fresh_interpreter(task, timeout, preload=()) -> SolverCall:
         request.seek(0)
         with harness_children.lock:
             child = subprocess.Popen(
-                [sys.executable, "-c", _SERVE],
+                [sys.executable, "-c", _SERVE.format(os.getpid())],
                 stdin=request,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

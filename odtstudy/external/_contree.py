@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 
-from odtstudy.datasets._binarizer import _midpoints
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
+from odtstudy.external._ranks import RankedColumns
 
 __all__ = ["ConTreeClassifier"]
 
@@ -20,41 +19,6 @@ def _describe(node):
         return LEAF, int(node.get_label())
     split = (node.get_split_feature(), node.get_split_threshold())
     return split, (node.get_left(), node.get_right())
-
-
-class _RankedColumns:
-    """Each column's values replaced by their rank among its distinct values.
-
-    ConTree computes in float32, where distinct float64 values can merge
-    (2**24 and 2**24 + 1, timestamps seconds apart): on ranks (small whole
-    numbers, exact in float32) it sees every split the data has. A threshold
-    it returns between ranks ``r`` and ``r + 1`` maps back to the threshold
-    between the ``r``-th and ``r + 1``-th distinct values of the column.
-    """
-
-    def __init__(self, X):
-        self.distinct = [np.unique(column) for column in X.T]
-        self.ranks = np.column_stack(
-            [np.searchsorted(d, column) for d, column in zip(self.distinct, X.T)]
-        ).astype(np.float64)
-        self._cuts = [_midpoints(d) for d in self.distinct]
-
-    def threshold(self, feature, rank_threshold) -> float:
-        """The threshold on the original column with the same rows left."""
-        r = math.floor(rank_threshold)  # the largest rank going left
-        cuts, distinct = self._cuts[feature], self.distinct[feature]
-        if r >= len(cuts):  # every row goes left
-            return float(distinct[-1])
-        if r < 0:  # every row goes right
-            return float(np.nextafter(distinct[0], -np.inf))
-        return float(cuts[r])
-
-    def describe(self, node):
-        kind, rest = _describe(node)
-        if kind is LEAF:
-            return kind, rest
-        feature, rank_threshold = kind
-        return (feature, self.threshold(int(feature), rank_threshold)), rest
 
 
 class ConTreeClassifier(ExternalTreeClassifier):
@@ -118,13 +82,13 @@ class ConTreeClassifier(ExternalTreeClassifier):
             max_gap=0,
             time_limit=1e9 if self.time_limit is None else self._time_left(),
         )
-        ranked = _RankedColumns(np.asarray(X, dtype=np.float64))
+        ranked = RankedColumns(np.asarray(X, dtype=np.float64))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             call = call_in_process(lambda: solver.fit(ranked.ranks, y.astype(int)))
         # ConTree's only signal that it stopped at its limit is this warning
         timed_out = any("time limit" in str(w.message) for w in caught)
-        tree = self._convert(solver.tree_, ranked.describe, X, y)
+        tree = self._convert(solver.tree_, ranked.on_original(_describe), X, y)
         return self._result(
             tree,
             X,

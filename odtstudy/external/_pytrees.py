@@ -21,6 +21,7 @@ from odtstudy._deadline import now
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._child import call_in_fork
 from odtstudy.external._convert import LEAF, misclassifications
+from odtstudy.external._ranks import RankedColumns
 
 __all__ = ["PyTreesClassifier"]
 
@@ -96,15 +97,18 @@ class PyTreesClassifier(ExternalTreeClassifier):
     """Base of the pytrees-rs adapters.
 
     Subclasses set ``_estimator`` (the name of pytrees' estimator class),
-    ``_anytime`` (fit with ``fit_anytime`` and record its trace) and
-    implement :meth:`_pytrees_params` (the estimator's parameters besides
-    ``max_depth``, ``min_sup`` and ``max_time``).
+    ``_anytime`` (fit with ``fit_anytime`` and record its trace),
+    ``_ranked`` (give pytrees each column's ranks, :class:`RankedColumns`,
+    and map its thresholds back) and implement :meth:`_pytrees_params`
+    (the estimator's parameters besides ``max_depth``, ``min_sup`` and
+    ``max_time``).
     """
 
     _tool = "pytrees-rs"
     _module = "pytrees"
     _estimator = ""
     _anytime = False
+    _ranked = False
     _parameter_constraints = {
         **ExternalTreeClassifier._parameter_constraints,
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
@@ -150,7 +154,8 @@ class PyTreesClassifier(ExternalTreeClassifier):
             # is one leaf (pytrees' ConTree refuses such a min_sup)
             leaf = self._convert(None, lambda node: (LEAF, None), X, y)
             return self._result(leaf, X, y, proven=True, stats={"no_split": True})
-        out, stats, end = self._call(X, y)
+        ranked = RankedColumns(X) if self._ranked else None
+        out, stats, end = self._call(X if ranked is None else ranked.ranks, y)
         if out is None or out["tree"] is None:
             return self._result(None, X, y, timed_out=True, stats=stats)
         stats.update(
@@ -158,7 +163,10 @@ class PyTreesClassifier(ExternalTreeClassifier):
             tool_error=out["error"],
             **{f"tool_{k}": v for k, v in out["statistics"].items() if k != "error"},
         )
-        tree = self._convert(0, _describe(out["tree"]), X, y)
+        describe = _describe(out["tree"])
+        if ranked is not None:
+            describe = ranked.on_original(describe)
+        tree = self._convert(0, describe, X, y)
         proven = out["status"] == "optimal"
         errors = misclassifications(tree, X, y)
         if proven and errors != out["error"]:

@@ -16,11 +16,13 @@ class PyTreesConTreeClassifier(PyTreesClassifier):
     ``max_depth`` whose tests are ``x[feature] <= t`` for any threshold of a
     numeric feature, with leaves of at least ``min_samples_leaf`` rows: the
     problem of :class:`ConTreeClassifier` (pycontree) and of
-    ``DL85Classifier(thresholds="all")``, solved by a Rust re-implementation
-    (in float64, on the values as given). It runs with ``max_gap=0``
-    (exact) in a forked child: pytrees stops itself at the time limit, and
-    the child is killed soon after if it does not (a killed run returns a
-    majority-class leaf, ``status_`` ``"timeout"``).
+    ``DL85Classifier(thresholds="all")``, solved by a Rust re-implementation.
+    pytrees merges values closer than its tolerance (about 1e-15), so the
+    adapter gives it each column's ranks and maps its thresholds back to
+    midpoints of the original values: distinct values never merge. It runs
+    with ``max_gap=0`` (exact) in a forked child: pytrees stops itself at
+    the time limit, and the child is killed soon after if it does not (a
+    killed run returns a majority-class leaf, ``status_`` ``"timeout"``).
 
     Parameters
     ----------
@@ -46,6 +48,7 @@ class PyTreesConTreeClassifier(PyTreesClassifier):
     """
 
     _estimator = "ConTreeClassifier"
+    _ranked = True
 
     def __init__(self, max_depth=3, *, time_limit=None, min_samples_leaf=1):
         self.max_depth = max_depth

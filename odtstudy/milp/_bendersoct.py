@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from odtstudy._deadline import Deadline, DeadlineReached
+from odtstudy.milp._common import BuildClock, variable_dicts
 from odtstudy.milp._flow_tree import (
     FlowTree,
     StrongModel,
@@ -40,7 +41,6 @@ __all__ = ["BendersMaster", "BendersOutcome", "cutting_planes"]
 
 #: A row the master counts as correct by more than this needs its cut.
 _G_TOL = 1e-6
-_ROWS_PER_CHECK = 256  # rows between two looks at the clock
 #: Seconds a master solve needs at least to be worth starting.
 _MIN_SOLVE_SECONDS = 0.05
 
@@ -64,9 +64,11 @@ class BendersMaster(StrongModel):
         self.incumbent = None
         self._cuts = set()
         super().__init__(X, y, n_classes, depth, deadline)
+        self._cut_clock = BuildClock(self._deadline, "while adding BendersOCT cuts")
 
     def _build(self):
-        self.g = self.prob.add_variable_dicts("g", range(len(self.data.y)), 0, 1)
+        rows = range(len(self.data.y))
+        self.g = variable_dicts(self.prob, self._clock, "g", rows, 0, 1)
         self._minimise_errors(self.g)
 
     def add_cuts(self, tree: FlowTree, rows) -> int:
@@ -75,8 +77,7 @@ class BendersMaster(StrongModel):
         reached = terminals(self.data, tree)
         added = 0
         for i in np.asarray(rows, dtype=np.int64).tolist():
-            if i % _ROWS_PER_CHECK == 0:
-                self._deadline.check("while adding BendersOCT cuts")
+            self._cut_clock.tick(self.data.n_features + 2 * self.depth)
             key = (i, int(reached[i]))
             if key in self._cuts:
                 continue
@@ -110,6 +111,7 @@ class BendersMaster(StrongModel):
         self.tree.start(tree)
         reached = terminals(self.data, tree)
         for i, n in enumerate(reached.tolist()):
+            self._clock.tick()
             self.g[i].setInitialValue(int(tree.labels[n] == self.data.y[i]))
 
     def read(self) -> FlowTree:

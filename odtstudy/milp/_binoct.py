@@ -15,8 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 import pulp
 
-from odtstudy._deadline import Deadline
-from odtstudy.milp._common import ModelSize, branch_nodes, leaf_nodes, leaves_under
+from odtstudy.milp._common import (
+    BuildClock,
+    ModelSize,
+    branch_nodes,
+    leaf_nodes,
+    leaves_under,
+    variable_dicts,
+)
 from odtstudy.milp._pulp_api import add_constraint, affine
 
 __all__ = [
@@ -27,8 +33,6 @@ __all__ = [
     "routing_rules",
     "threshold_candidates",
 ]
-
-_ROWS_PER_CHECK = 256  # rows between two looks at the clock while building
 
 
 # ---------------------------------------------------------------- thresholds
@@ -155,8 +159,8 @@ class BinOCTModel(ModelSize):
     min_samples_leaf : int
         ``N_min``: a leaf reached by any row holds at least that many rows.
     deadline : Deadline or None
-        Building raises :class:`~odtstudy._deadline.DeadlineReached` once it
-        passes.
+        Building (and the warm start) raises
+        :class:`~odtstudy._deadline.DeadlineReached` once it passes.
     """
 
     def __init__(self, X, y, n_classes, depth, min_samples_leaf=1, deadline=None):
@@ -174,7 +178,7 @@ class BinOCTModel(ModelSize):
         self.cut_pos = {
             j: np.searchsorted(self.cuts[j], self.X[:, j]) for j in self.usable
         }
-        self._deadline = Deadline.of(deadline)
+        self._clock = BuildClock(deadline, "while building the BinOCT model")
         self._build()
 
     # ------------------------------------------------------------ building
@@ -183,29 +187,31 @@ class BinOCTModel(ModelSize):
         rows = range(n)
         classes = range(self.n_classes)
         prob = pulp.LpProblem("BinOCT", pulp.LpMinimize)
-        self.f = prob.add_variable_dicts(
-            "f", (self.branches, self.usable), cat=pulp.LpBinary
+        clock, binary = self._clock, pulp.LpBinary
+        self.f = variable_dicts(
+            prob, clock, "f", (self.branches, self.usable), cat=binary
         )
         self.q = (
-            prob.add_variable_dicts("q", (self.branches, range(self.B)), cat="Binary")
+            variable_dicts(prob, clock, "q", (self.branches, range(self.B)), cat=binary)
             if self.B
             else {t: {} for t in self.branches}
         )
-        self.p = prob.add_variable_dicts("p", (self.leaves, classes), cat="Binary")
-        self.z = prob.add_variable_dicts("z", (rows, self.leaves), 0, 1)
-        self.e = prob.add_variable_dicts("e", (self.leaves, classes), 0)
+        self.p = variable_dicts(prob, clock, "p", (self.leaves, classes), cat=binary)
+        self.z = variable_dicts(prob, clock, "z", (rows, self.leaves), 0, 1)
+        self.e = variable_dicts(prob, clock, "e", (self.leaves, classes), 0)
         z, f, q = self.z, self.f, self.q
 
         prob.setObjective(
             affine({self.e[leaf][c]: 1 for leaf in self.leaves for c in classes})
         )
         for t in self.branches:  # (1)
+            clock.tick(len(self.usable))
             add_constraint(prob, {f[t][j]: 1 for j in self.usable}, "==", 1)
         for i in rows:  # (2)
-            if i % _ROWS_PER_CHECK == 0:
-                self._deadline.check("while building the BinOCT model")
+            clock.tick(len(self.leaves))
             add_constraint(prob, {z[i][leaf]: 1 for leaf in self.leaves}, "==", 1)
         for leaf in self.leaves:  # (3)
+            clock.tick(self.n_classes)
             add_constraint(prob, {self.p[leaf][c]: 1 for c in classes}, "==", 1)
 
         rules = {j: routing_rules(len(self.cuts[j])) for j in self.usable}
@@ -215,10 +221,10 @@ class BinOCTModel(ModelSize):
                 "right": leaves_under(2 * t + 1, self.depth),
             }
             for j in self.usable:
-                self._deadline.check("while building the BinOCT model")
                 pos = self.cut_pos[j]
                 for rule in rules[j]:
                     members = np.flatnonzero((pos >= rule.lo + 1) & (pos <= rule.hi))
+                    clock.tick(1 + len(members) * len(side_leaves[rule.forbidden]))
                     if len(members) == 0:
                         continue
                     big_m = float(len(members))
@@ -234,7 +240,7 @@ class BinOCTModel(ModelSize):
 
         n_c = np.bincount(self.y, minlength=self.n_classes)
         for leaf in self.leaves:  # (7)
-            self._deadline.check("while building the BinOCT model")
+            clock.tick(n + 2 * self.n_classes)
             for c in classes:
                 terms = [
                     (z[i][leaf], 1.0) for i in np.flatnonzero(self.y == c).tolist()
@@ -245,12 +251,12 @@ class BinOCTModel(ModelSize):
 
         self.a = None
         if self.min_samples_leaf > 1:
-            self.a = prob.add_variable_dicts("a", self.leaves, cat="Binary")
+            self.a = variable_dicts(prob, clock, "a", self.leaves, cat=binary)
             for leaf in self.leaves:
                 for i in rows:
-                    if i % _ROWS_PER_CHECK == 0:
-                        self._deadline.check("while building the BinOCT model")
+                    clock.tick(2)
                     add_constraint(prob, {z[i][leaf]: 1, self.a[leaf]: -1}, "<=", 0)
+                clock.tick(n)
                 terms = {z[i][leaf]: 1.0 for i in rows}
                 terms[self.a[leaf]] = -float(self.min_samples_leaf)
                 add_constraint(prob, terms, ">=", 0)
@@ -283,6 +289,7 @@ class BinOCTModel(ModelSize):
         for level in range(self.depth):
             nxt = np.empty_like(node)
             for t in range(2**level, 2 ** (level + 1)):
+                self._clock.tick(1 + len(node) // 64)
                 mask = node == t
                 split = splits.get(t)
                 if split is not None and len(self.cuts[split[0]]):
@@ -316,10 +323,12 @@ class BinOCTModel(ModelSize):
             leaf: np.bincount(self.y[leaf_of == leaf], minlength=self.n_classes)
             for leaf in self.leaves
         }
+        self._clock.tick(len(self.leaves) * (1 + len(leaf_of) // 64))
         sizes = {leaf: int(c.sum()) for leaf, c in counts.items()}
         if any(0 < s < self.min_samples_leaf for s in sizes.values()):
             return None
         for t in self.branches:
+            self._clock.tick(len(self.usable) + self.B)
             j, tau = assignment[t]
             for jj in self.usable:
                 self.f[t][jj].setInitialValue(1 if jj == j else 0)
@@ -328,6 +337,7 @@ class BinOCTModel(ModelSize):
                 self.q[t][k].setInitialValue(bits[k])
         objective = 0
         for leaf in self.leaves:
+            self._clock.tick(2 * self.n_classes)
             label = int(np.argmax(counts[leaf]))
             for c in range(self.n_classes):
                 self.p[leaf][c].setInitialValue(1 if c == label else 0)
@@ -337,6 +347,7 @@ class BinOCTModel(ModelSize):
             if self.a is not None:
                 self.a[leaf].setInitialValue(1 if sizes[leaf] else 0)
         for i, li in enumerate(leaf_of):
+            self._clock.tick(len(self.leaves))
             for leaf in self.leaves:
                 self.z[i][leaf].setInitialValue(1 if leaf == li else 0)
         return float(objective)

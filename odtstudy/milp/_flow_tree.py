@@ -34,7 +34,13 @@ import numpy as np
 import pulp
 
 from odtstudy._deadline import Deadline
-from odtstudy.milp._common import ModelSize, branch_nodes, leaf_nodes
+from odtstudy.milp._common import (
+    BuildClock,
+    ModelSize,
+    branch_nodes,
+    leaf_nodes,
+    variable_dicts,
+)
 from odtstudy.milp._pulp_api import add_constraint, affine, variable_key
 
 __all__ = [
@@ -142,7 +148,7 @@ def terminals(data: FlowData, tree: FlowTree) -> np.ndarray:
             if feature is None:
                 moving[at] = False
             else:
-                node[at] = 2 * n + data.X[at, feature]
+                node[at] = 2 * n + data.X[at, feature].astype(np.int64)
     return node
 
 
@@ -231,19 +237,23 @@ class TreeVariables:
     ----------
     prob : pulp.LpProblem
     depth, n_features, n_classes : int
+    clock : BuildClock
+        Ticks as variables and constraints are made (and by :meth:`start`).
     """
 
-    def __init__(self, prob, depth: int, n_features: int, n_classes: int):
+    def __init__(self, prob, depth: int, n_features: int, n_classes: int, clock):
         self.depth = int(depth)
         self.branches = branch_nodes(self.depth)
         self.leaves = leaf_nodes(self.depth)
         self.nodes = [*self.branches, *self.leaves]
         self.n_features = int(n_features)
         self.n_classes = int(n_classes)
+        self._clock = clock
         features, classes = range(self.n_features), range(self.n_classes)
-        self.b = prob.add_variable_dicts("b", (self.branches, features), cat="Binary")
-        self.p = prob.add_variable_dicts("p", self.nodes, cat=pulp.LpBinary)
-        self.w = prob.add_variable_dicts("w", (self.nodes, classes), cat="Binary")
+        binary = pulp.LpBinary
+        self.b = variable_dicts(prob, clock, "b", (self.branches, features), cat=binary)
+        self.p = variable_dicts(prob, clock, "p", self.nodes, cat=binary)
+        self.w = variable_dicts(prob, clock, "w", (self.nodes, classes), cat=binary)
         for n in self.nodes:
             terms = [(self.p[m], 1.0) for m in ancestry(n)]
             if n < 2**self.depth:
@@ -251,6 +261,7 @@ class TreeVariables:
             add_constraint(prob, terms, "==", 1)
             terms = [(self.w[n][k], 1.0) for k in classes]
             add_constraint(prob, [*terms, (self.p[n], -1.0)], "==", 0)
+            clock.tick(self.n_features + self.n_classes + self.depth)
 
     def branching(self, n: int):
         """``sum_f b[n][f]`` as ``(terms, constant)``: ``1 - sum(p)`` over
@@ -292,7 +303,9 @@ class TreeVariables:
             chosen = tree.splits.get(n)
             for f in range(self.n_features):
                 self.b[n][f].setInitialValue(1 if f == chosen else 0)
+            self._clock.tick(self.n_features)
         for n in self.nodes:
+            self._clock.tick(self.n_classes + 1)
             label = tree.labels.get(n)
             self.p[n].setInitialValue(0 if label is None else 1)
             for k in range(self.n_classes):
@@ -334,8 +347,8 @@ class StrongModel(ModelSize):
     y : ndarray of int, classes ``0..n_classes-1``
     n_classes, depth : int
     deadline : Deadline or None
-        Building raises :class:`~odtstudy._deadline.DeadlineReached` once it
-        passes.
+        Building (and a warm start) raises
+        :class:`~odtstudy._deadline.DeadlineReached` once it passes.
 
     Attributes
     ----------
@@ -353,10 +366,17 @@ class StrongModel(ModelSize):
         self.depth = int(depth)
         self.usable = self.data.n_features > 0
         self._deadline = Deadline.of(deadline)
+        self._clock = BuildClock(
+            self._deadline, f"while building the {self.name} model"
+        )
         if self.usable:
             self.prob = pulp.LpProblem(self.name, pulp.LpMinimize)
             self.tree = TreeVariables(
-                self.prob, self.depth, self.data.n_features, self.data.n_classes
+                self.prob,
+                self.depth,
+                self.data.n_features,
+                self.data.n_classes,
+                self._clock,
             )
             self._build()
 

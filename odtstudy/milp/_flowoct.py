@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from odtstudy.milp._common import variable_dicts
 from odtstudy.milp._flow_tree import (
     StrongModel,
     ancestry,
@@ -32,8 +33,6 @@ from odtstudy.milp._pulp_api import add_constraint
 
 __all__ = ["FlowOCTModel"]
 
-_ROWS_PER_CHECK = 64  # distinct rows between two looks at the clock
-
 
 class FlowOCTModel(StrongModel):
     """The FlowOCT MILP for one training set (parameters: :class:`StrongModel`)."""
@@ -41,17 +40,16 @@ class FlowOCTModel(StrongModel):
     name = "FlowOCT"
 
     def _build(self):
-        data, tree, prob = self.data, self.tree, self.prob
+        data, tree, prob, clock = self.data, self.tree, self.prob, self._clock
         rows = range(len(data.y))
-        self.z = prob.add_variable_dicts("z", (rows, tree.nodes), 0, 1)
-        self.s = prob.add_variable_dicts("s", (rows, tree.branches), 0, 1)
+        self.z = variable_dicts(prob, clock, "z", (rows, tree.nodes), 0, 1)
+        self.s = variable_dicts(prob, clock, "s", (rows, tree.branches), 0, 1)
         z, s, w = self.z, self.s, tree.w
         self._minimise_errors({i: z[i][1] for i in rows})
         for i in rows:
-            if i % _ROWS_PER_CHECK == 0:
-                self._deadline.check("while building the FlowOCT model")
             row, label = data.X[i], int(data.y[i])
             for n in tree.branches:
+                clock.tick(data.n_features + 8)
                 add_constraint(
                     prob,
                     [(z[i][n], 1), (z[i][2 * n], -1), (z[i][2 * n + 1], -1),
@@ -68,6 +66,7 @@ class FlowOCTModel(StrongModel):
                 add_constraint(prob, [(s[i][n], 1), (w[n][label], -1)], "<=", 0)
             for n in tree.leaves:
                 add_constraint(prob, [(z[i][n], 1), (w[n][label], -1)], "<=", 0)
+            clock.tick(2 * len(tree.leaves))
 
     def errors(self) -> float:
         """Training errors of the solver's values: rows minus the flow."""
@@ -87,6 +86,7 @@ class FlowOCTModel(StrongModel):
         correct = (labels == data.y).astype(int).tolist()
         for i, (stop, flow) in enumerate(zip(reached.tolist(), correct)):
             path = set(ancestry(stop))
+            self._clock.tick(len(self.tree.nodes) + len(self.tree.branches))
             for n in self.tree.nodes:
                 self.z[i][n].setInitialValue(flow if n in path else 0)
             for n in self.tree.branches:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import numpy as np
 import pulp
 
-from odtstudy._deadline import Deadline
-from odtstudy.milp._common import ModelSize, branch_nodes, leaf_nodes
+from odtstudy.milp._common import (
+    BuildClock,
+    ModelSize,
+    branch_nodes,
+    leaf_nodes,
+    variable_dicts,
+)
 from odtstudy.milp._pulp_api import add_constraint, affine
 
 __all__ = ["OCTModel", "scale_features"]
-
-_ROWS_PER_CHECK = 256  # rows between two looks at the clock while building
 
 
 def scale_features(X, how="minmax"):
@@ -62,8 +65,8 @@ class OCTModel(ModelSize):
         ``N_min``.
     scaling : {"minmax", "rank"}
     deadline : Deadline or None
-        Building raises :class:`~odtstudy._deadline.DeadlineReached` once it
-        passes.
+        Building (and the warm start) raises
+        :class:`~odtstudy._deadline.DeadlineReached` once it passes.
     """
 
     def __init__(
@@ -93,7 +96,7 @@ class OCTModel(ModelSize):
         self.baseline = float(len(self.y) - n_c.max())  # L-hat
         self.branches = branch_nodes(self.depth)
         self.leaves = leaf_nodes(self.depth)
-        self._deadline = Deadline.of(deadline)
+        self._clock = BuildClock(deadline, "while building the OCT model")
         self._build()
 
     def _ancestors(self, leaf):
@@ -111,17 +114,20 @@ class OCTModel(ModelSize):
         rows, feats = range(n), range(p)
         classes = range(self.n_classes)
         prob = pulp.LpProblem("OCT", pulp.LpMinimize)
-        self.a = prob.add_variable_dicts("a", (self.branches, feats), cat="Binary")
-        self.d = prob.add_variable_dicts("d", self.branches, cat="Binary")
-        self.b = (
-            None if self.binary else prob.add_variable_dicts("b", self.branches, 0, 1)
-        )
-        self.z = prob.add_variable_dicts("z", (rows, self.leaves), cat="Binary")
-        self.l = prob.add_variable_dicts("l", self.leaves, cat="Binary")
-        self.c = prob.add_variable_dicts("c", (classes, self.leaves), cat="Binary")
-        self.Nk = prob.add_variable_dicts("Nk", (classes, self.leaves), 0)
-        self.N = prob.add_variable_dicts("N", self.leaves, 0)
-        self.L = prob.add_variable_dicts("L", self.leaves, 0)
+        clock, binary = self._clock, pulp.LpBinary
+
+        def variables(name, indices, low=None, up=None, cat=pulp.LpContinuous):
+            return variable_dicts(prob, clock, name, indices, low, up, cat)
+
+        self.a = variables("a", (self.branches, feats), cat=binary)
+        self.d = variables("d", self.branches, cat=binary)
+        self.b = None if self.binary else variables("b", self.branches, 0, 1)
+        self.z = variables("z", (rows, self.leaves), cat=binary)
+        self.l = variables("l", self.leaves, cat=binary)
+        self.c = variables("c", (classes, self.leaves), cat=binary)
+        self.Nk = variables("Nk", (classes, self.leaves), 0)
+        self.N = variables("N", self.leaves, 0)
+        self.L = variables("L", self.leaves, 0)
         a, b, d, z = self.a, self.b, self.d, self.z
 
         objective = {self.L[t]: 1.0 / self.baseline for t in self.leaves}
@@ -130,6 +136,7 @@ class OCTModel(ModelSize):
         prob.setObjective(affine(objective))
 
         for t in self.branches:  # (1)
+            clock.tick(p + 5)
             terms = {a[t][j]: 1 for j in feats}
             terms[d[t]] = -1
             add_constraint(prob, terms, "==", 0)
@@ -140,23 +147,21 @@ class OCTModel(ModelSize):
 
         for t in self.leaves:  # (2)
             for i in rows:
-                if i % _ROWS_PER_CHECK == 0:
-                    self._deadline.check("while building the OCT model")
+                clock.tick(2)
                 add_constraint(prob, {z[i][t]: 1, self.l[t]: -1}, "<=", 0)
+            clock.tick(n)
             terms = {z[i][t]: 1 for i in rows}
             terms[self.l[t]] = -float(self.min_samples_leaf)
             add_constraint(prob, terms, ">=", 0)
         for i in rows:
-            if i % _ROWS_PER_CHECK == 0:
-                self._deadline.check("while building the OCT model")
+            clock.tick(len(self.leaves))
             add_constraint(prob, {z[i][t]: 1 for t in self.leaves}, "==", 1)
 
         big = 1.0 + self.eps_max
         for t in self.leaves:  # (3), (4)
             anc_left, anc_right = self._ancestors(t)
             for i in rows:
-                if i % _ROWS_PER_CHECK == 0:
-                    self._deadline.check("while building the OCT model")
+                clock.tick(self.depth * (p + 3))
                 x = self.Xs[i]
                 for m in anc_right:
                     terms = {a[m][j]: float(x[j]) for j in feats if x[j] != 0}
@@ -181,7 +186,7 @@ class OCTModel(ModelSize):
                         add_constraint(prob, terms, "<=", 0)
 
         for t in self.leaves:  # (5), (6)
-            self._deadline.check("while building the OCT model")
+            clock.tick(2 * n + 6 * self.n_classes)
             for k in classes:
                 terms = {z[int(i)][t]: 1 for i in np.flatnonzero(self.y == k)}
                 terms[self.Nk[k][t]] = -1
@@ -224,6 +229,7 @@ class OCTModel(ModelSize):
             nxt = np.empty_like(node)
             for t in np.unique(node):
                 t = int(t)
+                self._clock.tick(1 + n // 64)
                 mask = node == t
                 split = splits.get(t)
                 if split is None:
@@ -239,6 +245,7 @@ class OCTModel(ModelSize):
         if any(0 < s < self.min_samples_leaf for s in sizes.values()):
             return None
         for t in self.branches:
+            self._clock.tick(self.X.shape[1] + 2)
             split = active.get(t)
             self.d[t].setInitialValue(0 if split is None else 1)
             for j in range(self.X.shape[1]):
@@ -253,6 +260,7 @@ class OCTModel(ModelSize):
                 self.b[t].setInitialValue(value)
         loss = 0.0
         for t in self.leaves:
+            self._clock.tick(n + 3 * self.n_classes)
             members = leaf_of == t
             counts = np.bincount(self.y[members], minlength=self.n_classes)
             label = int(np.argmax(counts))

@@ -5,8 +5,10 @@ One command rewrites them all (``--check`` changes nothing and exits with 1
 when a region differs from its records)::
 
     python -m odtstudy.reproduce.readme_figures [--check]
-        [--readme README.md docs/reference-reports/README.md]
-        [--reports docs/reference-reports]
+        [--readme FILE ...] [--reports docs/reference-reports]
+
+(``--readme``: by default every file with a region, ``READMES`` of
+:mod:`odtstudy.study.readme_figures`.)
 """
 
 from __future__ import annotations

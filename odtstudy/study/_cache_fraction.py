@@ -13,10 +13,14 @@ The key is the study's, not the learner's: before the timed fit, the worker
 fits the method without a bound in a forked child (its memory is never the
 worker's, so the fit's memory figure stays its own), reads that search's
 ``cache_peak_entries`` and fits with ``max_cache_size`` = the fraction of
-it, rounded up. The run's stats record ``max_cache_size``,
-``max_cache_fraction`` and the probe's ``probe_peak_entries`` and
-``probe_time_s``. Entries are deterministic, so the probe's peak is the one
-an unbounded run of the same instance records.
+it, rounded up, and raised to the smallest bound the learner's cache
+accepts (a small instance or depth 2 peaks at a few entries). The run's
+stats record ``max_cache_size``, ``max_cache_fraction``,
+``max_cache_size_clamped`` (whether the fraction's entries were raised to
+that minimum), ``fraction_entries`` (the fraction's entries before that) and
+the probe's ``probe_peak_entries`` and ``probe_time_s``. Entries are
+deterministic, so the probe's peak is the one an unbounded run of the same
+instance records.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import math
 
 from odtstudy.external._child import call_in_fork
 
-__all__ = ["KEY", "check_fraction", "resolve", "split"]
+__all__ = ["KEY", "check_fraction", "engine_minimum", "resolve", "split"]
 
 #: The method-table key.
 KEY = "max_cache_fraction"
@@ -67,6 +71,26 @@ def check_fraction(method, params: dict) -> str | None:
     return None
 
 
+def engine_minimum(estimator) -> int:
+    """Smallest ``max_cache_size`` the cache of ``estimator`` accepts.
+
+    DL8.5's caches need room for the paths under evaluation
+    (``min_size()``, which grows with ``max_depth``); a learner without one
+    of them gets 1.
+    """
+    get_params = getattr(estimator, "get_params", None)
+    params = get_params() if get_params is not None else {}
+    # imported here: the config checks import this module, and must name
+    # missing compiled extensions through the registry, not fail on them
+    from odtstudy.dl85._cache import HashCache, TrieCache
+
+    cache = {"trie": TrieCache, "hash": HashCache}.get(params.get("cache"))
+    depth = params.get("max_depth")
+    if cache is None or depth is None:
+        return 1
+    return int(cache(depth).min_size())
+
+
 def _probe(make, X, y) -> dict:
     estimator = make()
     estimator.fit(X, y)
@@ -91,8 +115,9 @@ def resolve(fraction: float, make_unbounded, X, y, timeout: float) -> dict:
     Returns
     -------
     dict
-        ``max_cache_size``, ``max_cache_fraction``, ``probe_peak_entries``,
-        ``probe_time_s``.
+        ``max_cache_size`` (at least :func:`engine_minimum`),
+        ``max_cache_fraction``, ``max_cache_size_clamped``,
+        ``fraction_entries``, ``probe_peak_entries``, ``probe_time_s``.
 
     Raises
     ------
@@ -107,9 +132,13 @@ def resolve(fraction: float, make_unbounded, X, y, timeout: float) -> dict:
             f"{KEY}: the unbounded probe fit {why}, so no bound can be set; "
             f"give {BOUND} in entries instead"
         )
+    entries = max(1, math.ceil(fraction * peak))
+    minimum = engine_minimum(make_unbounded())
     return {
-        BOUND: max(1, math.ceil(fraction * peak)),
+        BOUND: max(entries, minimum),
         KEY: fraction,
+        "max_cache_size_clamped": entries < minimum,
+        "fraction_entries": entries,
         "probe_peak_entries": int(peak),
         "probe_time_s": call.solver_time_s,
     }

@@ -41,6 +41,7 @@ __all__ = [
     "mse_figure",
     "own_tree_runs",
     "profile_figure",
+    "timed_out",
 ]
 
 _CELL = ["dataset", "depth", "method"]
@@ -68,8 +69,9 @@ def _dodge(i: int, n: int, width: float) -> float:
     return (i - (n - 1) / 2) * width
 
 
-def _draw_accuracy(cells, methods, style, runs=None, measure=None):
-    column, std, label, limits = measure or _ACCURACY
+def _draw_accuracy(cells, methods, style, runs=None, measure=None, label=None):
+    column, std, test_label, limits = measure or _ACCURACY
+    label = label or test_label
     cells = cells[cells["method"].isin(methods)]
     complete = cells["complete"].fillna(False).astype(bool)
     if runs is not None:
@@ -138,21 +140,29 @@ _ACCURACY = ("test_acc", "test_std", "test accuracy", _accuracy_limits)
 _MSE = ("test_mse", "test_mse_std", "test MSE", _mse_limits)
 
 
-def mse_figure(cells, methods, style, folder, name, runs=None) -> str | None:
+def mse_figure(
+    cells, methods, style, folder, name, runs=None, label=None
+) -> str | None:
     """Mean test MSE vs depth, one panel per dataset: as
     :func:`accuracy_figure`, on the cells' ``test_mse`` (lower is better)."""
-    return _saved(_draw_accuracy(cells, methods, style, runs, _MSE), folder, name)
+    fig = _draw_accuracy(cells, methods, style, runs, _MSE, label)
+    return _saved(fig, folder, name)
 
 
-def accuracy_figure(cells, methods, style, folder, name, runs=None) -> str | None:
+def accuracy_figure(
+    cells, methods, style, folder, name, runs=None, label=None
+) -> str | None:
     """Mean test accuracy vs depth, one panel per dataset (own y scale).
 
     Only complete cells are drawn (error bars: std over folds and seeds,
     methods side by side); a footnote counts the cells left out. Given the
     ``runs`` of the cells, a cell with a run whose tree is not the solver's
-    own (:func:`own_tree_runs`) is left out too.
+    own (:func:`own_tree_runs`) is left out too. ``label`` names the y axis
+    by what was measured (default "test accuracy"; a study that fits on all
+    rows measures training accuracy).
     """
-    return _saved(_draw_accuracy(cells, methods, style, runs), folder, name)
+    fig = _draw_accuracy(cells, methods, style, runs, label=label)
+    return _saved(fig, folder, name)
 
 
 def _saved(fig, folder, name) -> str | None:
@@ -241,7 +251,7 @@ def _draw_cactus(frame, methods, style):
         return None
     depths = sorted(int(d) for d in frame["depth"].unique())
     fig, axes = panels(len(depths), sharex=True, sharey=True)
-    total = runs.groupby("depth")["run_id"].count()
+    counts = runs.groupby(["depth", "method"])["run_id"].count()
     for ax, depth in zip(axes, depths):
         part = proven[proven["depth"] == depth]
         for method in methods:
@@ -259,8 +269,10 @@ def _draw_cactus(frame, methods, style):
         log_axis(ax)
         ax.set_title(f"depth {depth}")
         ax.set_xlabel("fit time (s)")
-        n_runs = int(total.get(depth, 0) // max(1, len(methods)))
-        ax.axhline(n_runs, color="grey", linestyle=":", linewidth=0.8)
+        # a tier's methods run the same runs: one dotted line per run count
+        at_depth = counts[counts.index.get_level_values("depth") == depth]
+        for n_runs in sorted(set(at_depth.to_numpy().tolist())):
+            ax.axhline(n_runs, color="grey", linestyle=":", linewidth=0.8)
     from matplotlib.ticker import MaxNLocator
 
     axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -272,7 +284,8 @@ def _draw_cactus(frame, methods, style):
 
 def cactus_figure(frame, methods, style, folder, name) -> str | None:
     """Runs proven optimal within t seconds, one panel per depth (shared log
-    time axis; dotted: all runs of a method at that depth)."""
+    time axis; dotted: the number of runs of a method at that depth, one line
+    per distinct count, so each tier of a study shows its own)."""
     return _saved(_draw_cactus(frame, methods, style), folder, name)
 
 
@@ -343,25 +356,49 @@ def profile_figure(frame, methods, style, folder, name, floor=0.01) -> str | Non
     return _saved(_draw_profile(frame, methods, style, floor), folder, name)
 
 
+def timed_out(runs: pd.DataFrame) -> pd.Series:
+    """Which runs stopped at their limit without a tree of their own proven
+    optimal: killed by the runner, or a learner time-out."""
+
+    def column(name):
+        return runs.get(name, pd.Series(None, index=runs.index, dtype=object))
+
+    proven = runs["optimal"].fillna(False).astype(bool)
+    stopped = (column("status") == "timeout") | (column("learner_status") == "timeout")
+    return stopped & ~proven
+
+
+def _times_at_limit(runs: pd.DataFrame) -> pd.Series:
+    """Fit times, a time-out's counted at its limit (at least)."""
+    limit = runs.get("time_limit", pd.Series(np.nan, index=runs.index)).astype(float)
+    seconds = runs["fit_time_s"].astype(float)
+    late = timed_out(runs) & limit.notna()
+    return seconds.where(~late, np.fmax(seconds, limit))
+
+
 def _draw_cost(frame, methods, style):
     runs = frame[frame["method"].isin(methods)]
-    runs = runs[own_tree_runs(runs)]
+    runs = runs.assign(fit_time_s=_times_at_limit(runs), _late=timed_out(runs))
+    # a time-out is a cost: drawn at its limit; memory only where measured
+    runs = runs[own_tree_runs(runs) | runs["_late"]]
     if runs.empty:
         return None
     depths = sorted(int(d) for d in runs["depth"].unique())
     fig, axes = plt().subplots(1, 2, figsize=(8.0, 3.0))
     width = 0.5 / max(1, len(methods))
+    late_drawn = False
     for ax, column, label in (
         (axes[0], "fit_time_s", "fit time (s)"),
         (axes[1], "fit_mem_mb", "fit memory (MB)"),
     ):
         for i, method in enumerate(methods):
-            part = runs[runs["method"] == method].groupby("depth")[column]
-            q = part.quantile([0.25, 0.5, 0.75]).unstack()
+            mine = runs[runs["method"] == method]
+            q = mine.groupby("depth")[column].quantile([0.25, 0.5, 0.75]).unstack()
             if q.empty or q[0.5].isna().all():
                 continue
+            x = q.index.to_numpy(dtype=float) + _dodge(i, len(methods), width)
             ax.errorbar(
-                q.index.to_numpy(dtype=float) + _dodge(i, len(methods), width),
+                x,
                 q[0.5],
                 yerr=[q[0.5] - q[0.25], q[0.75] - q[0.5]],
                 markersize=4,
@@ -369,19 +406,62 @@ def _draw_cost(frame, methods, style):
                 elinewidth=0.6,
                 **style(method),
             )
+            if column == "fit_time_s":
+                late_drawn |= _mark_time_outs(
+                    ax, mine, dict(zip(q.index, x)), style(method)
+                )
         log_axis(ax, "y")
         ax.set_ylabel(label)
         depth_axis(ax, depths)
-    axes[0].set_title("median fit time")
+    if late_drawn:  # room above the × and their counts
+        low, high = axes[0].get_ylim()
+        axes[0].set_ylim(low, high * 3)
+    axes[0].set_title("median fit time (time-outs at their limit)")
     axes[1].set_title("median fit memory")
-    legend(fig, style, [m for m in methods if m in set(runs["method"])])
+    extra = []
+    if late_drawn:
+        from matplotlib.lines import Line2D
+
+        marker = Line2D([], [], linestyle="none", marker="x", color="black")
+        extra.append((marker, "time-outs (× at the limit)"))
+    legend(fig, style, [m for m in methods if m in set(runs["method"])], extra=extra)
     fig.tight_layout()
     return fig
 
 
+def _mark_time_outs(ax, runs, x_of, method_style) -> bool:
+    """An × at the limit of each depth where the method timed out, with the
+    count; True when any was drawn."""
+    late = runs[runs["_late"]]
+    for depth, part in late.groupby("depth"):
+        x = x_of.get(depth)
+        if x is None:
+            continue
+        y = float(part["fit_time_s"].max())
+        ax.plot(
+            [x],
+            [y],
+            linestyle="none",
+            marker="x",
+            markersize=6,
+            color=method_style["color"],
+        )
+        ax.annotate(
+            str(len(part)),
+            (x, y),
+            textcoords="offset points",
+            xytext=(3, 3),
+            fontsize=6,
+            color=method_style["color"],
+        )
+    return not late.empty
+
+
 def cost_figure(frame, methods, style, folder, name) -> str | None:
     """Median fit time and median fit memory per method vs depth, log scales
-    (bars: interquartile range over the runs with a tree of their own)."""
+    (bars: interquartile range). A run that timed out counts at its limit
+    in the time panel and is marked there with an × and the count of
+    time-outs; memory is drawn where it was measured."""
     return _saved(_draw_cost(frame, methods, style), folder, name)
 
 

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 
-from odtstudy._isolation import use_temp_dir
+from odtstudy._isolation import GroupGuard, use_temp_dir
 from odtstudy.external._child import call_with_deadline
 from odtstudy.study import _cache_fraction
 from odtstudy.study.registry import get_method
@@ -45,7 +45,8 @@ def _in_child(task, timeout):
     outlives ``timeout`` seconds, so that a learner that segfaults or ignores
     its time limit cannot take the caller down. The child's output is
     silenced, and it and its own children (solvers) are killed and their
-    temporary files removed when it ends."""
+    temporary files removed when it ends; should this process die first,
+    they are killed all the same (``GroupGuard``)."""
     if not hasattr(os, "fork"):  # pragma: no cover
         return task()
     tmpdir = tempfile.mkdtemp(prefix="odtstudy-preflight-")
@@ -58,7 +59,8 @@ def _in_child(task, timeout):
         use_temp_dir(tmpdir)
 
     try:
-        finished, value = call_with_deadline(task, timeout, setup=silenced)
+        with GroupGuard() as guard:
+            finished, value = call_with_deadline(task, timeout, silenced, guard)
     except Exception:  # the child died: its failure is left to the runs
         return None
     finally:

@@ -34,6 +34,7 @@ __all__ = [
     "KERNEL_FLAGS",
     "SOURCE_SUFFIXES",
     "current_revision",
+    "machine",
     "package_versions",
     "provenance",
     "source_digest",
@@ -233,6 +234,42 @@ def _affinity_cores() -> int | None:
     return len(os.sched_getaffinity(0))
 
 
+def _cpu_mhz(info: dict) -> float | None:
+    """The CPU's clock in MHz: its rated maximum where the OS gives one
+    (cpufreq), else the current clock of ``/proc/cpuinfo``."""
+    rated = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    try:
+        return round(int(rated.read_text()) / 1000, 1)
+    except (OSError, ValueError):
+        pass
+    try:
+        return round(float(info["cpu MHz"]), 1)
+    except (KeyError, ValueError):
+        return None
+
+
+def machine() -> dict:
+    """The machine's size and what it was doing: ``cpu_mhz``,
+    ``physical_cores``, ``threads_per_core``, ``ram_gb``, and ``steal_s``,
+    the CPU time the hypervisor has taken from this virtual machine since it
+    booted (0 on bare metal; ``None`` where the OS does not say), whose
+    growth over a study is time its fits did not get."""
+    import psutil
+
+    logical = psutil.cpu_count() or 0
+    physical = psutil.cpu_count(logical=False)
+    steal = getattr(psutil.cpu_times(), "steal", None)
+    return {
+        "cpu_mhz": _cpu_mhz(_cpuinfo()),
+        "physical_cores": physical,
+        "threads_per_core": (
+            round(logical / physical) if physical and logical else None
+        ),
+        "ram_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "steal_s": None if steal is None else round(float(steal), 2),
+    }
+
+
 def provenance(workers: int, backend: str = "local") -> dict:
     """The code and the machine a study runs on, now.
 
@@ -253,7 +290,8 @@ def provenance(workers: int, backend: str = "local") -> dict:
         ``None`` if unknown), ``logical_cores``, ``affinity_cores``,
         ``load_at_start`` (1, 5 and 15 minute load averages), ``workers``,
         ``backend``, ``python``, ``python_implementation``, ``platform``,
-        ``packages`` (:func:`package_versions`).
+        ``packages`` (:func:`package_versions`), and the fields of
+        :func:`machine` (clock, cores, threads per core, RAM, steal time).
     """
     info = _cpuinfo()
     versions = package_versions()
@@ -272,4 +310,5 @@ def provenance(workers: int, backend: str = "local") -> dict:
         "python_implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "packages": versions,
+        **machine(),
     }

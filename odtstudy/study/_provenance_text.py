@@ -3,10 +3,14 @@
 :func:`provenance_text` turns the ``provenance`` of a protocol's records
 (:func:`odtstudy.study._provenance.provenance`) and the protocol's
 ``repeats`` into sentences for the report's header: the source revision, the
-machine (CPU model, DL8.5 kernels, cores), the load when each runner
-started, the runs executed at once, the timing protocol, Python and the
-solver packages. Runner invocations that differ (a study resumed on another
-machine or at another concurrency) are all named, never averaged away.
+machine (CPU model and clock, DL8.5 kernels, cores, threads per core,
+RAM), the load when each runner started, the runs executed at once, the
+timing protocol, the steal time during the fits, Python and the solver
+packages, and warnings when the timings were taken on a busy machine (a
+load at the start above the cores left free, fits over 1 s that got less
+than 0.95 of their wall time on the CPU). Runner invocations that differ
+(a study resumed on another machine or at another concurrency) are all
+named, never averaged away.
 """
 
 from __future__ import annotations
@@ -52,9 +56,21 @@ def _machine(provenances) -> str:
         core_text = f"{cores} logical cores"
         if usable is not None and usable != cores:
             core_text += f" ({usable} usable by the study)"
+        size = [
+            f"{p['cpu_mhz']:g} MHz" if p.get("cpu_mhz") else "clock not recorded",
+            core_text,
+        ]
+        if p.get("physical_cores"):
+            size.append(
+                f"{p['physical_cores']} physical, {p.get('threads_per_core')} "
+                "thread(s) per core"
+            )
+        size.append(
+            f"{p['ram_gb']:g} GB RAM" if p.get("ram_gb") else "RAM not recorded"
+        )
         return (
-            f"{p.get('cpu_model', 'unknown CPU')}, {core_text}, DL8.5 kernels "
-            f"{kernels} (CPU flags {flag_text})"
+            f"{p.get('cpu_model', 'unknown CPU')}, {', '.join(size)}, DL8.5 "
+            f"kernels {kernels} (CPU flags {flag_text})"
         )
 
     return f"Machine: {_one_or_all(provenances, cpu)}."
@@ -94,6 +110,70 @@ def _concurrency(provenances, repeats) -> str:
     else:
         text += "; each fit once"
     return text + ", wall-clock and CPU time recorded."
+
+
+#: Fits at least this long are judged by their CPU / wall ratio.
+BUSY_FIT_S = 1.0
+#: A median CPU / wall below this means the fits waited for the CPU.
+MIN_CPU_SHARE = 0.95
+_NAMED = 8
+
+
+def _steal(frame: pd.DataFrame) -> str:
+    """The steal time the fits saw (``machine_steal_s`` of their stats)."""
+    stats = frame["stats"].map(_parsed) if "stats" in frame else pd.Series([])
+    steal = stats.map(lambda s: (s or {}).get("machine_steal_s"))
+    steal = pd.to_numeric(steal, errors="coerce")
+    if steal.notna().sum() == 0:
+        return "Steal time: not recorded."
+    fit = frame.loc[steal.notna(), "fit_time_s"].sum()
+    total = float(steal.sum())
+    share = f" ({100 * total / fit:.2g} % of their {fit:.3g} s)" if fit > 0 else ""
+    return f"Steal time during the fits: {total:.3g} s over all CPUs{share}."
+
+
+def _free_cores(p: dict) -> int | None:
+    """The machine's cores the study's workers left to other processes (the
+    load average counts the whole machine, whatever the study may use)."""
+    cores = p.get("logical_cores")
+    return None if not cores else max(0, int(cores) - int(p.get("workers", 1)))
+
+
+def _warnings(frame: pd.DataFrame, provenances) -> list:
+    """Warnings on the conditions of the timings: a load at the start above
+    the cores the study left free, fits over :data:`BUSY_FIT_S` that got
+    less than :data:`MIN_CPU_SHARE` of their wall time on the CPU."""
+    warnings = []
+    for p in _distinct(provenances):
+        load, free = p.get("load_at_start"), _free_cores(p)
+        if load and free is not None and load[0] > free:
+            warnings.append(
+                f"**Warning: the load average when a runner started ({load[0]:g}) "
+                f"exceeded the {free} of {p.get('logical_cores')} cores its "
+                f"{p.get('workers', 1)} worker(s) left free: other processes "
+                "shared the CPUs.**"
+            )
+    if "cpu_time_s" not in frame:
+        return warnings
+    busy = frame[(frame["fit_time_s"] > BUSY_FIT_S) & frame["cpu_time_s"].notna()]
+    if busy.empty:
+        return warnings
+    share = busy["cpu_time_s"] / busy["fit_time_s"]
+    median = float(share.median())
+    if median < MIN_CPU_SHARE:
+        low = busy.assign(share=share)[share < MIN_CPU_SHARE].sort_values("share")
+        named = [
+            f"{r.method} on {r.dataset} d{r.depth} fold {r.fold} ({r.share:.2f})"
+            for r in low.head(_NAMED).itertuples()
+        ]
+        more = f" and {len(low) - _NAMED} more" if len(low) > _NAMED else ""
+        warnings.append(
+            f"**Warning: the {len(busy)} fits over {BUSY_FIT_S:g} s spent a "
+            f"median {median:.2f} of their wall time on the CPU (below "
+            f"{MIN_CPU_SHARE}): they waited for it, and their times are longer "
+            f"than the work. Below {MIN_CPU_SHARE}: {', '.join(named)}{more}.**"
+        )
+    return warnings
 
 
 def _software(provenances, versions) -> str:
@@ -145,6 +225,8 @@ def provenance_text(frame: pd.DataFrame, protocol: dict) -> str:
         _machine(provenances),
         _load(provenances),
         _concurrency(provenances, repeats),
+        _steal(frame),
+        *_warnings(frame, provenances),
     ]
     if len(provenances) < len(frame):
         parts.append(

@@ -94,6 +94,7 @@ def error_tables(
             style,
             folder,
             prefix + "test_mse",
+            label=None if records.held_out else "training MSE (all rows)",
         ),
         f"{records.error_heading} vs depth per dataset (complete cells; bars: std)",
     )

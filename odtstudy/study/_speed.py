@@ -231,12 +231,15 @@ def assign_references(
     frame: pd.DataFrame, methods: list, references: list
 ) -> tuple[dict, list]:
     """Each exact method to the first of ``references`` it shares a run
-    (dataset, depth, fold, seed) of the same problem with.
+    (dataset, depth, fold, seed) of the same problem with, and to the later
+    ones that share the runs the earlier ones do not.
 
     A study whose tiers run on different data (0/1 sets for ``dl85``, numeric
     sets for ``dl85-numeric``) has no instance where a numeric tool and
     ``dl85`` both ran; such a tool is timed against the later reference it
-    shares instances with instead of being left out.
+    shares instances with instead of being left out. A numeric tool on a
+    numeric set that ``dl85`` saw binarised is timed there against
+    ``dl85-numeric``, and against ``dl85`` on the 0/1 sets.
 
     Parameters
     ----------
@@ -263,12 +266,17 @@ def assign_references(
     for method in methods:
         if method == references[0]:
             continue
-        mine = shared[method] if method in shared else _instances(frame, method)
-        target = next((r for r in references if r != method and mine & shared[r]), None)
-        if target is None:
+        left = shared[method] if method in shared else _instances(frame, method)
+        targets = []
+        for reference in references:
+            common = left & shared[reference] if reference != method else set()
+            if common:
+                targets.append(reference)
+                left = left - common
+        if not targets:
             unpaired.append(method)
-        else:
-            assigned.setdefault(target, []).append(method)
+        for reference in targets:
+            assigned.setdefault(reference, []).append(method)
     ordered = {r: assigned[r] for r in references if r in assigned}
     unpaired = [m for m in unpaired if m not in ordered]
     return ordered, unpaired
@@ -305,7 +313,7 @@ def speed_table(
         OTHER_FAMILY: [m for m in methods if m != reference and m not in same_family]
     }
     cpu = "cpu_time_s" in frame and bool(frame["cpu_time_s"].notna().any())
-    rows, compared = [], set()
+    rows, paired = [], {}
     for depth in depths:
         part = frame[frame["depth"] == depth]
         ref_runs = part[part["method"] == reference]
@@ -313,10 +321,28 @@ def speed_table(
             runs, refs = _same_problem(part[part["method"] == method], ref_runs)
             if runs.empty:
                 continue
-            compared.add(method)
+            paired.setdefault(method, set()).update(runs["dataset"])
             rows.append(_row(depth, method, reference, runs, refs, cpu))
-    not_compared[NOT_SAME_PROBLEM] = [m for m in same_family if m not in compared]
+    not_compared[NOT_SAME_PROBLEM] = _other_problems(
+        frame, same_family, reference, paired
+    )
     return pd.DataFrame(rows), {k: v for k, v in not_compared.items() if v}
+
+
+def _other_problems(frame, methods, reference, paired) -> list:
+    """The methods never paired with ``reference``, and ``"m on d1, d2"`` for
+    those that ran datasets with it as another problem only."""
+    ref_datasets = set(frame.loc[frame["method"] == reference, "dataset"])
+    named = []
+    for method in methods:
+        if method not in paired:
+            named.append(method)
+            continue
+        mine = set(frame.loc[frame["method"] == method, "dataset"])
+        other = sorted((mine & ref_datasets) - paired[method])
+        if other:
+            named.append(f"{method} on {', '.join(other)}")
+    return named
 
 
 def _same_problem(runs: pd.DataFrame, ref_runs: pd.DataFrame):

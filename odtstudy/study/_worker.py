@@ -286,7 +286,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     memory = _memory.FitMemory()
     if fd is not None:
         send_frame(fd, "fit_start", {"rss_mb": memory.rss_before_mb})
-    cpu0 = _cpu_seconds()
+    cpu0, steal0 = _cpu_seconds(), _steal_seconds()
     t0 = time.perf_counter()
 
     def on_incumbent(tree, objective, lower_bound):
@@ -298,6 +298,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         estimator.fit(X_train, y_train)
     fit_time = time.perf_counter() - t0
     cpu_time = _cpu_seconds() - cpu0
+    steal = None if steal0 is None else _steal_seconds() - steal0
     t0 = time.perf_counter()
     train_pred = _predictions(estimator, X_train, "training", task)
     test_pred = _predictions(estimator, X_test, "test", task)
@@ -332,6 +333,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "stats": {
             **{k: v for k, v in fitted["stats"].items() if _is_plain(v)},
             **bound,
+            **({} if steal is None else {"machine_steal_s": round(steal, 3)}),
         },
         "error": None,
     }
@@ -343,6 +345,15 @@ def _cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _steal_seconds() -> float | None:
+    """The machine's steal time so far (seconds over all CPUs: time the
+    hypervisor gave to others), ``None`` where the OS does not report it."""
+    import psutil
+
+    steal = getattr(psutil.cpu_times(), "steal", None)
+    return None if steal is None else float(steal)
 
 
 def _is_plain(value) -> bool:

@@ -111,9 +111,11 @@ Checks
   parameter of the learner; ``max_depth`` and ``random_state`` are set by the
   runner from ``depths`` and ``seeds``; ``max_cache_fraction`` (in (0, 1],
   for a learner with ``max_cache_size``) is the study's: a bound of that share
-  of an unbounded probe fit's peak entries (:mod:`._cache_fraction`). A
-  table whose label is in no ``methods`` list (of ``[study]`` or of a scale)
-  is an error, unless the study runs ``"all"`` methods;
+  of an unbounded probe fit's peak entries, raised to the smallest bound
+  the learner's cache accepts (recorded as ``max_cache_size_clamped``;
+  :mod:`._cache_fraction`). A table whose label is in no ``methods`` list
+  (of ``[study]`` or of a scale) is an error, unless the study runs
+  ``"all"`` methods;
 * ``[datasets.<name>]`` (the user's data): ``path`` (CSV or Parquet,
   relative to the study file) exists and reads, ``target`` is one of its
   columns, ``categorical`` lists columns of it, no value is missing, there

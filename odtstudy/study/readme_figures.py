@@ -4,14 +4,16 @@ This module gives the studies' figures (:func:`figures`); the reproductions
 add theirs, and one command rewrites them all::
 
     python -m odtstudy.reproduce.readme_figures [--check]
-        [--readme README.md docs/reference-reports/README.md]
-        [--reports docs/reference-reports]
+        [--readme FILE ...] [--reports docs/reference-reports]
 
-Each figure sits in the README between ``<!-- figures:NAME -->`` and
+``--readme`` defaults to :data:`READMES`, every file that holds a region.
+Each figure sits in the README (or a guide page) between ``<!-- figures:NAME -->`` and
 ``<!-- /figures:NAME -->``; the text between is replaced by what the records
 give (:func:`figures`), indented as the closing marker is. ``--check``
 changes nothing and exits with 1 when a region differs, naming it, so a test
-can hold the README to its records.
+can hold the README to its records; both modes exit with 1 on a region that
+no generator writes (:data:`ELSEWHERE` names the regions other generators
+write, with the tests that check them).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +33,38 @@ from odtstudy.study._speed import speed_table
 from odtstudy.study.report import _protocols_newest_first
 from odtstudy.study.results import ResultsStore
 
-__all__ = ["figures", "main", "newest_records", "update"]
+__all__ = [
+    "ELSEWHERE",
+    "READMES",
+    "figures",
+    "main",
+    "newest_records",
+    "regions",
+    "update",
+]
+
+#: Every file with figures regions, from the clone root: the README, the
+#: guide pages its sections moved to, and the reference reports' index.
+#: (The benchmarks' regions, in docs/guide/benchmarks.md and
+#: published-solvers.md, are rewritten by ``benchmarks/*.py --readme``.)
+READMES = (
+    Path("README.md"),
+    Path("docs/guide/published-solvers.md"),
+    Path("docs/guide/reproductions.md"),
+    Path("docs/guide/benchmarks.md"),
+    Path("docs/reference-reports/README.md"),
+)
+
+#: Regions another generator writes, with it and the test that holds them
+#: to their records: a region neither :func:`figures` nor this list knows
+#: fails ``--check``.
+ELSEWHERE = {
+    "frontier": "benchmarks/frontier.py --readme (tests/test_frontier_benchmark.py)",
+    "threads": "benchmarks/dl85_threads.py --readme (tests/test_threads_benchmark.py)",
+    "numeric-vs-contree": "benchmarks/numeric_vs_contree.py --readme "
+    "(tests/test_numeric_vs_contree_benchmark.py)",
+    "reproductions": "python -m odtstudy.reproduce.readme_figures",
+}
 
 #: The published tools compared in the README's headline, with their names.
 TOOLS = {
@@ -294,6 +328,11 @@ def figures(reports: Path, verdicts=None) -> dict:
     return values
 
 
+def regions(text: str) -> list:
+    """The names of the figures regions of ``text``, in order."""
+    return [match["name"] for match in _REGION.finditer(text)]
+
+
 def update(text: str, values: dict) -> tuple[str, list]:
     """``text`` with each region replaced by its value, and the names of the
     regions that changed."""
@@ -320,7 +359,7 @@ def main(argv=None, make_figures=figures) -> int:
         "--readme",
         type=Path,
         nargs="+",
-        default=[Path("README.md"), Path("docs/reference-reports/README.md")],
+        default=list(READMES),
     )
     parser.add_argument("--reports", type=Path, default=Path("docs/reference-reports"))
     parser.add_argument("--check", action="store_true")
@@ -330,6 +369,13 @@ def main(argv=None, make_figures=figures) -> int:
     for readme in args.readme:
         text = readme.read_text(encoding="utf-8")
         new, changed = update(text, values)
+        orphans = [n for n in regions(text) if n not in values and n not in ELSEWHERE]
+        for name in orphans:
+            print(
+                f"{readme}: region {name!r} has no generator (neither "
+                "readme_figures nor one of ELSEWHERE writes it)"
+            )
+        differs = differs or bool(orphans)
         if args.check:
             for name in changed:
                 print(f"{readme}: region {name!r} differs from its records")
@@ -338,3 +384,7 @@ def main(argv=None, make_figures=figures) -> int:
         readme.write_text(new, encoding="utf-8")
         print(f"{readme}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
     return 1 if differs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -311,8 +311,8 @@ def _cost(doc, records, style, folder, prefix) -> None:
         figures.cost_figure(
             frame, records.method_order, style, folder, prefix + "cost_vs_depth"
         ),
-        "Median fit time and fit memory per method vs depth "
-        "(bars: interquartile range)",
+        "Median fit time and fit memory per method vs depth (bars: "
+        "interquartile range; a time-out counts at its limit, × with the count)",
     )
 
 
@@ -456,7 +456,12 @@ def _accuracy_tables(doc, records, style, folder, prefix, objective_note) -> Non
             doc.table(objectives)
     doc.figure(
         figures.accuracy_figure(
-            records.cells, records.method_order, style, folder, prefix + "test_accuracy"
+            records.cells,
+            records.method_order,
+            style,
+            folder,
+            prefix + "test_accuracy",
+            label=None if records.held_out else "training accuracy (all rows)",
         ),
         f"{records.accuracy_heading} vs depth per dataset (complete cells; bars: std)",
     )

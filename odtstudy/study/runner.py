@@ -42,7 +42,7 @@ from pathlib import Path
 import psutil
 
 from odtstudy._deadline import allowed_fit_time
-from odtstudy._isolation import die_with_parent, kill_group
+from odtstudy._isolation import GroupGuard, die_with_parent, kill_group
 from odtstudy.datasets._user import user_dataset, user_source
 from odtstudy.study import _memory, _provenance
 from odtstudy.study._provenance import package_versions
@@ -218,11 +218,14 @@ class _Active:
     """A run in flight in a forked worker: pipe, deadline, memory, incumbent.
 
     Plain ``os.fork`` (not ``multiprocessing``) so that runs can also be
-    started from daemonic processes such as Dask workers.
+    started from daemonic processes such as Dask workers. The worker dies
+    with this process (its parent-death signal), and ``guard`` kills its
+    process group then, with what the run started in it.
     """
 
-    def __init__(self, run):
+    def __init__(self, run, guard: GroupGuard):
         self.run = run
+        self._guard = guard
         self.tmpdir = tempfile.mkdtemp(prefix="odtstudy-run-")
         read_fd, write_fd = os.pipe()
         worker_run = dict(run, method=run["base_method"])
@@ -234,12 +237,14 @@ class _Active:
             code = 1
             try:
                 die_with_parent(runner_pid)  # a killed runner leaves no worker
+                os.close(guard.fileno)  # the guard sees the runner's end only
                 os.close(read_fd)
                 child_main(write_fd, worker_run, self.tmpdir)
                 code = 0
             finally:
                 os._exit(code)
         os.close(write_fd)
+        guard.add(pid)  # the worker's group: it leads its own session
         self.pid = pid
         self.fd = read_fd
         self.buffer = bytearray()
@@ -307,6 +312,7 @@ class _Active:
         """Reap the worker, kill what is left of its group, drop its temp files."""
         self._reap(block=True)
         kill_group(self.pid)
+        self._guard.drop(self.pid)
         os.close(self.fd)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
@@ -390,13 +396,14 @@ def run_isolated(run: dict, poll_interval: float = 0.02) -> dict:
     This is the task a Dask worker executes: the same isolation, hard
     deadline and memory measurement as the local runner.
     """
-    active = _Active(run)
-    while True:
-        active.sample_memory()
-        outcome = active.poll()
-        if outcome is not None:
-            return outcome
-        time.sleep(poll_interval)
+    with GroupGuard() as guard:
+        active = _Active(run, guard)
+        while True:
+            active.sample_memory()
+            outcome = active.poll()
+            if outcome is not None:
+                return outcome
+            time.sleep(poll_interval)
 
 
 class _Progress:
@@ -616,11 +623,12 @@ def _combine_repeats(outcomes: list) -> dict:
 def _run_local(attempts, workers, poll_interval, finish, stop):
     active: list[tuple] = []  # of (attempt, _Active)
     queue = list(attempts)
+    guard = GroupGuard()
     try:
         while (queue or active) and stop.signum is None:
             while queue and len(active) < workers and stop.signum is None:
                 attempt = queue.pop(0)
-                active.append((attempt, _Active(attempt[0])))
+                active.append((attempt, _Active(attempt[0], guard)))
             time.sleep(poll_interval)
             for pair in list(active):
                 attempt, item = pair
@@ -632,6 +640,7 @@ def _run_local(attempts, workers, poll_interval, finish, stop):
     finally:
         for _, item in active:
             item.kill()
+        guard.close()
 
 
 def _dask_client(scheduler):

@@ -84,6 +84,29 @@ def test_contree_suite_is_the_papers_fourteen_numeric_sets_unchanged():
     assert np.bincount(bank.y).tolist() == [762, 610]
 
 
+CONTREE_TRAIN = (*CONTREE_SUITE, "bean")
+
+
+def test_contree_training_splits_are_the_published_optima_files_unchanged():
+    assert list_datasets(collection="contree-train") == sorted(
+        f"contree-train/{n}" for n in CONTREE_TRAIN
+    )
+    for name in CONTREE_TRAIN:
+        entry = dataset_info(f"contree-train/{name}")
+        assert entry["kind"] == "numeric"
+        origin = f"ConSol-Lab/contree@61ebd49 train-datasets/{name}.txt"
+        assert origin in entry["source"]
+        packed = resources.files("odtstudy.datasets").joinpath("data", entry["file"])
+        digest = hashlib.sha256(lzma.decompress(packed.read_bytes())).hexdigest()
+        assert f"sha256 of the text {digest[:16]}" in entry["source"]
+    assert load_dataset("contree/bank").X.shape == (1372, 4)
+    bank = load_dataset("contree-train/bank")
+    assert bank.X.shape == (1097, 4) and bank.X.dtype == np.float64
+    bean = load_dataset("bean")
+    assert bean.name == "contree-train/bean"
+    assert bean.X.shape == (10888, 16) and bean.n_classes == 7
+
+
 OSRT_SETS = (
     "airfoil airquality enb-cool enb-heat insurance optical real-estate "
     "seoul-bike servo sync yacht"
@@ -185,3 +208,20 @@ def test_binarizer_max_thresholds_and_readable_names():
 def test_binarizer_rejects_nan():
     with pytest.raises(ValueError, match="NaN"):
         Binarizer().fit(np.array([[1.0], [np.nan]]))
+
+
+def test_the_catalogues_smallest_classes_are_the_datas():
+    # config validation reads them instead of loading every table
+    from odtstudy.datasets._class_counts import smallest_class
+    from odtstudy.datasets._loaders import _catalog
+
+    checked = 0
+    for key, entry in _catalog().items():
+        if "smallest_class" not in entry:
+            assert entry.get("task", "classification") != "classification" or (
+                entry["collection"] == "sklearn"
+            ), f"{key}: run python -m odtstudy.datasets._class_counts"
+            continue
+        assert entry["smallest_class"] == smallest_class(load_dataset(key).y), key
+        checked += 1
+    assert checked >= 60

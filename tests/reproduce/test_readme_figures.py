@@ -1,24 +1,59 @@
-"""The README's figures equal what the committed reference records give."""
+"""The README's figures, and those of the guide pages its sections moved to,
+equal what the committed reference records give."""
 
+import contextlib
+import io
+import re
 from pathlib import Path
 
-from odtstudy.reproduce.readme_figures import main
-from odtstudy.study.readme_figures import update
+import pytest
+
+from odtstudy.reproduce.readme_figures import figures
+from odtstudy.study.readme_figures import READMES, update
+from odtstudy.study.readme_figures import main as study_main
 
 ROOT = Path(__file__).resolve().parents[2]
+OPENING = re.compile(r"^[ \t]*<!-- figures:[\w-]+ -->[ \t]*$", re.M)
 
 
-def test_readme_figures_equal_the_committed_records(capsys):
-    rc = main(
-        [
-            "--check",
-            "--readme",
-            str(ROOT / "README.md"),
-            "--reports",
-            str(ROOT / "docs" / "reference-reports"),
-        ]
-    )
-    assert rc == 0, capsys.readouterr().out
+def _files_with_regions() -> set:
+    """The README and every Markdown file under docs/ (not a build) with a
+    figures region (an opening marker on a line of its own), relative to the
+    clone root."""
+    candidates = [ROOT / "README.md", *(ROOT / "docs").glob("**/*.md")]
+    return {
+        path.relative_to(ROOT)
+        for path in candidates
+        if "_build" not in path.parts
+        and OPENING.search(path.read_text(encoding="utf-8"))
+    }
+
+
+def test_every_file_with_regions_is_rewritten_by_default():
+    found = _files_with_regions()
+    assert Path("README.md") in found
+    assert found == set(READMES)
+
+
+@pytest.fixture(scope="module")
+def values():
+    """Every region's value from the committed records, computed once."""
+    return figures(ROOT / "docs" / "reference-reports")
+
+
+def _check(values, *readmes) -> tuple:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = study_main(
+            ["--check", "--readme", *map(str, readmes)],
+            make_figures=lambda _: values,
+        )
+    return rc, out.getvalue()
+
+
+def test_readme_figures_equal_the_committed_records(values):
+    rc, out = _check(values, *(ROOT / path for path in READMES))
+    assert rc == 0, out
 
 
 def test_update_replaces_a_region_and_keeps_its_indent():
@@ -28,3 +63,109 @@ def test_update_replaces_a_region_and_keeps_its_indent():
     assert changed == ["x"]
     assert update(new, {"x": "one\ntwo"}) == (new, [])
     assert update(text, {}) == (text, [])
+
+
+def test_check_fails_on_one_changed_number(values, tmp_path):
+    readme = tmp_path / "README.md"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    region = text.split("<!-- figures:versus-hard-headline -->", 1)[1]
+    digit = next(c for c in region if c.isdigit())
+    changed = str((int(digit) + 1) % 10)
+    start = text.index("<!-- figures:versus-hard-headline -->")
+    at = text.index(digit, start)
+    readme.write_text(text[:at] + changed + text[at + 1 :], encoding="utf-8")
+    rc, out = _check(values, readme)
+    assert rc == 1 and "region 'versus-hard-headline' differs" in out
+    readme.write_text(text, encoding="utf-8")
+    assert _check(values, readme)[0] == 0
+
+
+def test_check_fails_on_a_region_without_a_generator(values, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "a\n<!-- figures:made-by-hand -->\n1.5×\n<!-- /figures:made-by-hand -->\n"
+    )
+    rc, out = _check(values, readme)
+    assert rc == 1 and "region 'made-by-hand' has no generator" in out
+
+
+def test_the_study_module_checks_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    readme = tmp_path / "README.md"
+    readme.write_text((ROOT / "README.md").read_text(encoding="utf-8"))
+    command = [
+        sys.executable,
+        "-m",
+        "odtstudy.study.readme_figures",
+        "--check",
+        "--readme",
+        str(readme),
+        "--reports",
+        str(ROOT / "docs" / "reference-reports"),
+    ]
+    # the committed regions agree; a region nobody writes fails the check
+    readme.write_text(readme.read_text() + "<!-- figures:x -->\n<!-- /figures:x -->\n")
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.strip() == f"{readme}: region 'x' has no generator " + (
+        "(neither readme_figures nor one of ELSEWHERE writes it)"
+    )
+
+
+#: A measured number in prose (``2.0×``, ``3 %``, ``1.3 s``) outside a
+#: generated region would be copied by hand. These are not measurements but
+#: settings of a protocol or a rule, each with where it is set.
+NOT_MEASURED = {
+    (
+        "docs/guide/benchmarks.md",
+        "1 s",
+    ): "the shifted geometric mean's shift (benchmarks/frontier.py)",
+    ("docs/guide/learners.md", "75 %"): "an example value of max_cache_fraction",
+    (
+        "docs/guide/published-solvers.md",
+        "1 s",
+    ): "LicketySPLIT's whole-second limit (odtstudy/external/_licketysplit.py)",
+    ("docs/guide/published-solvers.md", "20 s"): "the benchmark's --time-limit 20",
+    (
+        "docs/guide/published-solvers.md",
+        "95 %",
+    ): "the interval's level (odtstudy/study/_speed.py LEVEL)",
+    (
+        "docs/guide/published-solvers.md",
+        "60 s",
+    ): "versus's per-fit limit (odtstudy/study/configs/versus.toml)",
+    (
+        "docs/guide/published-solvers.md",
+        "300 s",
+    ): "versus-hard's per-fit limit (its config)",
+    (
+        "docs/guide/reports.md",
+        "95 %",
+    ): "the interval's level (odtstudy/study/_speed.py LEVEL)",
+    (
+        "docs/guide/studies.md",
+        "30 s",
+    ): "the preflight's deadline (odtstudy/study/_preflight.py)",
+    (
+        "docs/guide/studies.md",
+        "1 s",
+    ): "the contract's slack and the CPU-share rule's floor (BUSY_FIT_S)",
+}
+FIGURE = re.compile(r"\d[\d.,]*\s?(?:×|%|s\b)")
+REGION_OR_CODE = re.compile(
+    r"<!-- figures:([\w-]+) -->.*?<!-- /figures:\1 -->|```.*?```", re.S
+)
+
+
+def test_no_measured_figure_in_prose_outside_a_generated_region():
+    pages = [ROOT / "README.md", ROOT / "docs" / "index.md"]
+    pages += sorted((ROOT / "docs" / "guide").glob("*.md"))
+    found = set()
+    for page in pages:
+        prose = REGION_OR_CODE.sub("", page.read_text(encoding="utf-8"))
+        name = page.relative_to(ROOT).as_posix()
+        found |= {(name, match.group(0)) for match in FIGURE.finditer(prose)}
+    unexplained = found - set(NOT_MEASURED)
+    assert not unexplained, f"figures copied into prose: {sorted(unexplained)}"

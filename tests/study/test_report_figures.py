@@ -199,6 +199,54 @@ def test_fallback_runs_leave_the_cost_axes_alone():
     assert time_top > 500 and mem_top > 5000
 
 
+def test_time_outs_count_at_their_limit_and_are_marked():
+    # b times out at depth 3 (60 s limit) after 1.2 s of recorded fit time in
+    # 3 of 3 runs: its median is the limit, not the 1.2 s of a dropped run
+    runs = pd.concat([_runs(fold=f) for f in range(3)], ignore_index=True)
+    late = (runs["method"] == "b") & (runs["depth"] == 3)
+    runs["time_limit"] = 60.0
+    runs["status"] = "ok"
+    runs["learner_status"] = np.where(late, "timeout", "optimal")
+    runs.loc[late, ["optimal", "fit_time_s", "stats"]] = [False, 1.2, "{}"]
+    runs.loc[late, "has_tree"] = False  # a time-out without a tree of its own
+    assert figures.timed_out(runs).tolist() == late.tolist()
+    fig = figures._draw_cost(runs, ["a", "b"], figures.MethodStyle("ab"))
+    time_ax = fig.axes[0]
+    medians = [line.get_ydata() for line in time_ax.lines if line.get_marker() == "s"]
+    crosses = [line for line in time_ax.lines if line.get_marker() == "x"]
+    assert medians and medians[0][-1] == 60.0
+    assert len(crosses) == 1 and crosses[0].get_ydata()[0] == 60.0
+    assert "time-out" in time_ax.get_title()
+    assert [t.get_text() for t in time_ax.texts] == ["3"]
+    figures.plt().close(fig)
+
+
+def test_cactus_draws_each_tiers_run_count():
+    # a on 6 runs a depth, b on 2 (another tier): dotted lines at 6 and 2,
+    # not at the study's 8 runs over 2 methods = 4
+    runs = pd.concat([_runs(fold=f) for f in range(2)], ignore_index=True)
+    extra = runs[runs["method"] == "a"].assign(fold=2)
+    runs = pd.concat([runs, extra, extra.assign(fold=3)], ignore_index=True)
+    runs["run_id"] = [f"r{i}" for i in range(len(runs))]
+    runs["stats"] = "{}"
+    fig = figures._draw_cactus(runs, ["a", "b"], figures.MethodStyle("ab"))
+    dotted = {
+        float(line.get_ydata()[0])
+        for line in fig.axes[0].lines
+        if line.get_linestyle() == ":"
+    }
+    assert dotted == {2.0, 6.0}
+    figures.plt().close(fig)
+
+
+def test_a_study_on_all_rows_labels_training_accuracy(tmp_path):
+    records = grid(datasets=("a",), proto=protocol(folds=1))
+    write_study(tmp_path / "all-rows", records)
+    folder = make_report("all-rows", output_dir=tmp_path).parent
+    svg = (folder / "test_accuracy.svg").read_text()
+    assert "training accuracy (all rows)" in svg and "test accuracy" not in svg
+
+
 def test_anytime_figure_shows_the_first_incumbent_and_labels_the_limit():
     curves = pd.DataFrame(
         {

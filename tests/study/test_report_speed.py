@@ -256,3 +256,32 @@ def test_the_speed_references_are_the_dl85_methods_those_of_the_main_base_first(
     assert numeric_first.speed_references == ["a-num", "b-main"]
     plain = _records(tmp_path / "plain", list(grid(depths=(2,))))
     assert plain.speed_references == ["dl85"]
+
+
+def test_a_numeric_tool_is_timed_against_dl85_numeric_where_dl85_binarised(tmp_path):
+    # dataset a: dl85 saw 70 binarised columns, the numeric DL8.5 and the
+    # tool the 10 raw ones; dataset b is 0/1 (48 columns for all three)
+    methods = {"dl85": "dl85", "num": "dl85-numeric", "tool": "contree"}
+    records = []
+    for record in grid(
+        datasets=("a", "b"), depths=(3,), proto=protocol(methods=methods)
+    ):
+        binarised = record["dataset"] == "a" and record["method"] == "dl85"
+        record["n_features"] = (
+            70 if binarised else (10 if record["dataset"] == "a" else 48)
+        )
+        record["fit_time_s"] = {"dl85": 0.1, "num": 0.2}.get(record["method"], 0.4)
+        records.append(record)
+    frame = _records(tmp_path, records).frame
+    exact = ["dl85", "num", "tool"]
+    assigned, unpaired = assign_references(frame, exact, ["dl85", "num"])
+    assert assigned == {"dl85": ["num", "tool"], "num": ["tool"]} and unpaired == []
+    table, not_compared = speed_table(frame, ["dl85", "num", "tool"], "dl85", [3])
+    assert not_compared == {NOT_SAME_PROBLEM: ["num on a", "tool on a"]}
+    row = table.set_index("method").loc["tool"]
+    assert row["datasets both proved"] == 1 and row["runs"] == 2  # b only
+    table, _ = speed_table(frame, ["num", "tool"], "num", [3])
+    row = table.set_index("method").loc["tool"]
+    assert row["datasets both proved"] == 2 and row[RATIO.replace("dl85", "num")] == (
+        "2× (n = 2: too few for a test)"
+    )
