@@ -16,18 +16,22 @@ VERDICTS = ("reproduced", "partly", "inconclusive", "not reproduced", "not compa
 VERDICT_LEGEND = {
     "reproduced": (
         "the paper's direction, significant at the data file's alpha where the "
-        "claim is a comparison (a quantity without noise: within the thresholds)"
+        "claim is a comparison (a measured quantity without sampling noise: "
+        "within the claim's thresholds)"
     ),
     "partly": (
         "the paper's direction in a majority of the independent units, not "
-        "significant (or one part of a two-part claim)"
+        "significant or short of the claim's share (a quantity: within the "
+        "looser threshold only; a claim of several parts: some of them)"
     ),
     "inconclusive": (
         "no significant difference either way, or too few independent units "
         f"for a test (fewer than {MIN_UNITS}: 'n = 3: too few for a test'); two "
         "non-significant results that agree are not a reproduction"
     ),
-    "not reproduced": "significant the other way (or the quantity outside the thresholds)",
+    "not reproduced": (
+        "significant the other way (a quantity: outside the claim's thresholds)"
+    ),
     "not comparable": (
         "what the claim needs was not measured: a comparator that returned its "
         "warm start, a time limit that decides the outcome, a tool not run"

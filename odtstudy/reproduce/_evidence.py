@@ -127,7 +127,13 @@ def too_few(n: int) -> str:
 
 
 def tested_share(
-    hits: int, total: int, rules, *, minimum: int, chance: float = 0.5
+    hits: int,
+    total: int,
+    rules,
+    *,
+    minimum: int,
+    chance: float = 0.5,
+    least: float | None = None,
 ) -> tuple:
     """The verdict of a comparison counted over independent units.
 
@@ -138,23 +144,29 @@ def tested_share(
     - **inconclusive**: fewer than ``max(minimum, MIN_UNITS)`` units (no
       test: :func:`too_few`), or neither direction significant and the
       claimed one not in a majority;
-    - **reproduced**: ``hits / total`` ≥ ``rules["reproduced"]`` and the sign
-      test (:func:`sign_test`) gives p < ``rules["alpha"]``;
+    - **reproduced**: ``hits / total`` ≥ ``least`` (default
+      ``rules["reproduced"]``) and the sign test (:func:`sign_test`) gives
+      p < ``rules["alpha"]``;
     - **not reproduced**: the sign test of the other direction gives p <
       ``rules["alpha"]`` (significant the other way);
     - **partly**: the claimed direction in a majority (more than half the
-      units, and at least ``rules["partly"]``), not significant.
+      units, and at least ``rules["partly"]``) without reaching
+      "reproduced": not significant, or significant below ``least``.
 
     Parameters
     ----------
     hits, total : int
     rules : Rules
-        Reads ``reproduced``, ``partly`` and ``alpha``.
+        Reads ``reproduced`` (unless ``least`` is given), ``partly`` and
+        ``alpha``.
     minimum : int
         The data file's fewest units (never below
         :data:`~odtstudy.study._speed.MIN_UNITS`).
     chance : float, default=0.5
         See :func:`sign_test`.
+    least : float, default=None
+        The least share that is "reproduced" when the claim states its own
+        (read by the caller from the data file's thresholds).
 
     Returns
     -------
@@ -172,11 +184,14 @@ def tested_share(
     if chance != 0.5:
         evidence += f" (chance {chance:.2g})"
     alpha = rules["alpha"]
-    if share >= rules["reproduced"] and p < alpha:
+    least = rules["reproduced"] if least is None else least
+    if share >= least and p < alpha:
         return "reproduced", evidence
     if other < alpha:
         return "not reproduced", f"{evidence}; the other way p = {other:.2g}"
     if share > 0.5 and share >= rules["partly"]:
+        if p < alpha:
+            return "partly", evidence + f" (significant, but below {least:.0%})"
         return "partly", evidence + " (a majority, not significant)"
     return "inconclusive", evidence + " (no significant difference either way)"
 
@@ -212,11 +227,12 @@ def unit_signs(frame: pd.DataFrame, unit, difference: str, tie: float = 0.0) -> 
 def combine_verdicts(verdicts) -> str:
     """The verdict of a claim made of several comparisons (pairs, depths).
 
-    Every part the same: that verdict. Otherwise, a part reproduced or
-    partly and none not reproduced: "partly"; parts reproduced and parts
-    not reproduced: "partly" (mixed); no part with a direction, some not
-    reproduced: "not reproduced"; else (inconclusive and not comparable
-    parts): "inconclusive", or "not comparable" when no part was measured.
+    Every part the same: that verdict. Otherwise: a part reproduced and
+    none not reproduced, or parts reproduced and parts not reproduced
+    (mixed): "partly"; a part not reproduced and none reproduced: "not
+    reproduced" (a significant contrary part outweighs a non-significant
+    majority); parts partly and none not reproduced: "partly"; else
+    (inconclusive and not comparable parts): "inconclusive".
 
     Parameters
     ----------
@@ -226,16 +242,19 @@ def combine_verdicts(verdicts) -> str:
     Returns
     -------
     str
+        "not comparable" when no part was measured.
     """
     verdicts = list(verdicts)
     if not verdicts or all(v == "not comparable" for v in verdicts):
         return "not comparable"
     if len(set(verdicts)) == 1:
         return verdicts[0]
-    if any(v in ("reproduced", "partly") for v in verdicts):
+    if "reproduced" in verdicts:
         return "partly"
     if "not reproduced" in verdicts:
         return "not reproduced"
+    if "partly" in verdicts:
+        return "partly"
     return "inconclusive"
 
 

@@ -65,6 +65,7 @@ from importlib import resources
 import pandas as pd
 
 from odtstudy.reproduce._rules import Rules, parse_thresholds
+from odtstudy.study._speed import MIN_UNITS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -128,12 +129,16 @@ class Published:
     def rules_text(self) -> str:
         """The rules' prose with each ``{threshold}`` field filled with its value.
 
+        ``{min_units}`` is :data:`~odtstudy.study._speed.MIN_UNITS`, the
+        fewest independent units of any test (not a threshold of the file).
+
         Raises
         ------
         KeyError
             For a field that names no threshold of the data file.
         """
-        values = {name: t.value for name, t in self.thresholds.items()}
+        values = {"min_units": MIN_UNITS}
+        values.update((name, t.value) for name, t in self.thresholds.items())
         return self.prose.format_map(values)
 
     def rules(self) -> Rules:

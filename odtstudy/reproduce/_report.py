@@ -544,23 +544,21 @@ def _thresholds_frame(published: Published) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["threshold", "value", "why it departs"])
 
 
-def _first_run(published: Published, records) -> tuple:
-    """(date, how it is known) of the first run of the report's records: the
-    first commit of its records (``[history] first_records``) or the earliest
-    ``utc`` of the records, whichever is earlier."""
-    found = []
-    first = published.history.get("first_records")
-    if first:
-        found.append((first["date"][:10], f"first records committed at {first['commit']}"))
+def _earliest_run(records) -> str | None:
+    """The date (YYYY-MM-DD) of the earliest run of ``records`` (its ``utc``)."""
     frame = records.frame if records is not None else None
-    if frame is not None and "utc" in frame and frame["utc"].notna().any():
-        earliest = str(frame["utc"].dropna().astype(str).min())[:10]
-        found.append((earliest, "earliest run of the records shown"))
-    return min(found) if found else (None, "")
+    if frame is None or "utc" not in frame or not frame["utc"].notna().any():
+        return None
+    return str(frame["utc"].dropna().astype(str).min())[:10]
 
 
 def thresholds_history(published: Published, records=None) -> str:
-    """When the thresholds were set and when this report's runs began.
+    """When the thresholds were set, against the reproduction's first runs.
+
+    The first runs are the earlier of the first commit of the
+    reproduction's records (``[history] first_records``) and the earliest
+    run of ``records``: thresholds set after either could have been chosen
+    knowing results.
 
     Parameters
     ----------
@@ -572,26 +570,42 @@ def thresholds_history(published: Published, records=None) -> str:
     Returns
     -------
     str
-        "Thresholds set at <commit> (<date>); first run of this report's
-        records <date> (...)", then whether the thresholds were fixed before
-        the runs: only when their date precedes the first run.
+        The commit and date of the thresholds, the first records' commit and
+        date, the date of the runs shown, then "fixed before the runs" only
+        when the thresholds' date precedes every run; otherwise that they
+        were set after (or on the day of) the first runs.
     """
     setting = published.history.get("thresholds_set")
-    first, how = _first_run(published, records)
     if setting is None:
         return (
             "When these thresholds were set is not recorded (no [history] in "
             "the data file): they may postdate the runs."
         )
     text = f"Thresholds set at {setting['commit']} ({setting['date'][:10]})"
-    if first is None:
+    firsts = []
+    first = published.history.get("first_records")
+    if first:
+        firsts.append(first["date"][:10])
+        text += (
+            f"; this reproduction's first records committed at "
+            f"{first['commit']} ({first['date'][:10]})"
+        )
+    shown = _earliest_run(records)
+    if shown:
+        firsts.append(shown)
+        text += f"; the runs shown here began {shown}"
+    if not firsts:
         return text + "; no run recorded."
-    text += f"; first run of this report's records {first} ({how})"
-    if setting["date"][:10] < first:
+    earliest, day = min(firsts), setting["date"][:10]
+    if day < earliest:
         return text + ": fixed before the runs."
+    if day == earliest:
+        return text + (
+            ": set on the day of the first runs, so not shown to precede them."
+        )
     return text + (
-        ": set after the first runs, so the thresholds are not independent of "
-        "the results they judge."
+        ": set after the first runs, so they are not independent of the "
+        "results they judge."
     )
 
 
