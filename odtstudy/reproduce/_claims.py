@@ -92,6 +92,8 @@ class ClaimResult:
 
 def legend_text() -> str:
     """The verdicts and their definitions, one Markdown sentence each."""
-    return "Verdicts: " + "; ".join(
-        f"*{verdict}*: {VERDICT_LEGEND[verdict]}" for verdict in VERDICTS
-    ) + "."
+    return (
+        "Verdicts: "
+        + "; ".join(f"*{verdict}*: {VERDICT_LEGEND[verdict]}" for verdict in VERDICTS)
+        + "."
+    )

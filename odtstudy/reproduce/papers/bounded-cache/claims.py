@@ -412,9 +412,11 @@ def _proportional(claim, rules, bounded):
     ratio = float((counting["time_factor"] / counting["entries_factor"]).median())
     least = rules["rho"]
     per_unit = counting.groupby(UNIT).apply(
-        lambda g: spearmanr(g["time_factor"], g["entries_factor"])[0]
-        if len(g) > 2
-        else np.nan
+        lambda g: (
+            spearmanr(g["time_factor"], g["entries_factor"])[0]
+            if len(g) > 2
+            else np.nan
+        )
     )
     per_unit = per_unit.dropna()
     strong = int((per_unit >= least).sum())
