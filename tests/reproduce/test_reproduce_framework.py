@@ -256,8 +256,9 @@ def test_exception_in_evaluate_shows_not_comparable_rows(fake, tmp_path, caplog)
     assert "boom in the claims" in caplog.text
     text = (folder / "report.md").read_text()
     assert _sections(text)[0] == f"## {PAPER_HEADING}"
-    assert "Verdicts over 2 claims: 0 reproduced, 0 partly, 0 not reproduced, 2" in (
-        text
+    assert (
+        "Verdicts over 2 claims: 0 reproduced, 0 partly, 0 inconclusive, 0 not "
+        "reproduced, 2 not comparable" in text
     )
     assert text.count("RuntimeError: boom in the claims") >= 2
     assert verdict_table_complete(text)

@@ -223,6 +223,8 @@ def _pair_verdict(rules, other, paper_counts, ours_counts) -> tuple:
             "does not give"
         )
     ahead = pw > pl
+    if ow == ol == 0:
+        return "inconclusive", f"vs {name}: tied on all {ot} sets"
     hits, misses = (ow, ol) if ahead else (ol, ow)
     verdict, evidence = tested_share(
         hits, hits + misses, rules, minimum=rules["min_sets"]

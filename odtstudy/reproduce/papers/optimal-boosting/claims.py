@@ -164,12 +164,12 @@ def _count(diff) -> tuple:
     return sign_counts(diff)
 
 
-def _by_set(cells: pd.DataFrame, difference, tie=0.0) -> tuple:
-    """(higher, lower, tied) over data sets of a difference of ``cells``
-    (a column name, or a Series aligned with ``cells``): each set's mean
-    over its cells (depths, D values) counts once."""
+def _by_set(cells: pd.DataFrame, difference) -> tuple:
+    """(higher, lower, tied) over data sets of ``difference`` (aligned with
+    ``cells``): each set's mean over its cells (depths, D values) counts
+    once; a mean of exactly 0 is a tie."""
     frame = pd.DataFrame({"dataset": cells["dataset"], "diff": difference})
-    return unit_signs(frame, "dataset", "diff", tie)
+    return unit_signs(frame, "dataset", "diff")
 
 
 # --------------------------------------------------------------- published
