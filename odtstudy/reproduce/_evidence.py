@@ -134,6 +134,7 @@ def tested_share(
     minimum: int,
     chance: float = 0.5,
     least: float | None = None,
+    tied: int = 0,
 ) -> tuple:
     """The verdict of a comparison counted over independent units.
 
@@ -141,9 +142,9 @@ def tested_share(
     problems) is one hit or one miss; ties are left out by the caller.
 
     - **not comparable**: no unit at all (nothing measured);
-    - **inconclusive**: fewer than ``max(minimum, MIN_UNITS)`` units (no
-      test: :func:`too_few`), or neither direction significant and the
-      claimed one not in a majority;
+    - **inconclusive**: every unit tied (``tied``), fewer than
+      ``max(minimum, MIN_UNITS)`` units (no test: :func:`too_few`), or
+      neither direction significant and the claimed one not in a majority;
     - **reproduced**: ``hits / total`` ≥ ``least`` (default
       ``rules["reproduced"]``) and the sign test (:func:`sign_test`) gives
       p < ``rules["alpha"]``;
@@ -167,6 +168,9 @@ def tested_share(
     least : float, default=None
         The least share that is "reproduced" when the claim states its own
         (read by the caller from the data file's thresholds).
+    tied : int, default=0
+        The units left out as ties: with no untied unit, they make the claim
+        "inconclusive" (no difference), not "not comparable".
 
     Returns
     -------
@@ -174,6 +178,8 @@ def tested_share(
         ``(verdict, evidence)``, the evidence as "9/21 = 43 %, sign test p =
         0.74".
     """
+    if total <= 0 and tied:
+        return "inconclusive", f"tied on all {tied} units: no difference"
     if total <= 0:
         return "not comparable", "no comparison measured"
     if total < max(minimum, MIN_UNITS):

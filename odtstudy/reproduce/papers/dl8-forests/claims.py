@@ -201,7 +201,7 @@ def _ahead(
         f"(mean {points(om)}); "
         f"same sign as the thesis on {agree}/{len(common)}{note}"
     )
-    verdict, evidence = tested_share(ow, ow + ol, rules, minimum=minimum)
+    verdict, evidence = tested_share(ow, ow + ol, rules, minimum=minimum, tied=ot)
     thesis, thesis_evidence = tested_share(pw, pw + pl, rules, minimum=minimum)
     reason = (
         f"{name_a} ahead on the untied sets: {evidence}; the thesis's table "
@@ -223,11 +223,9 @@ def _pair_verdict(rules, other, paper_counts, ours_counts) -> tuple:
             "does not give"
         )
     ahead = pw > pl
-    if ow == ol == 0:
-        return "inconclusive", f"vs {name}: tied on all {ot} sets"
     hits, misses = (ow, ol) if ahead else (ol, ow)
     verdict, evidence = tested_share(
-        hits, hits + misses, rules, minimum=rules["min_sets"]
+        hits, hits + misses, rules, minimum=rules["min_sets"], tied=ot
     )
     word = "ahead" if ahead else "behind"
     return verdict, (

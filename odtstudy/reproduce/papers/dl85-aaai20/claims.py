@@ -353,7 +353,7 @@ def _faster(other):
         depths = sorted(int(d) for d in cells["depth"].unique())
         ahead, behind, tied = r["sets"]
         verdict, evidence = tested_share(
-            ahead, ahead + behind, rules, minimum=rules["min_cells"]
+            ahead, ahead + behind, rules, minimum=rules["min_cells"], tied=tied
         )
         return (
             f"faster on {share_text(r['faster'], r['decided'])} decided cells (slower "
@@ -539,9 +539,9 @@ def _no_lb(cells, limit_of, rules):
 
 def _slower_verdict(r, rules) -> tuple:
     # "sets" counts DL8.5 with the bound faster first: no LB slower
-    slower, faster_sets, _ = r["sets"]
+    slower, faster_sets, tied = r["sets"]
     verdict, evidence = tested_share(
-        slower, slower + faster_sets, rules, minimum=rules["min_cells"]
+        slower, slower + faster_sets, rules, minimum=rules["min_cells"], tied=tied
     )
     return verdict, (
         f"no LB slower on the data sets with a decided cell: {evidence}; {UNIT_NOTE}"

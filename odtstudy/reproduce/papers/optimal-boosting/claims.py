@@ -271,7 +271,9 @@ def _objective_claim(claim, rules, family, runs, published) -> ClaimResult:
         f"{higher}, lower {lower}, tied {tied}"
     )
     minimum = rules["min_cells"]
-    verdict, evidence = tested_share(higher, higher + lower, rules, minimum=minimum)
+    verdict, evidence = tested_share(
+        higher, higher + lower, rules, minimum=minimum, tied=tied
+    )
     rows = _pub_objective_rows(published, family)
     pub_frame = pd.DataFrame(rows, columns=["dataset", "cart", "opt"])
     ph, pl, _ = _by_set(pub_frame, np.sign(pub_frame["opt"] - pub_frame["cart"]))
@@ -461,8 +463,9 @@ def _trees_claim(claim, rules, runs, published) -> ClaimResult:
         more, fewer, tied = _by_set(cells, cells["n_trees_opt"] - cells["n_trees_cart"])
         our_parts.append(f"{family}: more {more}, fewer {fewer}, tied {tied} sets")
         verdict, evidence = tested_share(
-            more, more + fewer, rules, minimum=rules["min_cells"], least=least
-        )
+            more, more + fewer, rules, minimum=rules["min_cells"], least=least,
+            tied=tied,
+        )  # fmt: skip
         verdicts.append(verdict)
         parts.append(f"{family} more trees on the data sets: {evidence} ({verdict})")
     pub_text, ours = "; ".join(pub_parts), "; ".join(our_parts)
@@ -489,7 +492,7 @@ def _accuracy_claim(claim, rules, family, runs, published) -> ClaimResult:
         f"{100 * diff.mean():+.1f} points (median fold std {100 * spread:.1f})"
     )
     verdict, evidence = tested_share(
-        higher, higher + lower, rules, minimum=rules["min_cells"]
+        higher, higher + lower, rules, minimum=rules["min_cells"], tied=tied
     )
     reason = f"optimal higher on the untied data sets: {evidence}; {UNIT_NOTE}"
     if verdict == "reproduced" and lower == 0:
@@ -520,7 +523,7 @@ def _md_vs_lp_claim(claim, rules, runs, published) -> ClaimResult:
     higher, lower, tied = _by_set(both, both["diff"])
     ours = "MDBoost " + _hlt((higher, lower, tied), " data sets (both pricings)")
     verdict, evidence = tested_share(
-        higher, higher + lower, rules, minimum=rules["min_cells"]
+        higher, higher + lower, rules, minimum=rules["min_cells"], tied=tied
     )
     reason = (
         f"MDBoost higher on the untied data sets (a set's two pricings "
@@ -555,7 +558,7 @@ def _ada_vs_lp_claim(claim, rules, runs, records, published) -> ClaimResult:
         f"{m} {_hlt(c, ' sets')}" for m, c in ours_counts.items()
     )
     judged = {
-        m: tested_share(c[0], c[0] + c[1], rules, minimum=rules["min_cells"])
+        m: tested_share(c[0], c[0] + c[1], rules, minimum=rules["min_cells"], tied=c[2])
         for m, c in ours_counts.items()
     }
     verdict = combine_verdicts(v for v, _ in judged.values())

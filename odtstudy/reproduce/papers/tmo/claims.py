@@ -160,15 +160,14 @@ def _ordering(
         )
     minimum = rules["min_cells"]
     hits, losses, ties = _per_dataset(_margin(ours, better, others, optional))
-    verdict, evidence = tested_share(hits, hits + losses, rules, minimum=minimum)
+    verdict, evidence = tested_share(
+        hits, hits + losses, rules, minimum=minimum, tied=ties
+    )
     p_hits, p_losses, _ = _per_dataset(_margin(pub, better, others, optional))
     paper_verdict, paper_evidence = tested_share(
         p_hits, p_hits + p_losses, rules, minimum=minimum
     )
-    if verdict == "not comparable" and ties:
-        verdict = "inconclusive"
-        reason = f"{relation}: tied on all {ties} data sets ({UNIT_NOTE})"
-    elif verdict == "not comparable":
+    if verdict == "not comparable":
         reason = (
             f"{relation}: no data set where the methods compared are all "
             "complete at this scale"
