@@ -391,8 +391,8 @@ def limit_decided(frame: pd.DataFrame, method: str) -> str | None:
     Parameters
     ----------
     frame : DataFrame
-        Records with ``method``, ``status``, ``learner_status``, ``optimal``,
-        ``time_limit`` and ``stats``.
+        Records with ``method``, ``status`` and ``optimal`` (and, when
+        recorded, ``learner_status``, ``time_limit`` and ``stats``).
     method : str
 
     Returns
@@ -402,11 +402,17 @@ def limit_decided(frame: pd.DataFrame, method: str) -> str | None:
     runs = frame[frame["method"] == method]
     if runs.empty:
         return None
-    stopped = (runs["learner_status"] == "timeout") | (runs["status"] == "timeout")
+    stopped = runs["status"] == "timeout"
+    if "learner_status" in runs:
+        stopped |= runs["learner_status"] == "timeout"
     if not (stopped & ~runs["optimal"].astype(bool)).all():
         return None
-    kept = int(runs["stats"].map(_warm_start_kept).sum())
-    limits = ", ".join(f"{t:g} s" for t in sorted(runs["time_limit"].unique()))
+    kept = 0
+    if "stats" in runs:
+        kept = int(runs["stats"].map(_warm_start_kept).sum())
+    limits = "limit not recorded"
+    if "time_limit" in runs:
+        limits = ", ".join(f"{t:g} s" for t in sorted(runs["time_limit"].unique()))
     return (
         f"{method} stopped at its time limit ({limits}) without a proof in "
         f"{len(runs)} of {len(runs)} runs and returned its warm start unimproved "
