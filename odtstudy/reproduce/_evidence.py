@@ -199,7 +199,10 @@ def tested_share(
         if p < alpha:
             return "partly", evidence + f" (significant, but below {least:.0%})"
         return "partly", evidence + " (a majority, not significant)"
-    return "inconclusive", evidence + " (no significant difference either way)"
+    return "inconclusive", (
+        f"{evidence}, the other way p = {other:.2g} (no significant difference "
+        "either way)"
+    )
 
 
 def unit_signs(frame: pd.DataFrame, unit, difference: str, tie: float = 0.0) -> tuple:

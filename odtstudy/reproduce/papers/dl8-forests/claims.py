@@ -257,7 +257,7 @@ def _versus_others(claim, rules, published, acc, where, depth, dashes):
     published_text = f"optimal forest wins–losses: {', '.join(pub_parts)}"
     note = _dash_note(dashes, [depth])
     verdict = combine_verdicts(verdicts)
-    reason = "; ".join(reasons) + f"; the claim: the three pairs combined ({UNIT_NOTE})"
+    reason = "; ".join(reasons) + f"; the three pairs combined; {UNIT_NOTE}"
     return claim_result(
         claim,
         published_text,
