@@ -35,8 +35,12 @@ LARGE = ["uci/phishing", "uci/a4a", "uci/spambase"]
 def test_smoke_reproduction_report(tmp_path):
     folder = run_smoke("tmo", tmp_path)
     rows = verdict_rows((folder / "report.md").read_text(), PUBLISHED)
-    # smoke: 2 sets at one depth, fewer cells than any rule needs
-    assert all("not comparable" in row for row in rows)
+    # smoke: 2 sets at one depth: what is measured is too few for a test,
+    # the rest is not comparable; nothing is a finding either way
+    for row in rows:
+        assert "| not comparable |" in row or (
+            "| inconclusive |" in row and "too few for a test" in row
+        ), row
 
 
 def test_study_scales_follow_the_paper():

@@ -492,7 +492,8 @@ def _branching_small(cells, limit_of, rules):
         both_verdict(a, b),
         (
             f"(a) counts {'within' if a else 'beyond'} {o['allowed']}; (b) times "
-            f"{'within' if b else 'beyond'} {within:g}× of each other"
+            f"{'within' if b else 'beyond'} {within:g}× of each other (a claim "
+            "of no difference, judged by the data file's equivalence margins)"
         ),
     )
 
