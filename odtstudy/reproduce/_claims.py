@@ -6,10 +6,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CHECK_VERDICTS", "VERDICTS", "ClaimResult"]
+from odtstudy.study._speed import MIN_UNITS
+
+__all__ = ["CHECK_VERDICTS", "VERDICTS", "VERDICT_LEGEND", "ClaimResult", "legend_text"]
 
 #: The verdicts of a claim, strongest first.
-VERDICTS = ("reproduced", "partly", "not reproduced", "not comparable")
+VERDICTS = ("reproduced", "partly", "inconclusive", "not reproduced", "not comparable")
+#: What each verdict means: printed under every verdict table (and in the docs).
+VERDICT_LEGEND = {
+    "reproduced": (
+        "the paper's direction, significant at the data file's alpha where the "
+        "claim is a comparison (a measured quantity without sampling noise: "
+        "within the claim's thresholds)"
+    ),
+    "partly": (
+        "the paper's direction in a majority of the independent units, not "
+        "significant or short of the claim's share (a quantity: within the "
+        "looser threshold only; a claim of several parts: some of them)"
+    ),
+    "inconclusive": (
+        "no significant difference either way, or too few independent units "
+        f"for a test (fewer than {MIN_UNITS}: 'n = 3: too few for a test'); two "
+        "non-significant results that agree are not a reproduction"
+    ),
+    "not reproduced": (
+        "significant the other way (a quantity: outside the claim's thresholds)"
+    ),
+    "not comparable": (
+        "what the claim needs was not measured: a comparator that returned its "
+        "warm start, a time limit that decides the outcome, a tool not run"
+    ),
+}
 #: The outcomes of a check (``[[checks]]`` of the data file).
 CHECK_VERDICTS = ("pass", "fail", "not comparable")
 
@@ -61,3 +88,12 @@ class ClaimResult:
                 f"{kind} {self.claim!r}: verdict {self.verdict!r} is not one of "
                 f"{', '.join(allowed)}"
             )
+
+
+def legend_text() -> str:
+    """The verdicts and their definitions, one Markdown sentence each."""
+    return (
+        "Verdicts: "
+        + "; ".join(f"*{verdict}*: {VERDICT_LEGEND[verdict]}" for verdict in VERDICTS)
+        + "."
+    )

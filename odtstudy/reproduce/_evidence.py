@@ -12,6 +12,7 @@ claim-by-claim dispatch of ``evaluate`` with each verdict's sensitivity.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -20,6 +21,7 @@ from scipy.stats import binomtest
 
 from odtstudy.reproduce._claims import ClaimResult
 from odtstudy.reproduce._rules import sensitivity
+from odtstudy.study._speed import MIN_UNITS
 
 __all__ = [
     "NO_RULE",
@@ -27,9 +29,11 @@ __all__ = [
     "both_verdict",
     "check_verdict",
     "claim_result",
+    "combine_verdicts",
     "geomean",
     "graded_verdict",
     "judge_claims",
+    "limit_decided",
     "method_table",
     "percent",
     "points",
@@ -38,6 +42,8 @@ __all__ = [
     "sign_counts",
     "sign_test",
     "tested_share",
+    "too_few",
+    "unit_signs",
 ]
 
 #: The reason of a claim of the data file that the claims module has no rule
@@ -85,18 +91,23 @@ def check_verdict(holds: bool) -> str:
     return "pass" if holds else "fail"
 
 
-def sign_test(hits: int, total: int, chance: float = 0.5) -> float:
+def sign_test(
+    hits: int, total: int, chance: float = 0.5, alternative: str = "greater"
+) -> float:
     """One-sided sign test: P(at least ``hits`` of ``total``) by chance.
 
     Parameters
     ----------
     hits : int
-        Paired comparisons (cells, groups) where the claimed relation holds.
+        Paired comparisons (independent units) where the claimed relation
+        holds.
     total : int
         Paired comparisons made.
     chance : float, default=0.5
         The probability of a hit when nothing is claimed: 1/2 for "A above
         B", 1/k for "A the highest of k".
+    alternative : {"greater", "less"}, default="greater"
+        "less": P(at most ``hits``), the test of the other direction.
 
     Returns
     -------
@@ -105,27 +116,61 @@ def sign_test(hits: int, total: int, chance: float = 0.5) -> float:
     """
     if total <= 0:
         return float("nan")
-    return float(binomtest(int(hits), int(total), chance, alternative="greater").pvalue)
+    return float(
+        binomtest(int(hits), int(total), chance, alternative=alternative).pvalue
+    )
+
+
+def too_few(n: int) -> str:
+    """The text of a test not made: ``"n = 3: too few for a test"``."""
+    return f"n = {n}: too few for a test (at least {MIN_UNITS} independent units)"
 
 
 def tested_share(
-    hits: int, total: int, rules, *, minimum: int, chance: float = 0.5
+    hits: int,
+    total: int,
+    rules,
+    *,
+    minimum: int,
+    chance: float = 0.5,
+    least: float | None = None,
+    tied: int = 0,
 ) -> tuple:
-    """The share rule on noisy paired comparisons, with a sign test.
+    """The verdict of a comparison counted over independent units.
 
-    **reproduced** when ``hits / total`` ≥ ``rules["reproduced"]`` and the
-    sign test (:func:`sign_test`) gives p < ``rules["alpha"]``; **partly**
-    when the share is ≥ ``rules["partly"]``; **not reproduced** below; **not
-    comparable** with fewer than ``minimum`` comparisons.
+    Each unit (a data set, or a (data set, depth) where depths are separate
+    problems) is one hit or one miss; ties are left out by the caller.
+
+    - **not comparable**: no unit at all (nothing measured);
+    - **inconclusive**: every unit tied (``tied``), fewer than
+      ``max(minimum, MIN_UNITS)`` units (no test: :func:`too_few`), or
+      neither direction significant and the claimed one not in a majority;
+    - **reproduced**: ``hits / total`` ≥ ``least`` (default
+      ``rules["reproduced"]``) and the sign test (:func:`sign_test`) gives
+      p < ``rules["alpha"]``;
+    - **not reproduced**: the sign test of the other direction gives p <
+      ``rules["alpha"]`` (significant the other way);
+    - **partly**: the claimed direction in a majority (more than half the
+      units, and at least ``rules["partly"]``) without reaching
+      "reproduced": not significant, or significant below ``least``.
 
     Parameters
     ----------
     hits, total : int
     rules : Rules
-        Reads ``reproduced``, ``partly`` and ``alpha``.
+        Reads ``reproduced`` (unless ``least`` is given), ``partly`` and
+        ``alpha``.
     minimum : int
+        The data file's fewest units (never below
+        :data:`~odtstudy.study._speed.MIN_UNITS`).
     chance : float, default=0.5
         See :func:`sign_test`.
+    least : float, default=None
+        The least share that is "reproduced" when the claim states its own
+        (read by the caller from the data file's thresholds).
+    tied : int, default=0
+        The units left out as ties: with no untied unit, they make the claim
+        "inconclusive" (no difference), not "not comparable".
 
     Returns
     -------
@@ -133,21 +178,101 @@ def tested_share(
         ``(verdict, evidence)``, the evidence as "9/21 = 43 %, sign test p =
         0.74".
     """
-    if total < minimum:
-        return "not comparable", f"{total} comparison(s), {minimum} needed"
+    if total <= 0 and tied:
+        return "inconclusive", f"tied on all {tied} units: no difference"
+    if total <= 0:
+        return "not comparable", "no comparison measured"
+    if total < max(minimum, MIN_UNITS):
+        return "inconclusive", f"{hits}/{total}; {too_few(total)}"
     share, p = hits / total, sign_test(hits, total, chance)
+    other = sign_test(hits, total, chance, alternative="less")
     evidence = f"{hits}/{total} = {share:.0%}, sign test p = {p:.2g}"
     if chance != 0.5:
         evidence += f" (chance {chance:.2g})"
-    if share >= rules["reproduced"] and p < rules["alpha"]:
+    alpha = rules["alpha"]
+    least = rules["reproduced"] if least is None else least
+    if share >= least and p < alpha:
         return "reproduced", evidence
-    if share >= rules["partly"]:
-        return "partly", evidence
-    return "not reproduced", evidence
+    if other < alpha:
+        return "not reproduced", f"{evidence}; the other way p = {other:.2g}"
+    if share > 0.5 and share >= rules["partly"]:
+        if p < alpha:
+            return "partly", evidence + f" (significant, but below {least:.0%})"
+        return "partly", evidence + " (a majority, not significant)"
+    return "inconclusive", (
+        f"{evidence}, the other way p = {other:.2g} (no significant difference "
+        "either way)"
+    )
+
+
+def unit_signs(frame: pd.DataFrame, unit, difference: str, tie: float = 0.0) -> tuple:
+    """Signs of a difference counted over independent units.
+
+    The rows (folds, seeds, depths or settings of one unit) are averaged per
+    unit first, so a unit counts once whatever its number of rows.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per paired comparison, with the ``unit`` column(s).
+    unit : str or list of str
+        The column(s) naming the independent unit ("dataset").
+    difference : str
+        The column of differences (claimed direction positive).
+    tie : float, default=0.0
+        A unit's mean difference of at most this size is a tie.
+
+    Returns
+    -------
+    tuple of int
+        ``(higher, lower, tied)`` over the units.
+    """
+    if frame.empty:
+        return 0, 0, 0
+    means = frame.groupby(unit, sort=True)[difference].mean()
+    return sign_counts(means.to_numpy(), tie)
+
+
+def combine_verdicts(verdicts) -> str:
+    """The verdict of a claim made of several comparisons (pairs, depths).
+
+    Every part the same: that verdict. Otherwise: a part reproduced and
+    none not reproduced, or parts reproduced and parts not reproduced
+    (mixed): "partly"; a part not reproduced and none reproduced: "not
+    reproduced" (a significant contrary part outweighs a non-significant
+    majority); parts partly and none not reproduced: "partly"; else
+    (inconclusive and not comparable parts): "inconclusive".
+
+    Parameters
+    ----------
+    verdicts : sequence of str
+        Each one of :data:`~odtstudy.reproduce.VERDICTS`.
+
+    Returns
+    -------
+    str
+        "not comparable" when no part was measured.
+    """
+    verdicts = list(verdicts)
+    if not verdicts or all(v == "not comparable" for v in verdicts):
+        return "not comparable"
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    if "reproduced" in verdicts:
+        return "partly"
+    if "not reproduced" in verdicts:
+        return "not reproduced"
+    if "partly" in verdicts:
+        return "partly"
+    return "inconclusive"
 
 
 def graded_verdict(value: float, reproduced: float, partly: float) -> str:
-    """Grade a value: "reproduced" from one threshold, "partly" from another.
+    """Grade a quantity without sampling noise against two thresholds.
+
+    For a measured quantity the claim states (a count of entries, a value
+    within the paper's spread), not a comparison of noisy units: those go
+    through :func:`tested_share`.
 
     Parameters
     ----------
@@ -189,7 +314,7 @@ def share_verdict(
     Returns
     -------
     str
-        One of the four verdicts.
+        "reproduced", "partly", "not reproduced" or "not comparable".
     """
     if total < minimum:
         return "not comparable"
@@ -230,14 +355,72 @@ def all_some_verdict(held: int, total: int) -> str:
     Returns
     -------
     str
+        "not comparable" when nothing was judged (``total`` 0),
         "reproduced" when ``held == total``, "partly" when ``held`` > 0, else
         "not reproduced".
     """
+    if total <= 0:
+        return "not comparable"
     if held == total:
         return "reproduced"
     if held:
         return "partly"
     return "not reproduced"
+
+
+def _warm_start_kept(stats) -> bool:
+    """Whether a run's solver returned its warm start unimproved."""
+    if isinstance(stats, str):
+        try:
+            stats = json.loads(stats)
+        except ValueError:
+            return False
+    if not isinstance(stats, dict):
+        return False
+    start, found = stats.get("warm_start_objective"), stats.get("milp_objective")
+    if start is None or found is None:
+        return False
+    return abs(float(found) - float(start)) <= 1e-9 * max(1.0, abs(float(start)))
+
+
+def limit_decided(frame: pd.DataFrame, method: str) -> str | None:
+    """Why ``method``'s trees do not measure it, or None when they do.
+
+    They do not when every run of ``method`` was stopped by its time limit
+    without a proof (the learner's or the runner's time-out): the limit, not
+    the method, decided the tree. The reason counts the runs whose solver
+    returned its warm start unimproved (``stats``).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Records with ``method``, ``status`` and ``optimal`` (and, when
+        recorded, ``learner_status``, ``time_limit`` and ``stats``).
+    method : str
+
+    Returns
+    -------
+    str or None
+    """
+    runs = frame[frame["method"] == method]
+    if runs.empty:
+        return None
+    stopped = runs["status"] == "timeout"
+    if "learner_status" in runs:
+        stopped |= runs["learner_status"] == "timeout"
+    if not (stopped & ~runs["optimal"].astype(bool)).all():
+        return None
+    kept = 0
+    if "stats" in runs:
+        kept = int(runs["stats"].map(_warm_start_kept).sum())
+    limits = "limit not recorded"
+    if "time_limit" in runs:
+        limits = ", ".join(f"{t:g} s" for t in sorted(runs["time_limit"].unique()))
+    return (
+        f"{method} stopped at its time limit ({limits}) without a proof in "
+        f"{len(runs)} of {len(runs)} runs and returned its warm start unimproved "
+        f"in {kept}: its trees measure the limit, not the method"
+    )
 
 
 def sign_counts(diffs, tie: float = 0.0) -> tuple:

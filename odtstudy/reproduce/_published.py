@@ -47,6 +47,11 @@ Layout of a data file (one per paper)::
     partly = 0.5
     alpha = 0.05
 
+    [history]                # from git: when the thresholds were set, and the
+                             # first commit of the report's records
+    thresholds_set = {commit = "bdf8dbb", date = "2026-11-26"}
+    first_records = {commit = "b1ee3ee", date = "2026-11-23"}
+
 Every key of ``[[values]]`` but ``where``, ``metric`` and ``value`` /
 ``timeout`` is optional (a value may be a mean over data sets).
 """
@@ -60,6 +65,7 @@ from importlib import resources
 import pandas as pd
 
 from odtstudy.reproduce._rules import Rules, parse_thresholds
+from odtstudy.study._speed import MIN_UNITS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,6 +111,9 @@ class Published:
     prose : str
         How each verdict is decided (``[rules] prose``: Markdown with
         ``{threshold}`` fields, see :meth:`rules_text`).
+    history : dict
+        ``[history]``: ``thresholds_set`` and ``first_records``, each
+        ``{commit, date}`` (empty when the file has none).
     """
 
     name: str
@@ -115,16 +124,21 @@ class Published:
     thresholds: dict = field(default_factory=dict)
     margin: float | None = None
     prose: str = ""
+    history: dict = field(default_factory=dict)
 
     def rules_text(self) -> str:
         """The rules' prose with each ``{threshold}`` field filled with its value.
+
+        ``{min_units}`` is :data:`~odtstudy.study._speed.MIN_UNITS`, the
+        fewest independent units of any test (not a threshold of the file).
 
         Raises
         ------
         KeyError
             For a field that names no threshold of the data file.
         """
-        values = {name: t.value for name, t in self.thresholds.items()}
+        values = {"min_units": MIN_UNITS}
+        values.update((name, t.value) for name, t in self.thresholds.items())
         return self.prose.format_map(values)
 
     def rules(self) -> Rules:
@@ -222,8 +236,9 @@ def load_published(name: str) -> Published:
             "(Markdown; {name} is the value of threshold name)",
         )
     published = Published(
-        name, paper, values, claims, checks, thresholds, margin, prose
-    )
+        name, paper, values, claims, checks, thresholds, margin, prose,
+        _history(name, data.get("history", {})),
+    )  # fmt: skip
     try:
         published.rules_text()
     except (KeyError, IndexError, ValueError) as exc:
@@ -250,3 +265,23 @@ def _entries(name, data, table) -> list:
             )
         entries.append({"figure_only": False, **entry})
     return entries
+
+
+_HISTORY_KEYS = ("thresholds_set", "first_records")
+
+
+def _history(name, table) -> dict:
+    """``[history]`` of a data file, checked: each entry ``{commit, date}``."""
+    unknown = set(table) - set(_HISTORY_KEYS)
+    if unknown:
+        raise _problem(name, "[history]", f"unknown {sorted(unknown)}")
+    history = {}
+    for key, entry in table.items():
+        if not (isinstance(entry, dict) and set(entry) == {"commit", "date"}):
+            raise _problem(
+                name,
+                f"[history] {key}",
+                'give {commit = "<hash>", date = "YYYY-MM-DD"} (from git log)',
+            )
+        history[key] = {k: str(v) for k, v in entry.items()}
+    return history

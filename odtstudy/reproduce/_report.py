@@ -35,7 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from odtstudy.reproduce._claims import CHECK_VERDICTS, VERDICTS, ClaimResult
+from odtstudy.reproduce._claims import (
+    CHECK_VERDICTS,
+    VERDICTS,
+    ClaimResult,
+    legend_text,
+)
 from odtstudy.reproduce._published import (
     Published,
     data_file_label,
@@ -57,6 +62,7 @@ __all__ = [
     "our_values",
     "paper_preface",
     "paper_section",
+    "thresholds_history",
     "verdict_table_complete",
     "verdict_table_problems",
 ]
@@ -538,15 +544,80 @@ def _thresholds_frame(published: Published) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["threshold", "value", "why it departs"])
 
 
-def _thresholds_section(doc, published: Published) -> None:
+def _earliest_run(records) -> str | None:
+    """The date (YYYY-MM-DD) of the earliest run of ``records`` (its ``utc``)."""
+    frame = records.frame if records is not None else None
+    if frame is None or "utc" not in frame or not frame["utc"].notna().any():
+        return None
+    return str(frame["utc"].dropna().astype(str).min())[:10]
+
+
+def thresholds_history(published: Published, records=None) -> str:
+    """When the thresholds were set, against the reproduction's first runs.
+
+    The first runs are the earlier of the first commit of the
+    reproduction's records (``[history] first_records``) and the earliest
+    run of ``records``: thresholds set after either could have been chosen
+    knowing results.
+
+    Parameters
+    ----------
+    published : Published
+        Its ``history`` (``[history]`` of the data file, from git).
+    records : StudyRecords, default=None
+        The report's records (their earliest ``utc``).
+
+    Returns
+    -------
+    str
+        The commit and date of the thresholds, the first records' commit and
+        date, the date of the runs shown, then "fixed before the runs" only
+        when the thresholds' date precedes every run; otherwise that they
+        were set after (or on the day of) the first runs.
+    """
+    setting = published.history.get("thresholds_set")
+    if setting is None:
+        return (
+            "When these thresholds were set is not recorded (no [history] in "
+            "the data file): they may postdate the runs."
+        )
+    text = f"Thresholds set at {setting['commit']} ({setting['date'][:10]})"
+    firsts = []
+    first = published.history.get("first_records")
+    if first:
+        firsts.append(first["date"][:10])
+        text += (
+            f"; this reproduction's first records committed at "
+            f"{first['commit']} ({first['date'][:10]})"
+        )
+    shown = _earliest_run(records)
+    if shown:
+        firsts.append(shown)
+        text += f"; the runs shown here began {shown}"
+    if not firsts:
+        return text + "; no run recorded."
+    earliest, day = min(firsts), setting["date"][:10]
+    if day < earliest:
+        return text + ": fixed before the runs."
+    if day == earliest:
+        return text + (
+            ": set on the day of the first runs, so not shown to precede them."
+        )
+    return text + (
+        ": set after the first runs, so they are not independent of the "
+        "results they judge."
+    )
+
+
+def _thresholds_section(doc, published: Published, records=None) -> None:
     if not published.thresholds:
         doc.text("The data file states no threshold.")
         return
     doc.text(
         f"The thresholds of these rules, from `[thresholds]` of "
-        f"`odtstudy/reproduce/{data_file_label(published.name)}` (fixed before "
-        "the runs; a value that departs from the one the other reproductions "
-        "use says why):"
+        f"`odtstudy/reproduce/{data_file_label(published.name)}` (a value that "
+        "departs from the one the other reproductions use says why). "
+        + thresholds_history(published, records)
     )
     doc.table(_thresholds_frame(published))
     if published.margin is not None:
@@ -600,13 +671,14 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
         )
     doc.heading("How each verdict is decided", 3)
     doc.text(rules or "(no rules: the claims module failed)")
-    _thresholds_section(doc, published)
+    _thresholds_section(doc, published, records)
     doc.heading("Verdicts", 3)
     problems = verdict_table_problems(results, published)
     if problems:
         doc.text(f"{_INCOMPLETE}: " + "; ".join(problems) + ".", alert=True)
         log.error("reproduction %s: %s", name, "; ".join(problems))
     doc.table(_verdict_frame(results))
+    doc.text(legend_text())
     doc.text(verdict_counts(results))
     doc.heading(CHECKS_HEADING, 3)
     if published.checks:

@@ -3,7 +3,8 @@ to them.
 
 Every number a claims module compares with (a share, a factor, a test's
 alpha, a fewest count) is a named entry of the ``[thresholds]`` table of its
-data file ``papers/<name>/published.toml``, fixed before the runs::
+data file ``papers/<name>/published.toml`` (``[history]`` says when they were
+set; the report says whether that was before the runs)::
 
     [sensitivity]
     margin = 0.1                 # each threshold moved by ± 10 % of its value

@@ -26,20 +26,22 @@ from odtstudy.study.readme_figures import newest_records
 __all__ = ["figures", "main"]
 
 
+#: The verdicts whose claims the README names (the claims not reproduced,
+#: for whatever reason).
+NAMED = ("inconclusive", "not reproduced", "not comparable")
+
+
 def _verdicts(name: str, records) -> str:
-    """One cell: a reproduction's verdict counts, the claims it does not
-    reproduce, and its implementation checks."""
+    """One cell: a reproduction's count of each of the five verdicts (zeros
+    included, so the rows compare), the claims not reproduced by name, and
+    its implementation checks."""
     _, results, error = evaluate_claims(name, records, load_published(name))
     if error:
         return f"the claims module failed: {error}"
     claims = [r for r in results if not r.check]
-    counts = [
-        f"{n} {verdict}"
-        for verdict in VERDICTS
-        if (n := sum(r.verdict == verdict for r in claims))
-    ]
+    counts = [f"{sum(r.verdict == v for r in claims)} {v}" for v in VERDICTS]
     text = f"{len(claims)} claims: {', '.join(counts)}"
-    for verdict in VERDICTS[2:]:  # not reproduced, not comparable
+    for verdict in NAMED:
         ids = [r.claim for r in claims if r.verdict == verdict]
         if ids:
             text += f"; {verdict}: {', '.join(f'`{i}`' for i in ids)}"

@@ -106,9 +106,14 @@ def _row(dataset, method, *, time, created, peak, mem, objective=10.0,
     }  # fmt: skip
 
 
-def _records(change=None, ref=REF, binoct=None, datasets=("d1", "d2")):
+#: Six (data set, depth) units: the fewest a test is made on (MIN_UNITS).
+SIX = tuple(f"d{i}" for i in range(1, 7))
+
+
+def _records(change=None, ref=REF, binoct=None, datasets=SIX):
     """Records where every claim of the paper holds; ``change(row, strategy,
-    bound, wipe)`` edits a bounded run's row (returns it)."""
+    bound, wipe)`` edits a bounded run's row (returns it). Each data set is
+    one unit of the tests (one depth)."""
     methods = {"dl85-unbounded": {"method": "dl85", "params": {}}}
     rows = []
     for dataset in datasets:
@@ -188,22 +193,44 @@ def _scale_time(multipliers):
 
 def test_strategy_ranking_reversed_is_not_reproduced():
     reversed_cost = {"reuses": 1.3, "descendants": 1.1, "all_non_useful": 1.0}
-    verdicts = _verdicts(_records(_scale_time(reversed_cost)))
+    # against a chance of one in three, 0 of 6 units is not significant
+    # ((2/3)^6 = 0.088); 0 of 8 is ((2/3)^8 = 0.039)
+    six = _verdicts(_records(_scale_time(reversed_cost)))
+    assert six["all-non-useful-slowest"] == "inconclusive"
+    eight = tuple(f"d{i}" for i in range(1, 9))
+    verdicts = _verdicts(_records(_scale_time(reversed_cost), datasets=eight))
     assert verdicts["all-non-useful-slowest"] == "not reproduced"
     assert verdicts["reuses-fastest"] == "not reproduced"
 
 
-def test_strategy_ranking_half_the_groups_is_partly():
+def test_strategy_ranking_in_a_majority_of_units_is_partly():
     def change(row, strategy, bound, wipe):
         cost = dict(STRATEGY_COST)
-        if wipe == 0.3:  # reuses and all_non_useful swap in half the groups
+        if row["dataset"] in ("d5", "d6"):  # reuses and all_non_useful swap
             cost["reuses"], cost["all_non_useful"] = 1.3, 1.0
         row["fit_time_s"] = REF["time"] * BOUND_COST[bound] * cost[strategy]
         return row
 
-    verdicts = _verdicts(_records(change))
+    verdicts = _verdicts(_records(change))  # 4 of 6 units: p = 0.10
     assert verdicts["all-non-useful-slowest"] == "partly"
     assert verdicts["reuses-fastest"] == "partly"
+
+
+def test_a_unit_counts_once_whatever_its_groups():
+    """Two units with 13 groups each: 26 concordant groups are not 26 units."""
+    verdicts = _verdicts(_records(datasets=("d1", "d2")))
+    for claim in (
+        "all-non-useful-slowest", "reuses-fastest", "time-rises-as-bound-tightens",
+        "time-proportional-to-entries",
+    ):  # fmt: skip
+        assert verdicts[claim] == "inconclusive", claim
+    results = checked_results(
+        bounded_cache, _records(datasets=("d1", "d2")), load_published(NAME)
+    )
+    assert "n = 2: too few for a test" in results["reuses-fastest"].reason
+    assert "p =" not in results["time-proportional-to-entries"].ours
+    # entries created are deterministic counts: no test, no floor
+    assert verdicts["entries-rise-as-bound-tightens"] == "reproduced"
 
 
 def test_rise_claims_reversed_are_not_reproduced():

@@ -27,6 +27,7 @@ from odtstudy.reproduce import (
     verdict_table_complete,
     verdict_table_problems,
 )
+from odtstudy.reproduce._claims import legend_text
 from odtstudy.reproduce._evidence import claim_result, judge_claims
 from odtstudy.reproduce._report import module_name
 from odtstudy.study import (
@@ -210,6 +211,9 @@ def test_report_opens_with_the_paper_section(fake, tmp_path):
     assert "| claim | where | published | odtstudy | verdict | reason |" in head
     assert "**dl85-beats-cart**" in head and "**cart-is-fast**" in head
     assert "Verdicts over 2 claims: 1 reproduced, 0 partly" in head
+    # the five verdicts' legend sits under the verdict table
+    legend = head.index(legend_text())
+    assert head.index("| claim | where |") < legend < head.index("Verdicts over")
     assert "INCOMPLETE" not in text
     assert verdict_table_complete(text)
     assert verdict_table_complete(folder / "report.md")
@@ -256,8 +260,9 @@ def test_exception_in_evaluate_shows_not_comparable_rows(fake, tmp_path, caplog)
     assert "boom in the claims" in caplog.text
     text = (folder / "report.md").read_text()
     assert _sections(text)[0] == f"## {PAPER_HEADING}"
-    assert "Verdicts over 2 claims: 0 reproduced, 0 partly, 0 not reproduced, 2" in (
-        text
+    assert (
+        "Verdicts over 2 claims: 0 reproduced, 0 partly, 0 inconclusive, 0 not "
+        "reproduced, 2 not comparable" in text
     )
     assert text.count("RuntimeError: boom in the claims") >= 2
     assert verdict_table_complete(text)

@@ -1,7 +1,7 @@
 """Claims of the TMO paper (Aldinucci, Tables 1-3) judged on the ``tmo`` study.
 
 Every claim compares mean test accuracies per (data set, depth): orderings of
-methods (win shares with a sign test, and win counts) and the values
+methods (win shares over data sets with a sign test, and win counts) and the values
 themselves against the paper's spread. Only complete cells count (every fold
 yielded a tree, see :data:`odtstudy.study._records.CELL_RULE`). Every
 threshold is in ``[thresholds]`` of ``published.toml``.
@@ -15,12 +15,14 @@ from collections import Counter
 import pandas as pd
 
 from odtstudy.reproduce._evidence import (
-    all_some_verdict,
     claim_result,
+    combine_verdicts,
     graded_verdict,
     judge_claims,
+    limit_decided,
     method_table,
     points,
+    sign_counts,
     tested_share,
 )
 
@@ -86,6 +88,48 @@ def _relation(
     return both[better] >= rivals
 
 
+def _margin(
+    table: pd.DataFrame, better: str, others: tuple, optional: tuple = ()
+) -> pd.Series:
+    """``better`` minus the best of ``others`` (and of ``optional`` where it
+    has a value), per cell where ``better`` and all of ``others`` have one."""
+    both = table[[better, *others]].dropna()
+    rivals = table.loc[both.index, [*others, *optional]].max(axis=1, skipna=True)
+    return both[better] - rivals
+
+
+def _per_dataset(margin: pd.Series) -> tuple:
+    """``(hits, losses, ties)`` over data sets: a data set's margins averaged
+    over its depths first."""
+    if margin.empty:
+        return 0, 0, 0
+    return sign_counts(margin.groupby(level="dataset").mean().to_numpy())
+
+
+#: Why the unit of the ordering tests is the data set.
+UNIT_NOTE = (
+    "unit: the data set (its depths share its rows and folds, so its cells are "
+    "not independent: their margins are averaged, ties left out)"
+)
+
+
+def _limited(records, methods) -> list:
+    """(method, why) for each of ``methods`` whose time limit decided every
+    run (:func:`~odtstudy.reproduce._evidence.limit_decided`)."""
+    found = [(m, limit_decided(records.frame, m)) for m in methods]
+    return [(m, why) for m, why in found if why is not None]
+
+
+def _unmeasured(records, methods) -> str | None:
+    """Why one of ``methods`` was not measured (its time limit decided every
+    run), or None."""
+    for method in methods:
+        why = limit_decided(records.frame, method)
+        if why is not None:
+            return why
+    return None
+
+
 # -- the claims ---------------------------------------------------------------
 
 
@@ -100,6 +144,7 @@ def _ordering(
     datasets=None,
     label=None,
     train=None,
+    unmeasured=None,
 ):
     if datasets is not None:
         pub = pub[pub.index.get_level_values("dataset").isin(datasets)]
@@ -107,20 +152,31 @@ def _ordering(
     relation = label or (f"{NAMES[better]} ≥ " + " and ".join(NAMES[o] for o in others))
     theirs = _relation(pub, better, others, optional)
     mine = _relation(ours, better, others, optional)
+    published_text = f"{relation} on {_by_depth(theirs)}"
+    ours_text = f"{relation} on {_by_depth(mine)}"
+    if unmeasured is not None:
+        return claim_result(
+            claim, published_text, ours_text, "not comparable", unmeasured
+        )
     minimum = rules["min_cells"]
-    verdict, evidence = tested_share(int(mine.sum()), len(mine), rules, minimum=minimum)
+    hits, losses, ties = _per_dataset(_margin(ours, better, others, optional))
+    verdict, evidence = tested_share(
+        hits, hits + losses, rules, minimum=minimum, tied=ties
+    )
+    p_hits, p_losses, _ = _per_dataset(_margin(pub, better, others, optional))
     paper_verdict, paper_evidence = tested_share(
-        int(theirs.sum()), len(theirs), rules, minimum=minimum
+        p_hits, p_hits + p_losses, rules, minimum=minimum
     )
     if verdict == "not comparable":
         reason = (
-            f"{relation}: only {len(mine)} cell(s) where the methods compared "
-            f"are all complete at this scale (the rule needs {minimum})"
+            f"{relation}: no data set where the methods compared are all "
+            "complete at this scale"
         )
     else:
         reason = (
-            f"{relation} on our cells: {evidence}; the paper's tables by the "
-            f"same rule: {paper_verdict} ({paper_evidence})"
+            f"{relation} on our data sets: {evidence} ({ties} tied); the "
+            f"paper's tables by the same rule: {paper_verdict} "
+            f"({paper_evidence}); {UNIT_NOTE}"
         )
     if train is not None and verdict != "not comparable":
         fitted = _relation(train, better, others, optional)
@@ -128,13 +184,7 @@ def _ordering(
             f"; on training accuracy (what TMO maximises) {relation} on "
             f"{int(fitted.sum())}/{len(fitted)} cells"
         )
-    return claim_result(
-        claim,
-        f"{relation} on {_by_depth(theirs)}",
-        f"{relation} on {_by_depth(mine)}",
-        verdict,
-        reason,
-    )
+    return claim_result(claim, published_text, ours_text, verdict, reason)
 
 
 def _wins(table: pd.DataFrame, depth: int) -> tuple[Counter, int]:
@@ -161,37 +211,46 @@ def _wins_text(wins: Counter, counted: int) -> str:
     return text
 
 
-def _most_wins(claim, rules, pub, ours):
+def _most_wins(claim, rules, pub, ours, unmeasured=()):
+    """TMO the best of the methods measured, per depth over data sets (a
+    sign test against chance one in the number of methods), the depths
+    combined; ``unmeasured``: (method, why) pairs left out of our side."""
+    ours = ours.drop(columns=[m for m, _ in unmeasured], errors="ignore")
     depths = sorted(
         set(pub.index.get_level_values("depth"))
         | set(ours.index.get_level_values("depth"))
     )
-    published_parts, our_parts, held, judged = [], [], [], []
+    published_parts, our_parts, verdicts, parts = [], [], [], []
     for depth in depths:
         wins, counted = _wins(pub, depth)
         if counted:
             published_parts.append(f"d{depth}: {_wins_text(wins, counted)}")
         wins, counted = _wins(ours, depth)
-        if counted:
-            our_parts.append(f"d{depth}: {_wins_text(wins, counted)}")
-        if counted >= rules["min_cells"]:
-            judged.append(depth)
-            tmo = wins.get("tmo", 0)
-            if all(tmo >= n for m, n in wins.items() if m != "tmo"):
-                held.append(depth)
-    if not judged:
-        verdict = "not comparable"
-        reason = (
-            f"no depth with {rules['min_cells']} data sets where TMO and another "
-            "method "
-            "are complete"
+        if not counted:
+            continue
+        our_parts.append(f"d{depth}: {_wins_text(wins, counted)}")
+        k = int(ours.xs(depth, level="depth").notna().any().sum())
+        tmo = wins.get("tmo", 0)
+        most = all(tmo >= n for m, n in wins.items() if m != "tmo")
+        verdict, evidence = tested_share(
+            tmo, counted, rules, minimum=rules["min_cells"], chance=1 / k
         )
+        if verdict in ("reproduced", "partly") and not most:
+            verdict = "inconclusive"
+            evidence += ", but another method has more wins"
+        verdicts.append(verdict)
+        parts.append(f"d{depth}: TMO best on {evidence} ({verdict})")
+    verdict = combine_verdicts(verdicts)
+    if not parts:
+        reason = "no depth where TMO and another method are complete"
     else:
-        verdict = all_some_verdict(len(held), len(judged))
         reason = (
-            f"TMO has the most wins at {len(held)} of the {len(judged)} depths "
-            f"judged ({', '.join(f'd{d}' for d in held) or 'none'})"
+            "; ".join(parts)
+            + "; the depths combined (unit: the data set at one depth; each "
+            "depth is one test, a set's folds averaged)"
         )
+    for method, why in unmeasured:
+        reason += f"; {NAMES[method]} left out: {why}"
     return claim_result(
         claim,
         "; ".join(published_parts) + " (best of four per data set, ties credit all)",
@@ -240,7 +299,7 @@ def _phishing_depth4(claim, rules, published, records):
     return claim_result(claim, published_text, ours, verdict, reason)
 
 
-def _values(claim, rules, method, pub, pub_std, ours):
+def _values(claim, rules, method, pub, pub_std, ours, unmeasured=None):
     index = pub[method].dropna().index
     paper = pub.loc[index, method]
     spread = pub_std.loc[index, method]
@@ -260,7 +319,9 @@ def _values(claim, rules, method, pub, pub_std, ours):
             f"{int(within.sum())}/{n} of the cells run within the spread; "
             f"median |ours − paper| {_pp(diff.median())}"
         )
-    if n < rules["min_cells"]:
+    if unmeasured is not None:
+        verdict, reason = "not comparable", unmeasured
+    elif n < rules["min_cells"]:
         verdict = "not comparable"
         reason = (
             f"{n} published cell(s) of {NAMES[method]} run at this scale "
@@ -318,13 +379,18 @@ def evaluate(records, published) -> list:
     train = _our_table(records, "train_acc")
 
     def ordering(better, others, **kwargs):
-        return lambda c, r: _ordering(c, r, pub, ours, better, others, **kwargs)
+        unmeasured = _unmeasured(records, (better, *others))
+        return lambda c, r: _ordering(
+            c, r, pub, ours, better, others, unmeasured=unmeasured, **kwargs
+        )
 
     judges = {
         "tmo-vs-cart": ordering("tmo", ("cart",), train=train),
         "tmo-vs-tao": ordering("tmo", ("tao",), train=train),
         "tmo-vs-oct": ordering("tmo", ("oct",), train=train),
-        "tmo-most-wins": lambda c, r: _most_wins(c, r, pub, ours),
+        "tmo-most-wins": lambda c, r: _most_wins(
+            c, r, pub, ours, _limited(records, METHODS)
+        ),
         "oct-rarely-beats-cart": ordering("cart", ("oct",)),
         "tmo-large-sets": ordering(
             "tmo",
@@ -337,6 +403,6 @@ def evaluate(records, published) -> list:
     }
     for method in METHODS:
         judges[f"values-{method}"] = lambda c, r, m=method: _values(
-            c, r, m, pub, pub_std, ours
+            c, r, m, pub, pub_std, ours, _unmeasured(records, (m,))
         )
     return judge_claims(published, judges)
