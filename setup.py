@@ -1,5 +1,6 @@
 """Build the Cython extensions of odtstudy (every ``.pyx`` under ``odtstudy/``)."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ def _extensions():
         )
     return cythonize(
         exts,
+        nthreads=os.cpu_count() or 1,
         language_level=3,
         compiler_directives={
             "boundscheck": False,
@@ -35,4 +37,7 @@ def _extensions():
     )
 
 
-setup(ext_modules=_extensions())
+# the C compiles run one per core too (pip install . passes no -j)
+setup(
+    ext_modules=_extensions(), options={"build_ext": {"parallel": os.cpu_count() or 1}}
+)

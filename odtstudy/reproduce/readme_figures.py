@@ -17,7 +17,7 @@ import functools
 import sys
 from pathlib import Path
 
-from odtstudy.reproduce._claims import VERDICTS
+from odtstudy.reproduce._claims import VERDICTS, legend_text
 from odtstudy.reproduce._published import list_reproductions, load_published
 from odtstudy.reproduce._report import evaluate_claims
 from odtstudy.study import readme_figures as study_figures
@@ -80,6 +80,7 @@ def figures(reports: Path) -> dict:
     """Every README figure by region name, from the records under ``reports``."""
     values = study_figures.figures(reports, verdicts=_folder_verdicts)
     values["reproductions"] = _reproductions(Path(reports))
+    values["verdict-legend"] = legend_text()
     return values
 
 

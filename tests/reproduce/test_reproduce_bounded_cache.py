@@ -24,6 +24,7 @@ def smoke(tmp_path_factory):
     return run_smoke(NAME, tmp_path_factory.mktemp("bounded-cache"))
 
 
+@pytest.mark.ci_slow
 def test_smoke_report_opens_with_a_complete_verdict_table(smoke):
     verdict_rows((smoke / "report.md").read_text(), load_published(NAME))
     assert verdict_table_problems(smoke / "report.md") == []  # from the file

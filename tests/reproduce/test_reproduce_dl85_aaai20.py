@@ -38,6 +38,7 @@ def test_published_numbers_match_the_papers_text(published):
     assert methods <= labels
 
 
+@pytest.mark.ci_slow
 def test_smoke_report_opens_with_a_complete_verdict_table(tmp_path, published):
     folder = run_smoke(NAME, tmp_path)
     config = load_config(NAME, scale="smoke")

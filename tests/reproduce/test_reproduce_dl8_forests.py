@@ -32,6 +32,7 @@ OPT, DL8, RF, GB = "optdl8-forest", "dl85", "random-forest", "gradient-boosting"
 NAIVE = "dl8forest"
 
 
+@pytest.mark.ci_slow
 def test_smoke_reproduction_report(tmp_path):
     folder = run_smoke(NAME, tmp_path)
     text = (folder / "report.md").read_text()

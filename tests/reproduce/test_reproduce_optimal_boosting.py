@@ -38,6 +38,7 @@ BASES = {
 DS = {"LPBoost": (0.25, 0.5), "MDBoost": (3, 25)}
 
 
+@pytest.mark.ci_slow
 def test_smoke_reproduction_report(tmp_path):
     folder = run_smoke(NAME, tmp_path)
     verdict_rows((folder / "report.md").read_text(), PUBLISHED)

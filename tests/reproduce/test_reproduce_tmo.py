@@ -32,6 +32,7 @@ SMALL = ["uci/heart", "uci/sonar", "uci/parkinsons", "uci/diabetes",
 LARGE = ["uci/phishing", "uci/a4a", "uci/spambase"]
 
 
+@pytest.mark.ci_slow
 def test_smoke_reproduction_report(tmp_path):
     folder = run_smoke("tmo", tmp_path)
     rows = verdict_rows((folder / "report.md").read_text(), PUBLISHED)

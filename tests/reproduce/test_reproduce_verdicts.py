@@ -250,7 +250,7 @@ def _value(entry):
 # -- the reports ----------------------------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("name", list_reproductions())
 def test_every_verdict_table_has_the_legend_under_it(name, tmp_path):
     folder = REPORTS / name
