@@ -90,8 +90,9 @@ def method_specs(names, tables, task="classification") -> list:
     method of the study's ``task`` without defaults, and every table's label
     whose method serves the task)."""
     if names in (["all"], "all"):
-        names = list(list_methods(available_only=True, task=task))
-        names = [n for n in names if not get_method(n).defaults] + [
+        registered = list_methods(available_only=True, task=task)
+        names = [n for n in registered if not get_method(n).defaults]
+        names += [
             label
             for label, table in tables.items()
             if label not in names

@@ -153,6 +153,16 @@ def _protocol(records: StudyRecords) -> str:
     )
 
 
+def _elapsed(records: StudyRecords) -> str:
+    """Wall time of the runs: from the first run's start (its record's time,
+    written when it ended, less its wall time) to the last record; the
+    records' times are to the second."""
+    frame = records.frame
+    end = pd.to_datetime(frame["utc"])
+    start = end - pd.to_timedelta(frame["wall_time_s"].fillna(0), unit="s")
+    return f"{(end.max() - start.min()).total_seconds():.0f} s"
+
+
 def _versus_table(records: StudyRecords) -> str:
     """Per depth and method: proven / instances, median fit time, and the
     time-to-proof ratio to dl85 with its interval."""
@@ -318,6 +328,11 @@ def figures(reports: Path, verdicts=None) -> dict:
         "versus-table": _versus_table(versus),
         "versus-heuristics": _heuristics(versus),
         "reference-reports": _reference_reports(Path(reports), verdicts),
+    }
+    quick = newest_records(Path(reports) / "quick")
+    values |= {
+        "quick-protocol": _protocol(quick),
+        "quick-elapsed": _elapsed(quick),
     }
     hard = newest_records(Path(reports) / "versus-hard")
     values |= {

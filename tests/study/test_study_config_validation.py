@@ -227,6 +227,17 @@ def test_tables_used_only_by_a_scale_or_by_all_are_fine(tmp_path, monkeypatch):
     assert "dl85-asc" in [m.label for m in load_config(str(path)).methods]
 
 
+def test_all_with_a_table_named_for_a_variant_runs_the_variant(tmp_path):
+    # "all" leaves out the variants (methods with defaults); a table named for
+    # one adds it, as a table with a new label does
+    path = tmp_path / "tiny.toml"
+    path.write_text(_set("methods", '"all"'))
+    assert "dl85-numeric" not in [m.label for m in load_config(str(path)).methods]
+    path.write_text(_set("methods", '"all"') + "\n[methods.dl85-numeric]\n")
+    labels = [m.label for m in load_config(str(path)).methods]
+    assert labels.count("dl85-numeric") == 1 and labels[0] == "cart"
+
+
 # ------------------------------------------------------- configs in Python
 class _RejectsInFit(CARTClassifier):
     """Test double: every fit rejects its parameters."""

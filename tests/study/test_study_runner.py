@@ -8,6 +8,8 @@ from study_doubles import unit_config
 
 from odtstudy.cart import CARTClassifier
 from odtstudy.cli import main
+from odtstudy.datasets import load_dataset
+from odtstudy.study import config as config_module
 from odtstudy.study import (
     expand_runs,
     list_studies,
@@ -206,6 +208,31 @@ def test_quick_config_and_cli_smoke(tmp_path, capsys):
     assert (frame["fit_mem_mb"] >= 0).all() and frame["protocol_id"].nunique() == 1
     assert main(["study", "no-such-study"]) == 2
     assert "unknown study" in capsys.readouterr().err
+
+
+def test_quick_is_the_overview_cut_by_the_rule_its_description_states(monkeypatch):
+    # the grids only: no preflight fit (seconds a study)
+    check = config_module.check_config
+
+    def without_preflight(config, where, preflight):
+        return check(config, where, preflight=False)
+
+    monkeypatch.setattr(config_module, "check_config", without_preflight)
+    quick, overview = load_config("quick"), load_config("overview")
+    # the overview's methods, parameters and limits, and dl85-numeric
+    extra = [m for m in quick.methods if m not in overview.methods]
+    assert [m.label for m in extra] == ["dl85-numeric"]
+    assert [m for m in quick.methods if m not in extra] == overview.methods
+    for key in ("time_limit", "grace_s", "max_thresholds", "memory_limit_mb", "seeds"):
+        assert getattr(quick, key) == getattr(overview, key), key
+    # the largest set of each kind, the two shallowest depths, 3 folds
+    by_kind = {}
+    for name in overview.datasets:
+        data = load_dataset(name)
+        by_kind.setdefault(data.kind, []).append((data.X.shape[0], name))
+    assert sorted(quick.datasets) == sorted(max(s)[1] for s in by_kind.values())
+    assert quick.depths == sorted(overview.depths)[:2]
+    assert (quick.folds, overview.folds) == (3, 5)
 
 
 @pytest.mark.parametrize("where", ["dev-null", "under-a-file", "read-only"])

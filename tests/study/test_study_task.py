@@ -425,8 +425,9 @@ def test_user_target_that_does_not_fit_the_task_refused(
 
 # ------------------------------------------------------------ older records
 def test_classification_records_without_task_read_as_before(tmp_path):
-    # the quick reference records, as written before studies had a task
-    header, *lines = (REFERENCE / "quick" / "results.jsonl").read_text().splitlines()
+    # the overview reference records, as written before studies had a task
+    records = REFERENCE / "overview" / "results.jsonl"
+    header, *lines = records.read_text().splitlines()
     raw = [json.loads(line) for line in lines]
     for record in raw:
         record.pop("task", None)
