@@ -95,6 +95,7 @@ def test_contree_fit_takes_no_sample_weight():
         ConTreeClassifier(max_depth=2).fit(X, y, sample_weight=np.ones(len(y)))
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
 def test_honours_a_two_second_limit_on_a_hard_instance(cls):
     _needs(cls)

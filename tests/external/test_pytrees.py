@@ -136,6 +136,7 @@ def test_a_tree_worse_than_the_reported_optimum_is_not_certified():
         assert clf.stats_["tool_error"] == best < clf.objective_
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("cls", [*BINARY, *NUMERIC], ids=lambda c: c.__name__)
 def test_limit_held_on_a_hard_instance(cls):
     X, y, depth = _hard(cls)

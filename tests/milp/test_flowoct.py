@@ -183,6 +183,7 @@ def _children():
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_time_limit_held_with_a_valid_tree_and_bound(learner, solver):

@@ -45,6 +45,7 @@ def _children():
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize(("learner", "solver"), CASES)
 def test_fit_stops_at_the_limit_and_cleans_up(learner, solver, private_tmp):
     data = load_dataset("vote")
@@ -108,6 +109,7 @@ def _running(pid, created) -> bool:
         return False
 
 
+@pytest.mark.ci_slow
 @pytest.mark.parametrize("solver", ["cbc", "highs"])
 def test_killed_fit_leaves_no_solver_and_no_file(solver, private_tmp):
     proc = subprocess.Popen(

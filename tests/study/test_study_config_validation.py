@@ -206,12 +206,7 @@ def test_scale_values_are_named_by_their_scale(tmp_path):
         load_config(str(path), scale="smoke")
 
 
-def test_tables_used_only_by_a_scale_or_by_all_are_fine(tmp_path, monkeypatch):
-    # which methods a scale and "all" take, not their fits: no preflight of
-    # every registered method
-    monkeypatch.setattr(
-        "odtstudy.study._config_checks.preflight_check", lambda config, where: None
-    )
+def test_tables_used_only_by_a_scale_or_by_all_are_fine(tmp_path, no_preflight):
     path = tmp_path / "tiny.toml"
     path.write_text(
         BASE
@@ -227,7 +222,7 @@ def test_tables_used_only_by_a_scale_or_by_all_are_fine(tmp_path, monkeypatch):
     assert "dl85-asc" in [m.label for m in load_config(str(path)).methods]
 
 
-def test_all_with_a_table_named_for_a_variant_runs_the_variant(tmp_path):
+def test_all_with_a_table_named_for_a_variant_runs_the_variant(tmp_path, no_preflight):
     # "all" leaves out the variants (methods with defaults); a table named for
     # one adds it, as a table with a new label does
     path = tmp_path / "tiny.toml"

@@ -76,7 +76,9 @@ def test_wait_until_idle_waits_for_the_load_then_refuses(monkeypatch):
         )
 
 
-def test_cli_require_idle_refuses_a_busy_machine(tmp_path, monkeypatch, capsys):
+def test_cli_require_idle_refuses_a_busy_machine(
+    tmp_path, monkeypatch, capsys, no_preflight
+):
     monkeypatch.setattr(_idle.os, "getloadavg", lambda: (99.0, 99.0, 99.0))
     monkeypatch.setattr(_idle.wait_until_idle, "__defaults__", None, raising=False)
     code = cli.main(
