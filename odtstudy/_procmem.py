@@ -4,7 +4,7 @@ The readers work on this process (``/proc/self``); :func:`uss_mb` on any.
 :class:`SolverCallPeak` measures one solver call the way the study charges
 a fit (:mod:`odtstudy.study._memory`): the peak resident memory above the
 level when the call begins. :data:`harness_children` records the Python
-children that run solver calls (:mod:`odtstudy.external._child`) so that
+children that run solver calls (:mod:`odtstudy._child`) so that
 the study's sampler charges each only what its call adds.
 """
 

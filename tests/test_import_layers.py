@@ -25,6 +25,7 @@ LAYERS = {
     "odtstudy.tree": 0,
     "odtstudy.base": 0,
     "odtstudy.datasets": 0,
+    "odtstudy._child": 0,
     "odtstudy._complete_tree": 0,
     "odtstudy._deadline": 0,
     "odtstudy._incumbent": 0,

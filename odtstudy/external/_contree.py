@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 
+from odtstudy._child import call_in_process
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
 from odtstudy.external._ranks import RankedColumns
 

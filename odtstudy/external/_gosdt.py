@@ -11,9 +11,9 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_fork, call_in_fresh_interpreter
 from odtstudy._deadline import now
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_fork, call_in_fresh_interpreter
 from odtstudy.external._convert import LEAF
 from odtstudy.external._penalty import PENALTY_FAMILY, LeafPenaltyMixin
 

@@ -7,8 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_fork
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_fork
 from odtstudy.external._convert import LEAF
 from odtstudy.external._penalty import LeafPenaltyMixin
 

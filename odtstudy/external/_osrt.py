@@ -11,9 +11,9 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_fork
 from odtstudy._regression_loss import PENALTY_SUFFIX
 from odtstudy.base import FitResult
-from odtstudy.external._child import call_in_fork
 from odtstudy.external._convert import LEAF
 from odtstudy.external._regression import ExternalTreeRegressor
 

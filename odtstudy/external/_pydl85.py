@@ -8,8 +8,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_fork, call_in_process
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_fork, call_in_process
 from odtstudy.external._convert import LEAF
 
 __all__ = ["PyDL85Classifier"]

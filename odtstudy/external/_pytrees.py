@@ -17,9 +17,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_fork
 from odtstudy._deadline import now
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_fork
 from odtstudy.external._convert import LEAF, misclassifications
 from odtstudy.external._ranks import RankedColumns
 

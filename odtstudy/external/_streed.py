@@ -6,9 +6,9 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
+from odtstudy._child import call_in_process
 from odtstudy.base import FitResult
 from odtstudy.external._base import ExternalTreeClassifier
-from odtstudy.external._child import call_in_process
 from odtstudy.external._convert import LEAF
 from odtstudy.external._regression import ExternalTreeRegressor
 

@@ -4,7 +4,7 @@ HiGHS's QP solver does not stop at its ``time_limit`` option (a QP on
 20,000 rows ran 5 s past a 0.5 s limit) and highspy has no QP interrupt;
 PuLP spends time of its own around HiGHS, building and reading its model.
 A :class:`BoundedSolves` therefore runs a time-limited solve in a forked
-child (:func:`odtstudy.external._child.call_in_fork`) that is killed at the
+child (:func:`odtstudy._child.call_in_fork`) that is killed at the
 limit, and raises ``RuntimeError`` then, as a solver stopped by its limit
 does.
 
@@ -71,7 +71,7 @@ class BoundedSolves:
             value = task()
             self._last_seconds = now() - start
             return value
-        from odtstudy.external._child import call_in_fork
+        from odtstudy._child import call_in_fork
 
         call = call_in_fork(task, max(float(time_limit), 0.01))
         self._last_seconds = call.solver_time_s

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from odtstudy.external._child import call_in_fork
+from odtstudy._child import call_in_fork
 
 __all__ = ["KEY", "check_fraction", "engine_minimum", "resolve", "split"]
 

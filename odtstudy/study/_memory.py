@@ -1,7 +1,7 @@
 """Memory of a fit: what the fit itself adds, one rule for every learner.
 
 A learner may run its solver in the worker process, in a forked child or in
-a fresh interpreter (:mod:`odtstudy.external._child`), and may start native
+a fresh interpreter (:mod:`odtstudy._child`), and may start native
 solver programs (CBC). :data:`MEMORY_RULE` charges them alike:
 
 - each process that runs the solver in Python is charged its peak resident

@@ -16,8 +16,8 @@ import re
 import shutil
 import tempfile
 
+from odtstudy._child import call_with_deadline
 from odtstudy._isolation import GroupGuard, use_temp_dir
-from odtstudy.external._child import call_with_deadline
 from odtstudy.study import _cache_fraction
 from odtstudy.study.registry import get_method
 

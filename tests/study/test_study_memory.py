@@ -1,7 +1,7 @@
 """One memory measure for every learner (``odtstudy.study._memory``): a fit is
 charged what it adds, whether it runs in this process, in a forked child or
 in a fresh interpreter; and a solver call's time is kept apart from the
-harness's start-up (``odtstudy.external._child``)."""
+harness's start-up (``odtstudy._child``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ import numpy as np
 import psutil
 import pytest
 
-from odtstudy._procmem import harness_children
-from odtstudy.external._child import (
+from odtstudy._child import (
     call_in_fork,
     call_in_fresh_interpreter,
     call_in_process,
 )
+from odtstudy._procmem import harness_children
 from odtstudy.study import _memory
 
 ALLOCATED_MB = 120

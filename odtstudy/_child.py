@@ -1,10 +1,12 @@
-"""Run a solver call in this process, in a forked child or in a fresh interpreter.
+"""Run a call in this process, in a forked child or in a fresh interpreter.
 
-For published solvers that do not stop at their own time limit (GOSDT checks
-its clock only every 10,000 iterations) or have none (LicketySPLIT), the
-adapter solves in a child killed at a deadline and reads the pickled answer
-back through a pipe. The child leads its own process group, so a kill takes
-the solver's threads and processes with it.
+A child with a deadline, at the base layer. Its users: the adapters of
+published solvers that do not stop at their own time limit (GOSDT checks its
+clock only every 10,000 iterations) or have none (LicketySPLIT), the
+bounded forests' pricing, and the study's preflight fits and cache-fraction
+probes. The call runs in a child killed at a deadline, and the pickled
+answer comes back through a pipe. The child leads its own process group, so
+a kill takes the solver's threads and processes with it.
 
 Every call returns a :class:`SolverCall` whose timings keep the harness
 apart from the solver: ``startup_s`` is a fresh interpreter's start-up, its
@@ -50,7 +52,7 @@ __all__ = [
 
 # the task's start on the shared monotonic clock, the child's USS then (MB)
 _HEADER = struct.Struct("!dd")
-_SERVE = "from odtstudy.external._child import _serve; _serve({})"
+_SERVE = "from odtstudy._child import _serve; _serve({})"
 
 
 @dataclass
