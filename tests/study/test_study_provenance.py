@@ -322,7 +322,7 @@ def test_repeats_flag_must_be_a_positive_integer(value, capsys):
     assert "argument --repeats" in err and "integer >= 1" in err
 
 
-def test_repeats_flag_sets_the_study_repeats(tmp_path, capsys):
+def test_repeats_flag_sets_the_study_repeats(tmp_path, capsys, no_preflight):
     argv = ["study", "quick", "--scale", "smoke", "--output", str(tmp_path)]
     assert main([*argv, "--repeats", "3", "--dry-run"]) == 0
     three = capsys.readouterr().out.splitlines()[0]
