@@ -8,13 +8,7 @@ from odtstudy.base import BaseTreeClassifier
 from odtstudy.dl85._class_loss import solve_class_loss
 from odtstudy.dl85._engine import _pack_classes
 from odtstudy.dl85._losses import check_cost_matrix, checked_fast
-from odtstudy.dl85._numeric_fit import (
-    THRESHOLDS_CONSTRAINT,
-    NumericInputMixin,
-    bitset_encodes,
-    solve_class_loss_numeric,
-    threshold_columns,
-)
+from odtstudy.dl85._numeric_fit import THRESHOLDS_CONSTRAINT, NumericInputMixin
 from odtstudy.dl85._options import (
     MAX_DEPTH_LIMIT,
     MAX_MIN_SUP,
@@ -339,29 +333,18 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         cost, fast = self._class_loss(n_classes)
         replicate = cost is None and fast is None
         cuts = self._thresholds_of(X, sample_weight)
-        decode = None
-        if cuts is not None and not bitset_encodes(cuts):
-            X, y, weights = self._weighted_rows(X, y, sample_weight, replicate)
-            result = solve_class_loss_numeric(
-                X,
-                cuts,
-                y,
-                n_classes,
-                weights,
-                self._search_options(),
-                cost=cost,
-                fast=fast,
-            )
-            return _worded_as_error(result)
-        if cuts is not None:
-            X, decode = threshold_columns(X, cuts)
-        X = np.ascontiguousarray(X, dtype=np.uint8)
-        X, y, weights = self._weighted_rows(X, y, sample_weight, replicate)
+        rows, y, weights = self._weighted_rows(y, sample_weight, replicate)
         result = solve_class_loss(
-            X, y, n_classes, weights, self._search_options(), cost=cost, fast=fast
+            X,
+            y,
+            n_classes,
+            weights,
+            self._search_options(),
+            cost=cost,
+            fast=fast,
+            cuts=cuts,
+            rows=rows,
         )
-        if decode is not None and result.tree is not None:
-            result.tree = decode(result.tree)
         return _worded_as_error(result)
 
     def _class_loss(self, n_classes):
@@ -378,24 +361,28 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
         return None, None
 
     @classmethod
-    def _weighted_rows(cls, X, y, sample_weight, replicate):
-        """The rows to search and their weights (None: unit weights). With
-        ``replicate`` (misclassification), whole weights count as repeated
-        rows; otherwise the rows of positive weight keep their weights (a
-        row of weight 0 is dropped, as replication does)."""
-        weights = None
+    def _weighted_rows(cls, y, sample_weight, replicate):
+        """The rows to search (indices into ``X``, None: every row), their
+        labels and their weights (None: unit weights). With ``replicate``
+        (misclassification), whole weights count as repeated rows;
+        otherwise the rows of positive weight keep their weights (a row of
+        weight 0 is dropped, as replication does)."""
+        rows, weights = None, None
         if sample_weight is not None and replicate and _replicable(sample_weight):
-            X, y = cls._replicate(X, y, sample_weight)
+            rows = cls._replicate(sample_weight)
         elif sample_weight is not None:
-            keep = sample_weight > 0
-            X, y, weights = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
+            rows = np.flatnonzero(sample_weight > 0)
+            weights = sample_weight[rows]
+        if rows is not None:
+            y = y[rows]
+        if len(y) == 0:
             raise ValueError("all sample weights are zero: nothing to fit")
-        return X, y, weights
+        return rows, y, weights
 
     @staticmethod
-    def _replicate(X, y, sample_weight):
-        """Integer sample weights as repeated rows (fractional ones: issue 4)."""
+    def _replicate(sample_weight):
+        """Integer sample weights as repeated rows (fractional ones: issue
+        4): each row's index, repeated its weight's number of times."""
         w = np.asarray(sample_weight, dtype=np.float64)
         counts = np.rint(w)
         if np.any(np.abs(w - counts) > 1e-9):
@@ -404,4 +391,4 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
                 "(each row counts that many times)"
             )
         counts = counts.astype(np.int64)
-        return np.repeat(X, counts, axis=0), np.repeat(y, counts)
+        return np.repeat(np.arange(len(w)), counts)

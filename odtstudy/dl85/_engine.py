@@ -1,11 +1,15 @@
 """One path from data to a fitted DL8.5 model: search, then Tree and FitResult.
 
-Every DL8.5 estimator (classifier, regressor, user-defined objectives,
-clustering) and the forests' pricing call :func:`search` with a leaf
-objective and the search options, and get back arrays and a status
-(:class:`SearchOutput`); :func:`fit_result` turns them into the ``Tree``
-and the ``FitResult`` the estimators store. The objective decides the
-leaves' values and labels (``value_of`` / ``label_of``), nothing else does.
+The DL8.5 estimators (classifier, regressor, user-defined objectives,
+clustering) reach a searcher through one front door,
+:func:`~odtstudy.dl85._door.fit_search`, which runs :func:`search` (0/1
+data) or the numeric search with a leaf objective and the search options
+(:func:`search_options`: the defaults of :data:`SEARCH_OPTIONS`, unknown
+names refused); the forests' pricing calls :func:`search` itself. Both
+return arrays and a status (:class:`SearchOutput`); :func:`fit_result`
+turns them into the ``Tree`` and the ``FitResult`` the estimators store.
+The objective decides the leaves' values and labels (``value_of`` /
+``label_of``), nothing else does.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ __all__ = [
     "fit_result",
     "node_rows",
     "search",
+    "search_options",
     "search_quantiles",
 ]
 
@@ -52,6 +57,15 @@ SEARCH_OPTIONS = {
     "wipe_strategy": "reuses",
     "n_jobs": 1,
 }
+
+
+def search_options(options: dict) -> dict:
+    """The search options ``options`` over the defaults of
+    :data:`SEARCH_OPTIONS`; a TypeError names any other key."""
+    unknown = set(options) - set(SEARCH_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown search options {sorted(unknown)}")
+    return {**SEARCH_OPTIONS, **options}
 
 
 @dataclass
@@ -126,7 +140,10 @@ def search(
     quantile=0.5,
     callback=None,
     purity_tol=None,
-    declared=None,
+    row_stats=None,
+    worst=None,
+    monotone=None,
+    loss_name="fast_error_function",
     **options,
 ) -> SearchOutput:
     """Run one DL8.5 search on the 0/1 matrix ``X``.
@@ -154,19 +171,28 @@ def search(
     purity_tol : float, default=None
         Leaves of loss at most this are pure (default: 0 for counts,
         ``1e-12`` times the total weight or the root leaf's loss otherwise).
-    declared : dict, default=None
-        More arguments of the ``Objective`` ("py_stats": ``row_stats``,
-        ``worst``, ``monotone``, ``loss_name``).
+    row_stats, worst, monotone, loss_name
+        A user objective's statistics and declarations ("py_stats"; see
+        ``_objective.Objective``), as the numeric search takes them.
     **options
-        The search options of :data:`SEARCH_OPTIONS`.
+        The search options of :data:`SEARCH_OPTIONS` (:func:`search_options`).
 
     Returns
     -------
     SearchOutput
     """
     clock = Deadline(None)
-    objective = {"y_class": y_class, "n_classes": n_classes, "cost": cost}
-    objective.update(quantile=quantile, callback=callback, **(declared or {}))
+    objective = {
+        "y_class": y_class,
+        "n_classes": n_classes,
+        "cost": cost,
+        "quantile": quantile,
+        "callback": callback,
+        "row_stats": row_stats,
+        "worst": worst,
+        "monotone": monotone,
+        "loss_name": loss_name,
+    }
     searcher, opts = _searcher(X, options, kind, y, weights, **objective)
     if purity_tol is None and kind not in ("error", "weighted"):
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
@@ -216,10 +242,7 @@ def search_quantiles(X, *, y, quantiles, weights=None, **options) -> list:
 def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **objective):
     """The ``Searcher`` of :func:`search` and the options it was made with;
     ``objective``: the other arguments of ``make_objective``."""
-    unknown = set(options) - set(SEARCH_OPTIONS)
-    if unknown:
-        raise TypeError(f"unknown search options {sorted(unknown)}")
-    opts = {**SEARCH_OPTIONS, **options}
+    opts = search_options(options)
     X = np.ascontiguousarray(X, dtype=np.uint8)
     n = X.shape[0]
     if kind in ("absolute", "quantile"):

@@ -118,9 +118,9 @@ class LeafObjective:
 
 
 def objective_arguments(objective: LeafObjective, y, sample_weight) -> dict:
-    """The engine's arguments for ``objective`` on these rows: the kind,
-    the batched loss and the declarations (``search`` takes the last four
-    as ``declared``, ``numeric_search`` as keywords)."""
+    """The engine's arguments for ``objective`` on these rows: the batched
+    loss and the declarations, keywords of both searches (``search`` and
+    ``numeric_search``)."""
     stats = np.ascontiguousarray(objective.row_stats(y, sample_weight), dtype=float)
     if stats.ndim != 2 or (y is not None and stats.shape[0] != len(y)):
         raise ValueError(

@@ -9,8 +9,10 @@ comes back as a :class:`~odtstudy.dl85._engine.SearchOutput` with the
 column indices and real thresholds, so the estimators build their ``Tree``
 and ``FitResult`` through the same path as on 0/1 data. The leaf objective
 is built by the same ``make_objective`` as the 0/1 search's, from the same
-arguments (:func:`numeric_search` mirrors :func:`_engine.search`): every
-objective works on both kinds of data.
+arguments and options (:func:`numeric_search` mirrors
+:func:`_engine.search`): every objective works on both kinds of data.
+Estimators reach it through :func:`~odtstudy.dl85._door.fit_search`, which
+decides between it and the 0/1 search (:func:`bitset_encodes`).
 """
 
 from __future__ import annotations
@@ -24,8 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from odtstudy._deadline import Deadline
 from odtstudy.base import as_float64
 from odtstudy.datasets._binarizer import _midpoints, _quantile_thresholds
-from odtstudy.dl85._class_loss import class_result, leaf_labeller
-from odtstudy.dl85._engine import PURITY_RTOL, SearchOutput
+from odtstudy.dl85._engine import PURITY_RTOL, SearchOutput, search_options
 from odtstudy.dl85._numeric import NumericSearcher
 from odtstudy.dl85._objective import make_objective
 
@@ -35,7 +36,6 @@ __all__ = [
     "NumericInputMixin",
     "candidate_thresholds",
     "numeric_search",
-    "solve_class_loss_numeric",
 ]
 
 #: ``_parameter_constraints`` entry of ``thresholds``.
@@ -235,15 +235,18 @@ def numeric_search(
         The rows' statistics, when not the kind's own (the stable squared
         form: ``(w, w y, w y^2, 0)``).
     purity_tol : float, default=None
-        A leaf of loss at most this is not split; None: ``PURITY_RTOL``
-        times the root's loss as one leaf, as :func:`_engine.search` does
-        (0 in the stable form).
+        A leaf of loss at most this is not split; None: 0 for the
+        misclassification, ``1e-12`` times the total weight (the total of
+        each row's largest cost for "cost") for weights, 0 in the stable
+        form, and ``PURITY_RTOL`` times the root's loss as one leaf
+        otherwise, as :func:`_engine.search` does.
     values : ndarray of shape (n_samples,), default=None
         ``kind="squared"`` only: each row's target, for the stable form of
         the squared error (each set of rows as its weight, mean and sum of
         squared deviations; ``stats[:, 0]`` gives the weights).
     **options
-        The search options (``SEARCH_OPTIONS`` of ``_engine``).
+        The search options (``SEARCH_OPTIONS`` of ``_engine``, merged and
+        checked by :func:`~odtstudy.dl85._engine.search_options`).
 
     Returns
     -------
@@ -252,9 +255,12 @@ def numeric_search(
         thresholds; ``value`` each node's statistics.
     """
     clock = Deadline(None)
+    opts = search_options(options)
     X = np.asarray(X, dtype=np.float64)
     if kind == "error" and weights is not None:
         kind = "weighted"
+    if purity_tol is None:
+        purity_tol = _class_purity_tol(kind, y_class, weights, cost)
     if kind in ("absolute", "quantile"):
         # the pinball loss does not move with y; centred, the Fenwick sums
         # of w y cancel less
@@ -283,7 +289,7 @@ def numeric_search(
             cost=cost,
             quantile=quantile,
             callback=callback,
-            min_sup=int(options.get("min_sup", 1)),
+            min_sup=int(opts["min_sup"]),
             row_stats=row_stats,
             worst=worst,
             monotone=monotone,
@@ -291,34 +297,33 @@ def numeric_search(
             loss_name=loss_name,
         )
         # the squared error keeps its search without the neighbour bound
-        neighbour = options.get("use_similarity_lb", True) and kind != "squared"
+        neighbour = opts["use_similarity_lb"] and kind != "squared"
         return objective, NumericSearcher(
             rank,
             n_thr,
             np.ascontiguousarray(stats, dtype=np.float64),
             objective,
-            int(options.get("max_depth", 3)),
-            min_sup=int(options.get("min_sup", 1)),
+            int(opts["max_depth"]),
+            min_sup=int(opts["min_sup"]),
             worst=objective.row_worst() if neighbour else None,
-            time_limit=float(options.get("time_limit") or 0.0),
-            max_cache_size=int(options.get("max_cache_size") or 0),
-            wipe_factor=float(options.get("wipe_factor", 0.5)),
-            wipe_strategy=options.get("wipe_strategy", "reuses"),
-            use_infeasibility_lb=bool(options.get("use_infeasibility_lb", True)),
-            use_depth2_solver=bool(options.get("use_depth2_solver", True)),
+            time_limit=float(opts["time_limit"] or 0.0),
+            max_cache_size=int(opts["max_cache_size"] or 0),
+            wipe_factor=float(opts["wipe_factor"]),
+            wipe_strategy=opts["wipe_strategy"],
+            use_infeasibility_lb=bool(opts["use_infeasibility_lb"]),
+            use_depth2_solver=bool(opts["use_depth2_solver"]),
             purity_tol=0.0 if purity_tol is None else float(purity_tol),
             values=values,
         )
 
     objective, searcher = make()
-    n_jobs = int(options.get("n_jobs") or 1)
+    n_jobs = int(opts["n_jobs"] or 1)
     if n_jobs > 1:
         searcher.share_root([make()[1] for _ in range(n_jobs - 1)])
     _raise_python_error(objective)
     if purity_tol is None and values is None:
         purity_tol = PURITY_RTOL * abs(searcher.root_leaf_loss())
-    max_error = options.get("max_error")
-    max_error = math.inf if max_error is None else float(max_error)
+    max_error = math.inf if opts["max_error"] is None else float(opts["max_error"])
     setup = clock.elapsed()
     result = searcher.run(max_error, purity_tol)
     _raise_python_error(objective)
@@ -342,41 +347,18 @@ def numeric_search(
     return out
 
 
-def solve_class_loss_numeric(
-    X, cuts, y, n_classes, weights, options, *, cost=None, fast=None
-):
-    """The optimal tree on numeric features for a loss of the leaves' class
-    supports: :func:`~odtstudy.dl85._class_loss.solve_class_loss` on the
-    numeric search (same arguments, plus the candidate thresholds ``cuts``);
-    a :class:`~odtstudy.base.FitResult`."""
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
-    kind, tol, callback = "error", 0.0, None
-    if fast is not None:
-        kind, tol, callback = "py_class", None, fast.losses
-    elif cost is not None:
-        kind, tol = "cost", 1e-12 * float(np.sum(w * cost.max(axis=0)[y]))
-    elif weights is not None:
-        tol = 1e-12 * float(np.sum(w))
-    out = numeric_search(
-        X,
-        cuts,
-        kind=kind,
-        y_class=y,
-        n_classes=n_classes,
-        weights=weights,
-        cost=cost,
-        callback=callback,
-        purity_tol=tol,
-        **options,
-    )
-    return class_result(
-        out,
-        n_classes,
-        options,
-        label_of=leaf_labeller(out, cost, fast),
-        X=X,
-        loss_unit=float(np.sum(w)),
-    )
+def _class_purity_tol(kind, y_class, weights, cost):
+    """The purity tolerance of the class-based built-in objectives (None
+    for the others): 0 for counts, ``1e-12`` times the total weight, or
+    the total of each row's largest cost (``cost``)."""
+    if kind == "error":
+        return 0.0
+    if kind not in ("weighted", "cost"):
+        return None
+    w = np.ones(len(y_class)) if weights is None else np.asarray(weights, float)
+    if kind == "cost":
+        return 1e-12 * float(np.sum(w * np.asarray(cost).max(axis=0)[y_class]))
+    return 1e-12 * float(np.sum(w))
 
 
 def _raise_python_error(objective) -> None:

@@ -17,17 +17,11 @@ from odtstudy.base import (
     check_binary_features,
 )
 from odtstudy.dl85._class_loss import solve_class_loss
-from odtstudy.dl85._engine import build_tree, fit_result, node_rows, search
+from odtstudy.dl85._door import fit_search
+from odtstudy.dl85._engine import build_tree, fit_result, node_rows
 from odtstudy.dl85._leaf_objective import LeafObjective, objective_arguments
 from odtstudy.dl85._losses import checked_fast, checked_rows
-from odtstudy.dl85._numeric_fit import (
-    THRESHOLDS_CONSTRAINT,
-    NumericInputMixin,
-    bitset_encodes,
-    numeric_search,
-    solve_class_loss_numeric,
-    threshold_columns,
-)
+from odtstudy.dl85._numeric_fit import THRESHOLDS_CONSTRAINT, NumericInputMixin
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
 
 __all__ = ["DL85Cluster", "DL85Predictor", "fit_classifier_general"]
@@ -252,72 +246,40 @@ class DL85Predictor(
 
     def _fit(self, X, y, sample_weight) -> FitResult:
         cuts = self._thresholds_of(X, sample_weight)
-        decode = None
-        if cuts is not None and bitset_encodes(cuts):
-            X, decode = threshold_columns(X, cuts)
-            cuts = None
         if self.fast_error_function is not None:
-            result = self._fit_class(X, y, sample_weight, cuts)
-        else:
-            result = self._fit_rows(X, y, sample_weight, cuts)
-        if decode is not None and result.tree is not None:
-            result.tree = decode(result.tree)
-        return result
+            return self._fit_class(X, y, sample_weight, cuts)
+        return self._fit_rows(X, y, sample_weight, cuts)
 
     def _fit_class(self, X, y, sample_weight, cuts):
+        n_classes = len(self.classes_)
         options = self._search_options()
-        if cuts is None:
-            result = fit_classifier_general(
-                X,
-                y,
-                len(self.classes_),
-                sample_weight,
-                fast_error_function=self.fast_error_function,
-                **options,
-            )
-        else:
-            fast = checked_fast(self.fast_error_function, len(self.classes_))
-            result = solve_class_loss_numeric(
-                X, cuts, y, len(self.classes_), sample_weight, options, fast=fast
-            )
+        fast = checked_fast(self.fast_error_function, n_classes)
+        result = solve_class_loss(
+            X, y, n_classes, sample_weight, options, fast=fast, cuts=cuts
+        )
         if result.tree is not None:
             result.tree.classes = self.classes_
         return result
 
-    def _leaf_search(self, X, y, sample_weight, cuts):
-        """The search for ``error_function`` or ``objective`` (on the
-        numeric search when ``cuts`` are given)."""
-        options = self._search_options()
+    def _leaf_objective(self, y, sample_weight) -> dict:
+        """The search's objective for ``objective`` or ``error_function``."""
         if self.objective is not None:
             args = objective_arguments(self.objective, y, sample_weight)
-            callback = args.pop("callback")
-            if cuts is not None:
-                return numeric_search(
-                    X, cuts, kind="py_stats", callback=callback, **args, **options
-                )
-            return search(
-                X, kind="py_stats", callback=callback, declared=args, **options
-            )
+            return {"kind": "py_stats", **args}
         fn = checked_rows(self.error_function)
-        if cuts is not None:
-            return numeric_search(
-                X,
-                cuts,
-                kind="py_rows",
-                callback=fn,
-                loss_name="error_function",
-                **options,
-            )
-        return search(X, kind="py_rows", callback=fn, **options)
+        return {"kind": "py_rows", "callback": fn, "loss_name": "error_function"}
 
     def _fit_rows(self, X, y, sample_weight, cuts):
-        out = self._leaf_search(X, y, sample_weight, cuts)
+        options = self._search_options()
+        objective = self._leaf_objective(y, sample_weight)
+        searched = fit_search(X, cuts, objective, options)
+        out = searched.out
         if not out.found:
             self.leaf_values_ = {}
             return fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
-        rows = node_rows(out, X)
+        rows = node_rows(out, searched.X)
         leaf_values = self._leaf_values(out, rows, y, sample_weight)
         leaf_number = {node: i for i, node in enumerate(sorted(leaf_values))}
 
@@ -327,8 +289,9 @@ class DL85Predictor(
                 return [float(v)]
             return [float(leaf_number.get(node, np.nan))]
 
-        tree = build_tree(out, 1, value_of, X=X, kind="regressor")
+        tree = build_tree(out, 1, value_of, X=searched.X, kind="regressor")
         self.leaf_values_ = leaf_values
+        tree = searched.decoded(tree)
         return fit_result(out, tree, max_depth=self.max_depth, max_error=self.max_error)
 
     def _leaf_values(self, out, rows, y, sample_weight) -> dict:

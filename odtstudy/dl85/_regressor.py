@@ -15,7 +15,8 @@ from odtstudy.dl85._certify import (
     exact_tree_loss,
     pinball_target,
 )
-from odtstudy.dl85._engine import build_tree, fit_result, search, search_quantiles
+from odtstudy.dl85._door import NumericUnavailable, fit_search
+from odtstudy.dl85._engine import build_tree, fit_result
 from odtstudy.dl85._exact_sums import binary_target, exact_target
 from odtstudy.dl85._losses import (
     check_losses_fit,
@@ -25,11 +26,7 @@ from odtstudy.dl85._losses import (
 from odtstudy.dl85._numeric_fit import (
     THRESHOLDS_CONSTRAINT,
     NumericInputMixin,
-    bitset_encodes,
-    candidate_thresholds,
-    numeric_search,
     squared_stats,
-    threshold_columns,
 )
 from odtstudy.dl85._options import SEARCH_CONSTRAINTS, SearchOptionsMixin
 from odtstudy.dl85._quantiles import (
@@ -238,43 +235,29 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         columns split at 0.5), for data whose sums cannot certify. ``y`` is
         not centred: the stable form needs no centring, and centring rounds
         away the spread of values far from the mean."""
-        if cuts is None:
-            cuts = candidate_thresholds(np.asarray(X, dtype=np.float64), "all")
-        options = self._scaled_options(factor)
         stable_stats = np.column_stack([stats, np.zeros(len(stats))])
-        out = numeric_search(
-            X, cuts, kind="squared", y=y, stats=stable_stats, values=y, **options
+        objective = {"kind": "squared", "y": y, "stats": stable_stats, "values": y}
+        searched = fit_search(
+            X, cuts, objective, self._scaled_options(factor), numeric=True
         )
-        out.stats["stable_form"] = True
-        return out
+        searched.out.stats["stable_form"] = True
+        return searched
 
     def _exact_leaf_search(self, X, cuts, y, sample_weight):
         """The squared error's search with each leaf priced exactly (a
         ``py_rows`` loss; numeric engine, 0/1 columns split at 0.5), for
         small data that neither float form certifies."""
-        if cuts is None:
-            cuts = candidate_thresholds(np.asarray(X, dtype=np.float64), "all")
-        out = numeric_search(
-            X,
-            cuts,
-            kind="py_rows",
-            callback=exact_squared_leaf(y, sample_weight),
-            purity_tol=0.0,
-            **self._scaled_options(1.0),
+        objective = {
+            "kind": "py_rows",
+            "callback": exact_squared_leaf(y, sample_weight),
+            "purity_tol": 0.0,
+        }
+        searched = fit_search(
+            X, cuts, objective, self._scaled_options(1.0), numeric=True
         )
-        out.stats["stable_form"] = True
-        out.stats["exact_leaves"] = True
-        return out
-
-    def _run_search(self, X, cuts, objective, sample_weight, target, **more):
-        """One search of ``target`` on ``X`` (numeric when ``cuts`` is not
-        None, 0/1 otherwise); ``more``: the search's other arguments."""
-        if cuts is not None:
-            return numeric_search(
-                X, cuts, kind=objective, weights=sample_weight, y=target, **more
-            )
-        more.pop("stats", None)
-        return search(X, kind=objective, weights=sample_weight, y=target, **more)
+        searched.out.stats["stable_form"] = True
+        searched.out.stats["exact_leaves"] = True
+        return searched
 
     def _fit(self, X, y, sample_weight):
         taus = check_quantiles(self.quantile, self.criterion)
@@ -284,95 +267,84 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
         check_losses_fit(y, sample_weight, squared=objective == "squared")
         tau = float(self.quantile)
         cuts = self._thresholds_of(X, sample_weight)
-        searched_X, decode = X, None
-        if cuts is not None and bitset_encodes(cuts):
-            searched_X, decode = threshold_columns(X, cuts)
-        search_cuts = cuts if decode is None else None
         reason = ""
         if objective == "squared":
-            out, factor, error, reason = self._squared_search(
-                (searched_X, search_cuts), (X, cuts), y, sample_weight
+            searched, factor, error, reason = self._squared_search(
+                X, cuts, y, sample_weight
             )
-            if out.stats.get("stable_form"):
-                searched_X, decode = X, None
         else:
             pinball = pinball_target(y, sample_weight)
             factor = pinball.scale
-            out = self._run_search(
-                searched_X,
-                search_cuts,
-                objective,
-                sample_weight,
-                pinball.y,
-                quantile=tau,
-                **self._scaled_options(factor),
+            searched = fit_search(
+                X,
+                cuts,
+                {
+                    "kind": objective,
+                    "weights": sample_weight,
+                    "y": pinball.y,
+                    "quantile": tau,
+                },
+                self._scaled_options(factor),
             )
             error = pinball.error(
                 self.max_depth, None if objective == "absolute" else tau
             )
+        out = searched.out
         out.rescale(factor)
         if not out.found:
             return fit_result(
                 out, None, max_depth=self.max_depth, max_error=self.max_error
             )
         value_of = _leaf_values(objective, tau, y, sample_weight)
-        tree = build_tree(out, 1, value_of, X=searched_X, kind="regressor")
-        if decode is not None:
-            tree = decode(tree)
+        tree = build_tree(out, 1, value_of, X=searched.X, kind="regressor")
+        tree = searched.decoded(tree)
         loss = exact_tree_loss(tree, X, y, sample_weight, objective, tau)
         return certified_result(out, tree, loss, error=error * factor, reason=reason)
 
-    def _squared_search(self, searched, given, y, sample_weight):
-        """The squared error's search: in the sums form on ``searched`` (the
-        pair ``X, cuts`` searched), on an exact target when there is one
-        (decimals, then the binary form of ``y``); in the stable form on
-        ``given`` (``X`` and the cuts of the fit) when no certificate holds.
-        Returns the search, its unit of loss, how far below its optimum the
-        true one can lie (in that unit) and, for the stable form, why it is
-        not certified."""
-        X, cuts = searched
-        engine = "bitset" if cuts is None else "numeric"
+    def _squared_search(self, X, cuts, y, sample_weight):
+        """The squared error's search of ``X`` with the candidate thresholds
+        ``cuts``: in the sums form, on an exact target when there is one
+        (decimals, then the binary form of ``y``); in the stable form when no
+        certificate holds. Returns the search (:class:`Searched`), its unit
+        of loss, how far below its optimum the true one can lie (in that
+        unit) and, for the stable form, why it is not certified."""
         targets = [exact_target(y, sample_weight), binary_target(y, sample_weight)]
         targets = [t for t in targets if t is not None] or [None]
         for exact in targets[:2]:
             target, scale = _search_target(y, sample_weight, exact)
             factor = scale * scale
             stats = squared_stats(target, sample_weight)
-            purity = {} if exact is None else {"purity_tol": exact.purity_tol}
-            out = self._run_search(
-                X,
-                cuts,
-                "squared",
-                sample_weight,
-                target,
-                stats=stats,
-                **purity,
-                **self._scaled_options(factor),
-            )
+            objective = {"kind": "squared", "weights": sample_weight, "y": target}
+            if exact is not None:
+                objective["purity_tol"] = exact.purity_tol
+            searched = fit_search(X, cuts, objective, self._scaled_options(factor))
+            out = searched.out
             if not out.found:
-                return out, factor, 0.0, ""
+                return searched, factor, 0.0, ""
             found = out.lower_bound if out.timed_out else out.loss
             offset = None if exact is None else exact.offset
+            engine = searched.searcher
             error = sums_error(found, stats, self.max_depth, engine, offset)
             if out.timed_out or sums_certify(
                 out.loss, stats, self.max_depth, engine, offset
             ):
-                return out, factor, error, ""
+                return searched, factor, error, ""
         # the better of the two forms' certified bounds
         bound = max(out.loss - error, 0.0)
-        stable = self._stable_search(*given, stats, y / scale, factor)
-        if not stable.timed_out:
+        stable = self._stable_search(X, cuts, stats, y / scale, factor)
+        if not stable.out.timed_out:
             w = stats[:, 0]
             bound = max(
-                bound, stable_lower_bound(stable.loss, w, y / scale, self.max_depth)
+                bound, stable_lower_bound(stable.out.loss, w, y / scale, self.max_depth)
             )
-        error = max(stable.loss - bound, 0.0)
-        if stable.timed_out or error <= CERTIFY_RTOL * stable.loss:
+        error = max(stable.out.loss - bound, 0.0)
+        if stable.out.timed_out or error <= CERTIFY_RTOL * stable.out.loss:
             return stable, factor, error, ""
         if len(y) <= EXACT_LEAF_ROWS:
-            exact_out = self._exact_leaf_search(*given, y, sample_weight)
-            if not exact_out.timed_out:
-                return exact_out, 1.0, _exact_leaf_error(exact_out, self), ""
+            exact_leaves = self._exact_leaf_search(X, cuts, y, sample_weight)
+            if not exact_leaves.out.timed_out:
+                exact_error = _exact_leaf_error(exact_leaves.out, self)
+                return exact_leaves, 1.0, exact_error, ""
         return (
             stable,
             factor,
@@ -394,36 +366,25 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                     "one quantile per fit"
                 )
         check_losses_fit(y, sample_weight, squared=False)
-        original_X = X
         cuts = self._thresholds_of(X, sample_weight)
-        decode = None
-        if cuts is not None:
-            if not bitset_encodes(cuts):
-                raise ValueError(
-                    f"quantile={self.quantile!r}: several quantiles search 0/1 "
-                    f"data, and thresholds={self.thresholds!r} gives too many "
-                    "thresholds for 0/1 threshold columns; use thresholds=k "
-                    "with a small k, binarise X, or fit one quantile per fit"
-                )
-            X, decode = threshold_columns(X, cuts)
         pinball = pinball_target(y, sample_weight)
         scale = pinball.scale
-        options = self._scaled_options(scale)
-        if len(taus) > 1:
-            outs = search_quantiles(
-                X, y=pinball.y, quantiles=taus, weights=sample_weight, **options
-            )
-        else:  # a list of one: its search is the single quantile's
-            outs = [
-                search(
-                    X,
-                    kind="quantile",
-                    weights=sample_weight,
-                    y=pinball.y,
-                    quantile=float(taus[0]),
-                    **options,
-                )
-            ]
+        objective = {
+            "kind": "quantile",
+            "weights": sample_weight,
+            "y": pinball.y,
+            "quantiles": taus,
+        }
+        try:
+            searched = fit_search(X, cuts, objective, self._scaled_options(scale))
+        except NumericUnavailable:
+            raise ValueError(
+                f"quantile={self.quantile!r}: several quantiles search 0/1 "
+                f"data, and thresholds={self.thresholds!r} gives too many "
+                "thresholds for 0/1 threshold columns; use thresholds=k "
+                "with a small k, binarise X, or fit one quantile per fit"
+            ) from None
+        outs = searched.outs
         results, trees = [], []
         for tau, out in zip(taus, outs):
             error = pinball.error(self.max_depth, float(tau)) * scale
@@ -432,15 +393,13 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 value_of = unit_quantile_values(y, tau)
             else:
                 value_of = _leaf_values("quantile", tau, y, sample_weight)
-            tree = build_tree(out, 1, value_of, X=X, kind="regressor")
-            tree = tree if decode is None else decode(tree)
-            loss = exact_tree_loss(
-                tree, original_X, y, sample_weight, "quantile", float(tau)
-            )
+            tree = build_tree(out, 1, value_of, X=searched.X, kind="regressor")
+            tree = searched.decoded(tree)
+            loss = exact_tree_loss(tree, X, y, sample_weight, "quantile", float(tau))
             results.append(certified_result(out, tree, loss, error=error))
             trees.append(tree)
         result = combine_results(results, trees, [out.stats for out in outs])
-        predictions = np.column_stack([tree.predict(original_X) for tree in trees])
+        predictions = np.column_stack([tree.predict(X) for tree in trees])
         counts = crossings(predictions, taus)
         result.stats["crossings"] = counts.tolist()
         warn_crossings(counts, taus)
