@@ -107,7 +107,7 @@ def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     -------
     PricingResult
     """
-    from odtstudy.dl85._engine import search
+    from odtstudy.dl85._door import fit_search
 
     X2, y2, w2, _ = nonnegative_problem(X, y, u, n_classes)
     keep = w2 > 0
@@ -117,16 +117,22 @@ def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     rows = np.flatnonzero(keep)
     # the engine at class-index level: weighted misclassification of the
     # rewritten rows, each leaf labelled with its heaviest class
-    out = search(
-        np.ascontiguousarray(X2[rows], dtype=np.uint8),
-        kind="weighted",
-        y_class=y2[rows],
-        n_classes=n_classes,
-        weights=w2[rows],
-        max_depth=int(max_depth),
-        min_sup=int(min_sup),
-        time_limit=time_limit,
-    )
+    out = fit_search(
+        X2,
+        None,
+        {
+            "kind": "weighted",
+            "y_class": y2[rows],
+            "n_classes": n_classes,
+            "weights": w2[rows],
+        },
+        {
+            "max_depth": int(max_depth),
+            "min_sup": int(min_sup),
+            "time_limit": time_limit,
+        },
+        rows=rows,
+    ).out
     if not out.found:  # pragma: no cover - no max_error is set
         raise RuntimeError("DL8.5 found no tree while pricing")
     builder = TreeBuilder(n_outputs=n_classes)

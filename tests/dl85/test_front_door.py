@@ -35,6 +35,23 @@ def test_no_estimator_module_reaches_a_searcher_but_through_the_door():
         assert ENGINE_PICKERS.findall(source) == [], name
 
 
+#: The modules that are the door and what is behind it.
+BEHIND_THE_DOOR = {"_door.py", "_engine.py", "_numeric_fit.py"}
+SEARCH_IMPORT = re.compile(
+    r"from odtstudy\.dl85\._(engine|numeric_fit) import[^\n]*\b"
+    r"(search|search_quantiles|numeric_search)\b"
+)
+
+
+def test_no_module_outside_the_engine_imports_a_search_but_the_door():
+    package = Path(dl85.__file__).parent.parent
+    for path in package.rglob("*.py"):
+        if path.parent.name == "dl85" and path.name in BEHIND_THE_DOOR:
+            continue
+        source = path.read_text(encoding="utf-8")
+        assert SEARCH_IMPORT.findall(source) == [], path
+
+
 def _data(engine, seed, n=24):
     """Rows whose thresholds go to ``engine``: 0/1 columns, few distinct
     values per column (threshold columns), or many (the numeric search)."""
