@@ -12,7 +12,6 @@ claim-by-claim dispatch of ``evaluate`` with each verdict's sensitivity.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +20,7 @@ from scipy.stats import binomtest
 
 from odtstudy.reproduce._claims import ClaimResult
 from odtstudy.reproduce._rules import sensitivity
+from odtstudy.study._solver_tree import stats_dict
 from odtstudy.study._speed import MIN_UNITS
 
 __all__ = [
@@ -370,13 +370,7 @@ def all_some_verdict(held: int, total: int) -> str:
 
 def _warm_start_kept(stats) -> bool:
     """Whether a run's solver returned its warm start unimproved."""
-    if isinstance(stats, str):
-        try:
-            stats = json.loads(stats)
-        except ValueError:
-            return False
-    if not isinstance(stats, dict):
-        return False
+    stats = stats_dict(stats)
     start, found = stats.get("warm_start_objective"), stats.get("milp_objective")
     if start is None or found is None:
         return False

@@ -30,10 +30,16 @@ import pandas as pd
 
 from odtstudy._deadline import allowed_fit_time
 
-__all__ = ["has_solver_tree", "no_solver_tree_reason", "solver_tree_column"]
+__all__ = [
+    "has_solver_tree",
+    "no_solver_tree_reason",
+    "solver_tree_column",
+    "stats_dict",
+]
 
 
-def _as_dict(stats) -> dict:
+def stats_dict(stats) -> dict:
+    """A record's ``stats`` as a dict (a JSON string parsed; else ``{}``)."""
     if isinstance(stats, dict):
         return stats
     if isinstance(stats, str):
@@ -80,7 +86,7 @@ def no_solver_tree_reason(
     """
     if status != "ok":
         return "not returned"
-    stats = _as_dict(stats)
+    stats = stats_dict(stats)
     if stats.get("no_solver_tree"):
         return "fallback leaf"
     if not optimal:
