@@ -9,6 +9,7 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
 def pytest_collection_modifyitems(config, items):
     """A ``ci_slow`` test is a ``slow`` one that CI runs: out of the default
     run (``-m 'not slow'``), in ``pytest -m ci_slow``."""

@@ -9,7 +9,6 @@ from study_doubles import unit_config
 from odtstudy.cart import CARTClassifier
 from odtstudy.cli import main
 from odtstudy.datasets import load_dataset
-from odtstudy.study import config as config_module
 from odtstudy.study import (
     expand_runs,
     list_studies,
@@ -210,14 +209,8 @@ def test_quick_config_and_cli_smoke(tmp_path, capsys):
     assert "unknown study" in capsys.readouterr().err
 
 
-def test_quick_is_the_overview_cut_by_the_rule_its_description_states(monkeypatch):
+def test_quick_is_the_overview_cut_by_the_rule_its_description_states(no_preflight):
     # the grids only: no preflight fit (seconds a study)
-    check = config_module.check_config
-
-    def without_preflight(config, where, preflight):
-        return check(config, where, preflight=False)
-
-    monkeypatch.setattr(config_module, "check_config", without_preflight)
     quick, overview = load_config("quick"), load_config("overview")
     # the overview's methods, parameters and limits, and dl85-numeric
     extra = [m for m in quick.methods if m not in overview.methods]
