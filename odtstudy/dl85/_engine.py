@@ -1,15 +1,14 @@
 """One path from data to a fitted DL8.5 model: search, then Tree and FitResult.
 
 The DL8.5 estimators (classifier, regressor, user-defined objectives,
-clustering) reach a searcher through one front door,
-:func:`~odtstudy.dl85._door.fit_search`, which runs :func:`search` (0/1
-data) or the numeric search with a leaf objective and the search options
-(:func:`search_options`: the defaults of :data:`SEARCH_OPTIONS`, unknown
-names refused); the forests' pricing calls :func:`search` itself. Both
-return arrays and a status (:class:`SearchOutput`); :func:`fit_result`
-turns them into the ``Tree`` and the ``FitResult`` the estimators store.
-The objective decides the leaves' values and labels (``value_of`` /
-``label_of``), nothing else does.
+clustering) and the forests' pricing reach a searcher through one front
+door, :func:`~odtstudy.dl85._door.fit_search`, which runs :func:`search`
+(0/1 data) or the numeric search with a leaf objective and the search
+options (:func:`search_options`: the defaults of :data:`SEARCH_OPTIONS`,
+unknown names refused). Both return arrays and a status
+(:class:`SearchOutput`); :func:`fit_result` turns them into the ``Tree`` and
+the ``FitResult`` the estimators store. The objective decides the leaves'
+values and labels (``value_of`` / ``label_of``), nothing else does.
 """
 
 from __future__ import annotations
