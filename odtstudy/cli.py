@@ -147,7 +147,7 @@ def _dry_run(config, runs, folder) -> int:
     print(
         f"study {config.name!r} ({config.scale} scale) -> {folder}: {len(runs)} runs "
         f"in the grid, {len(runs) - len(todo)} already recorded, {len(todo)} to run"
-        + (f", each fitted {config.repeats} times" if config.repeats > 1 else "")
+        + (f", each fitted up to {config.repeats} times" if config.repeats > 1 else "")
         + f"; protocol {runs[0]['protocol_id'] if runs else '-'}"
     )
     for run in todo:

@@ -86,7 +86,7 @@ def _load(provenances) -> str:
     return f"Load average (1/5/15 min) when {runs}: {', '.join(shown)}."
 
 
-def _concurrency(provenances, repeats) -> str:
+def _concurrency(provenances, repeats, repeat_below_s=None) -> str:
     workers = sorted({int(p["workers"]) for p in provenances if "workers" in p})
     if not workers:
         text = "Runs at once: not recorded"
@@ -102,7 +102,13 @@ def _concurrency(provenances, repeats) -> str:
     backends = _distinct(p.get("backend", "local") for p in provenances)
     if backends != ["local"]:
         text += f", on {', '.join(backends)}"
-    if repeats > 1:
+    if repeats > 1 and repeat_below_s is not None:
+        text += (
+            f"; each fit that ended before its limit in under {repeat_below_s:g} s "
+            f"repeated up to {repeats} times, each in a fresh process, methods "
+            "interleaved: times are the medians (longer fits and time-outs once)"
+        )
+    elif repeats > 1:
         text += (
             f"; each fit repeated {repeats} times, each in a fresh process, "
             "methods interleaved: times are the medians"
@@ -224,7 +230,7 @@ def provenance_text(frame: pd.DataFrame, protocol: dict) -> str:
         _software(provenances, versions),
         _machine(provenances),
         _load(provenances),
-        _concurrency(provenances, repeats),
+        _concurrency(provenances, repeats, protocol.get("repeat_below_s")),
         _steal(frame),
         *_warnings(frame, provenances),
     ]

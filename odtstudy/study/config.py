@@ -15,7 +15,7 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     memory_limit_mb = 4096
     max_thresholds = 8           # Binarizer setting for 0/1-only learners
     workers = 2                  # runs at the same time (one process each)
-    repeats = 1                  # fits per run, each in a fresh process
+    repeats = 1                  # fits per short run, each in a fresh process
 
     [methods.dl85-asc]           # a labelled variant with its own parameters
     method = "dl85"
@@ -88,8 +88,9 @@ Checks
   ``workers``         an integer >= 1
   ``repeats``         an integer >= 1: fits per run, each in a fresh
                       process, the methods of a (dataset, depth, fold,
-                      seed) interleaved; the record holds every repeat's
-                      times and their median; absent: 1
+                      seed) interleaved; only fits that end before their
+                      limit in under 60 s are repeated; the record holds
+                      every repeat's times and their median; absent: 1
   ``max_thresholds``  an integer >= 1, or ``"all"`` (every midpoint);
                       absent: 8
   ``time_limit``      seconds, a number > 0

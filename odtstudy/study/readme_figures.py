@@ -142,12 +142,16 @@ def _protocol(records: StudyRecords) -> str:
     if "provenance" in frame and frame["provenance"].notna().any():
         provenance = _parsed(frame["provenance"].dropna().iloc[0]) or {}
     repeats = int(protocol.get("repeats", 1))
+    below = protocol.get("repeat_below_s")
+    fits = f"{repeats} fit(s) per run (median time)"
+    if repeats > 1 and below is not None:
+        fits = f"up to {repeats} fits per run under {below:g} s (median time)"
     workers = provenance.get("workers", "?")
     cpu = provenance.get("cpu_model", "CPU not recorded")
     load = provenance.get("load_at_start")
     load_text = f"load {load[0]:.1f} at start" if load else "load not recorded"
     return (
-        f"{len(frame)} runs, {repeats} fit(s) per run (median time), "
+        f"{len(frame)} runs, {fits}, "
         f"{workers} at a time, {protocol['time_limit']:g} s per fit, {cpu}, "
         f"{load_text}, revision {protocol.get('source_revision', 'not recorded')}"
     )

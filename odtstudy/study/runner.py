@@ -10,10 +10,13 @@ again only runs what is missing, and runs of another protocol never count as
 done. SIGINT / SIGTERM stop the study cleanly: running groups are killed,
 finished records are kept, and :class:`StudyInterrupted` says how to resume.
 
-With ``repeats = N``, each run is fitted N times, each time in a fresh worker,
-the methods of one (dataset, depth, fold, seed) interleaved: repeat 1 of
-every method, then repeat 2, ... Its record, written when its last repeat
-ends, lists every repeat's fit time, CPU time and status
+With ``repeats = N``, each run is fitted up to N times, each time in a fresh
+worker, the methods of one (dataset, depth, fold, seed) interleaved: repeat 1
+of every method, then repeat 2, ... Only fits that end, before their limit
+and in under :data:`REPEAT_BELOW_S` seconds, are repeated: a repeat measures
+the noise of a short time, and a time-out's time is its limit (a fit that
+stops repeating is recorded with the repeats it had). Its record, written
+when its last repeat ends, lists every repeat's fit time, CPU time and status
 (``fit_times_s``, ``cpu_times_s``, ``repeat_statuses``); ``fit_time_s`` and
 ``cpu_time_s`` are their medians, and the other fields those of the
 lower-median repeat by fit time. Every record carries the ``provenance`` of
@@ -56,6 +59,10 @@ from odtstudy.study.results import (
     ResultsStore,
     StudyLock,
 )
+
+#: Fits that end sooner than this (and before their time limit) are repeated
+#: ``repeats`` times; longer ones and time-outs are timed once.
+REPEAT_BELOW_S = 60.0
 
 __all__ = [
     "StudyInterrupted",
@@ -118,6 +125,7 @@ def protocol_of(config: StudyConfig) -> dict:
         "folds": int(config.folds),
         "seeds": [int(s) for s in config.seeds],
         "repeats": int(config.repeats),
+        **({"repeat_below_s": REPEAT_BELOW_S} if config.repeats > 1 else {}),
         "time_limit": float(config.time_limit),
         "grace_s": float(config.grace_s),
         "memory_limit_mb": config.memory_limit_mb,
@@ -555,21 +563,28 @@ def run_study(
         progress = _Progress(pending, workers, quiet, config.repeats)
         recorded = 0
         repeats_done: dict[str, dict] = {}
+        closed: set[str] = set()
 
         def finish(attempt, outcome, running=()):
             """Keep one repeat's outcome; record the run after its last."""
             nonlocal recorded
             run, repeat = attempt
+            if run["run_id"] in closed:
+                return
             done = repeats_done.setdefault(run["run_id"], {})
             done[repeat] = outcome
-            if len(done) < config.repeats:
+            if len(done) < config.repeats and _worth_repeating(outcome, run):
                 return
             del repeats_done[run["run_id"]]
-            outcomes = [done[r] for r in range(config.repeats)]
+            closed.add(run["run_id"])
+            outcomes = [done[r] for r in sorted(done)]
             row = _record(run, _combine_repeats(outcomes), common)
             store.append(row)
             recorded += 1
             progress.update(run, row["status"], row.get("wall_time_s") or 0, running)
+
+        def wanted(attempt):
+            return attempt[0]["run_id"] not in closed
 
         attempts = _attempts(pending, config.repeats)
         if client is not None:
@@ -579,7 +594,7 @@ def run_study(
                 if client is not scheduler:
                     client.close()
         else:
-            _run_local(attempts, workers, poll_interval, finish, stop)
+            _run_local(attempts, workers, poll_interval, finish, stop, wanted)
         if stop.signum is not None:
             raise StudyInterrupted(stop.signum, recorded, len(pending) - recorded)
     return store
@@ -601,6 +616,16 @@ def _attempts(pending, repeats) -> list:
     ]
 
 
+def _worth_repeating(outcome: dict, run: dict) -> bool:
+    """Whether a fit is short enough, and ended on its own, to be timed again."""
+    if outcome.get("status") != "ok" or outcome.get("learner_status") == "timeout":
+        return False
+    seconds = outcome.get("fit_time_s")
+    if seconds is None or seconds >= REPEAT_BELOW_S:
+        return False
+    return seconds < run["time_limit"]
+
+
 def _combine_repeats(outcomes: list) -> dict:
     """One run's record fields from the outcomes of its repeats (see the
     module documentation)."""
@@ -620,7 +645,7 @@ def _combine_repeats(outcomes: list) -> dict:
     return combined
 
 
-def _run_local(attempts, workers, poll_interval, finish, stop):
+def _run_local(attempts, workers, poll_interval, finish, stop, wanted):
     active: list[tuple] = []  # of (attempt, _Active)
     queue = list(attempts)
     guard = GroupGuard()
@@ -628,6 +653,8 @@ def _run_local(attempts, workers, poll_interval, finish, stop):
         while (queue or active) and stop.signum is None:
             while queue and len(active) < workers and stop.signum is None:
                 attempt = queue.pop(0)
+                if not wanted(attempt):
+                    continue
                 active.append((attempt, _Active(attempt[0], guard)))
             time.sleep(poll_interval)
             for pair in list(active):

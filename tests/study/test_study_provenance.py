@@ -25,6 +25,7 @@ from odtstudy.study import (
     make_report,
     register_method,
     run_study,
+    runner,
 )
 from odtstudy.study.runner import _combine_repeats
 
@@ -278,7 +279,35 @@ def test_repeats_run_interleaved_in_fresh_processes(tmp_path, monkeypatch):
     }
     assert once.isdisjoint(thrice)
     text = make_report("unit", output_dir=tmp_path).read_text()
-    assert "each fit repeated 3 times" in text
+    assert "repeated up to 3 times" in text and "under 60 s" in text
+    assert protocol["repeat_below_s"] == runner.REPEAT_BELOW_S
+
+
+def test_fits_at_least_the_repeat_bound_are_timed_once(tmp_path, monkeypatch):
+    log = tmp_path / "fits.log"
+    monkeypatch.setenv("ODTSTUDY_TEST_FIT_LOG", str(log))
+    monkeypatch.setattr(runner, "REPEAT_BELOW_S", 0.0)
+    config = _small(["test-log-a", "test-log-b"], repeats=3)
+    frame = run_study(config, output_dir=tmp_path, workers=1, quiet=True).load()
+    assert "".join(line.split()[0] for line in log.read_text().splitlines()) == "AB" * 2
+    assert len(frame) == 4
+    assert frame["fit_times_s"].map(json.loads).map(len).eq(1).all()
+
+
+@pytest.mark.parametrize(
+    "outcome, repeat",
+    [
+        ({"status": "ok", "learner_status": "optimal", "fit_time_s": 1.0}, True),
+        ({"status": "ok", "learner_status": "timeout", "fit_time_s": 1.0}, False),
+        ({"status": "timeout", "fit_time_s": 1.0}, False),
+        ({"status": "error", "fit_time_s": 1.0}, False),
+        ({"status": "ok", "learner_status": "optimal", "fit_time_s": 60.0}, False),
+        ({"status": "ok", "learner_status": "feasible", "fit_time_s": 5.0}, False),
+        ({"status": "ok", "learner_status": "optimal"}, False),
+    ],
+)
+def test_only_short_fits_that_end_on_their_own_are_repeated(outcome, repeat):
+    assert runner._worth_repeating(outcome, {"time_limit": 5.0}) is repeat
 
 
 def test_median_repeat_gives_the_record_its_fields():
@@ -328,7 +357,7 @@ def test_repeats_flag_sets_the_study_repeats(tmp_path, capsys, no_preflight):
     three = capsys.readouterr().out.splitlines()[0]
     assert main([*argv, "--dry-run"]) == 0
     one = capsys.readouterr().out.splitlines()[0]
-    assert "each fitted 3 times" in three and "each fitted" not in one
+    assert "each fitted up to 3 times" in three and "each fitted" not in one
     assert three.split("protocol ")[1] != one.split("protocol ")[1]
 
 
