@@ -42,6 +42,7 @@ def plt():
             "axes.grid": True,
             "grid.alpha": 0.3,
             "svg.fonttype": "none",
+            "svg.hashsalt": "odtstudy",  # the same ids at every render
         }
     )
     return pyplot
@@ -84,7 +85,12 @@ class MethodStyle:
 def save(fig, folder: Path, name: str) -> str:
     """Write ``fig`` as ``<name>.png`` and ``<name>.svg``; return the PNG's name."""
     for ext in ("png", "svg"):
-        fig.savefig(Path(folder) / f"{name}.{ext}", dpi=DPI, bbox_inches="tight")
+        fig.savefig(
+            Path(folder) / f"{name}.{ext}",
+            dpi=DPI,
+            bbox_inches="tight",
+            metadata={"Date": None},  # a re-render writes the same file
+        )
     plt().close(fig)
     return f"{name}.png"
 

@@ -3,6 +3,7 @@
 import itertools
 import json
 import re
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -89,7 +90,11 @@ def test_report_sections_and_self_contained_html(report):
     assert "no rank test: k = 4 methods on N = 3 datasets, Nemenyi CD = " in text
     assert "Friedman p =" not in text and not list(folder.glob("cd-*"))
     page = (folder / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == text.count("![")
+    # every figure embedded as SVG text, none as a link to a file beside it
+    assert page.count("src='data:image/svg+xml,") == text.count("![")
+    assert "src='" not in page.replace("src='data:image/svg+xml,", "")
+    first = page.split("src='data:image/svg+xml,")[1].split("'")[0]
+    assert "<svg" in unquote(first) and "</svg>" in unquote(first)
     assert "table.sortable" in page and "<b>" in page
     assert (folder / "results.parquet").stat().st_size > 0
 

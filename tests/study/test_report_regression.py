@@ -237,7 +237,7 @@ def test_tables_of_errors_objective_families_and_status(report):
 
 def test_figures_and_html_render(report):
     html = report.with_suffix(".html").read_text()
-    assert "<table" in html and "data:image/png;base64," in html
+    assert "<table" in html and "data:image/svg+xml," in html
     folder = report.parent
     for name in ("test_mse.png", "optimality_gap.png", "cd-test_mse-d2.png"):
         assert (folder / name).stat().st_size > 5000, name
