@@ -12,9 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from odtstudy.datasets._published import published_optimum
 from odtstudy.study._records import StudyRecords
 
-__all__ = ["PROOF_RULE", "REGRESSION_PROOF_RULE", "proof_table"]
+__all__ = [
+    "PROOF_RULE",
+    "PUBLISHED_RULE",
+    "REGRESSION_PROOF_RULE",
+    "proof_table",
+    "published_table",
+]
 
 _RULE = (
     "Exact methods of one objective family solve the same problem: their "
@@ -23,7 +30,9 @@ _RULE = (
     "runs), and for the runs not proven, the gap at the limit "
     "(objective − the method's own lower bound) / objective; `no bound`: "
     "runs not proven that report no lower bound; `no tree of its own`: runs "
-    "that returned none (fallback leaf, warm start, killed, failed)."
+    "that returned none (fallback leaf, warm start, killed, failed); PAR-2: "
+    "the mean over the runs of the time to a proof, a run not proven counting "
+    "twice its time limit."
 )
 PROOF_RULE = _RULE.format(measure="training accuracies")
 #: the same rule worded for regression records
@@ -72,6 +81,8 @@ def proof_table(records: StudyRecords) -> pd.DataFrame:
             open_runs = own[~own["optimal"]]
             gaps = _gap_at_limit(open_runs)
             times = proven["fit_time_s"].dropna()
+            limit = float(runs["time_limit"].max())
+            par2 = (times.sum() + 2 * limit * (n_runs - len(times))) / n_runs
             row = {"depth": depth, "method": method}
             if several:
                 row["objective family"] = families[method]
@@ -80,6 +91,7 @@ def proof_table(records: StudyRecords) -> pd.DataFrame:
                     "proven": f"{len(proven)}/{n_runs}",
                     "time to proof, median (s)": _fmt(times.median()),
                     "time to proof, max (s)": _fmt(times.max()),
+                    "PAR-2 (s)": _fmt(par2),
                     "not proven (own tree)": len(open_runs),
                     "gap at the limit, median": _percent(gaps.median()),
                     "gap at the limit, max": _percent(gaps.max()),
@@ -89,6 +101,65 @@ def proof_table(records: StudyRecords) -> pd.DataFrame:
             )
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+PUBLISHED_RULE = (
+    "Instances whose optimum a solver's authors published, fitted on all "
+    "rows: the published value (source below) and each exact method's "
+    "objective, `proven` when the method proved it optimal; a proof of "
+    "another value is marked **contradicts**, a tree worse than the "
+    "optimum at the limit `not proven`."
+)
+
+
+def published_table(records: StudyRecords) -> tuple[pd.DataFrame, list]:
+    """Each instance with a published optimum beside each exact method's
+    objective on it (fits on all rows only).
+
+    Parameters
+    ----------
+    records : StudyRecords
+
+    Returns
+    -------
+    table : DataFrame
+        A row per (dataset, depth) with a published optimum; empty when
+        the study has none.
+    sources : list of str
+        The sources of the values in the table.
+    """
+    frame = records.frame
+    exact = records.exact_methods
+    if not exact or "n_folds" not in frame or not (frame["n_folds"] == 1).any():
+        return pd.DataFrame(), []
+    rows, sources = [], []
+    for (dataset, depth), runs in frame[frame["n_folds"] == 1].groupby(
+        ["dataset", "depth"], sort=True
+    ):
+        published = published_optimum(dataset, depth)
+        if published is None:
+            continue
+        value, source = published
+        if source not in sources:
+            sources.append(source)
+        row = {"dataset": dataset, "depth": depth, "published": f"{value:g}"}
+        for method in exact:
+            run = runs[runs["method"] == method]
+            row[method] = _against_published(run, value) if len(run) else ""
+        rows.append(row)
+    return pd.DataFrame(rows), sources
+
+
+def _against_published(runs: pd.DataFrame, published: float) -> str:
+    run = runs.iloc[0]
+    if not run["has_tree"] or pd.isna(run["objective"]):
+        return "no tree"
+    objective = float(run["objective"])
+    if not run["optimal"]:
+        return f"{objective:g} not proven"
+    if objective == published:
+        return f"{objective:g} proven"
+    return f"**{objective:g} proven: contradicts**"
 
 
 def _fmt(value) -> str:

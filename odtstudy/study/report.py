@@ -32,7 +32,13 @@ from odtstudy.study._checks import (
 )
 from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
-from odtstudy.study._proofs import PROOF_RULE, REGRESSION_PROOF_RULE, proof_table
+from odtstudy.study._proofs import (
+    PROOF_RULE,
+    PUBLISHED_RULE,
+    REGRESSION_PROOF_RULE,
+    proof_table,
+    published_table,
+)
 from odtstudy.study._provenance_text import provenance_text
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
 from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
@@ -253,6 +259,7 @@ def _exact_methods(doc, records, reference) -> None:
     regression = isinstance(records, RegressionRecords)
     doc.text(REGRESSION_PROOF_RULE if regression else PROOF_RULE)
     doc.table(proof_table(records))
+    _published_optima(doc, records)
     if reference not in exact or len(exact) < 2:
         return
     others = [m for m in records.speed_references if m != reference]
@@ -266,6 +273,16 @@ def _exact_methods(doc, records, reference) -> None:
             f"Not timed against a reference: {method} (no run of the same "
             f"problem in common with {refs})."
         )
+
+
+def _published_optima(doc, records) -> None:
+    table, sources = published_table(records)
+    if table.empty:
+        return
+    doc.heading("Published optima", 3)
+    doc.text(PUBLISHED_RULE)
+    doc.table(table)
+    doc.text(f"Source: {'; '.join(sources)}.")
 
 
 def _speed_against(doc, records, reference, methods, startup) -> None:

@@ -9,15 +9,9 @@ errors as ``objective_`` says.
 Sources
 -------
 CONTREE_OPTIMA
-    ConSol-Lab/contree@61ebd49f3b2aa607bba84c2bd3e218b9a793a40c
-    ``examples/contree_test.py`` (pycontree 1.0.8 at that commit), lines
-    9-20 (``correct``): the training misclassifications of
-    ``ConTree(max_depth=depth, time_limit=14400)`` on
-    ``train-datasets/<name>.txt``, asserted equal to ``sum(predict(X) != y)``
-    at line 38. The splits are vendored unchanged as ``contree-train/<name>``;
-    ``skin`` (lines 14 and 18) is not vendored. ConTree searches every
-    threshold of the numeric features, as ``DL85Classifier(thresholds="all")``
-    does.
+    ConTree's published optima, in the package
+    (:mod:`odtstudy.datasets._published`, with their source), as the study
+    reports print them beside each proof.
 PYDL85_OPTIMA
     aia-uclouvain/pydl8.5@a7f0fee72b4c17bbcb727050ba102db7dda10119
     ``tests/test_DL85Classifier.py``, lines 37 (depth 2) and 57 (depth 3):
@@ -50,36 +44,8 @@ import numpy as np
 import pytest
 
 from odtstudy.datasets import load_dataset
+from odtstudy.datasets._published import CONTREE_OPTIMA
 from odtstudy.dl85 import DL85Classifier, DL85Regressor
-
-CONTREE_OPTIMA = {
-    3: {
-        "avila": 4329,
-        "bank": 19,
-        "bean": 1406,
-        "bidding": 37,
-        "eeg": 3495,
-        "fault": 494,
-        "htru": 275,
-        "magic": 2567,
-        "occupancy": 47,
-        "page": 125,
-        "raisin": 76,
-        "rice": 189,
-        "room": 62,
-        "segment": 208,
-        "wilt": 18,
-    },
-    4: {
-        "bank": 0,
-        "bidding": 16,
-        "occupancy": 26,
-        "page": 91,
-        "room": 11,
-        "segment": 76,
-        "wilt": 2,
-    },
-}
 
 PYDL85_OPTIMA = {
     2: {
