@@ -1,0 +1,54 @@
+"""The headline study's grid follows the rule its config writes down:
+whole suites, never a pick by outcome."""
+
+import pytest
+
+from odtstudy.datasets import dataset_info, list_datasets
+from odtstudy.datasets._published import CONTREE_OPTIMA
+from odtstudy.study import expand_runs, load_config
+
+
+@pytest.fixture(scope="module")
+def tiers():
+    config = load_config("headline")
+    return config, {tier["name"]: tier for tier in config.tiers}
+
+
+def test_numeric_tiers_are_the_contree_suite_and_its_8_smallest(tiers):
+    _, by_name = tiers
+    suite = list_datasets("contree")
+    assert sorted(by_name["numeric-d3"]["datasets"]) == sorted(suite)
+    smallest = sorted(suite, key=lambda name: dataset_info(name)["rows"])[:8]
+    assert sorted(by_name["numeric-d4"]["datasets"]) == sorted(smallest)
+    assert by_name["numeric-d3"]["depths"] == [3]
+    assert by_name["numeric-d4"]["depths"] == [4]
+
+
+@pytest.mark.parametrize("depth", [3, 4])
+def test_published_tiers_are_every_split_with_a_published_optimum(tiers, depth):
+    _, by_name = tiers
+    tier = by_name[f"published-d{depth}"]
+    assert tier["depths"] == [depth]
+    expected = sorted(f"contree-train/{name}" for name in CONTREE_OPTIMA[depth])
+    assert sorted(tier["datasets"]) == expected
+    if depth == 3:  # every vendored split has a depth-3 optimum
+        assert expected == sorted(list_datasets("contree-train"))
+
+
+def test_binary_tier_is_15_cp4im_sets_at_depths_5_and_6(tiers):
+    _, by_name = tiers
+    tier = by_name["binary"]
+    assert tier["depths"] == [5, 6]
+    assert len(set(tier["datasets"])) == 15
+    assert set(tier["datasets"]) <= {
+        name.split("/")[-1] for name in list_datasets("cp4im")
+    }
+
+
+def test_the_budget_arithmetic_counts_the_grid(tiers):
+    config, _ = tiers
+    runs = expand_runs(config)
+    assert len(runs) == 252  # the count the config's description budgets
+    assert "252 fits" in config.description
+    assert {run["time_limit"] for run in runs} == {60.0}
+    assert config.workers == 1 and config.folds == 1 and config.repeats == 3
