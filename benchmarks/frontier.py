@@ -70,10 +70,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from dl85_vs_pydl85 import _geomean, run_fit
+from readme_figures import update
 
 from odtstudy.datasets import list_datasets, load_dataset
-from odtstudy.study.readme_figures import update
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "benchmarks" / "results" / "frontier.txt"

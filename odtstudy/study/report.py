@@ -61,6 +61,7 @@ __all__ = [
     "heuristic_gaps",
     "make_report",
     "markdown_table",
+    "newest_records",
     "protocol_section",
 ]
 
@@ -561,6 +562,31 @@ def protocol_section(
 def _protocols_newest_first(frame: pd.DataFrame) -> list:
     newest = frame.groupby("protocol_id")["utc"].max().sort_values(ascending=False)
     return list(newest.index)
+
+
+def newest_records(folder: Path) -> StudyRecords:
+    """The records of the newest protocol in ``folder/results.jsonl``.
+
+    Parameters
+    ----------
+    folder : Path
+        A study's folder (a reference report's, say).
+
+    Returns
+    -------
+    StudyRecords
+
+    Raises
+    ------
+    ValueError
+        When the folder holds no record.
+    """
+    frame = ResultsStore(folder).load()
+    if frame.empty:
+        raise ValueError(f"no records in {folder}/results.jsonl")
+    newest = _protocols_newest_first(frame)[0]
+    frame = frame[frame["protocol_id"] == newest].reset_index(drop=True)
+    return StudyRecords.from_frame(frame)
 
 
 def _environment(doc: Document, frame: pd.DataFrame) -> None:

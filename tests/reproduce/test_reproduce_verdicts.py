@@ -25,7 +25,7 @@ from odtstudy.reproduce._report import paper_section, thresholds_history
 from odtstudy.reproduce._rules import Rules, parse_thresholds
 from odtstudy.study._document import Document
 from odtstudy.study._speed import MIN_UNITS
-from odtstudy.study.readme_figures import newest_records
+from odtstudy.study.report import newest_records
 
 if sys.version_info >= (3, 11):
     import tomllib

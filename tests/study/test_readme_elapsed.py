@@ -3,8 +3,9 @@
 from types import SimpleNamespace
 
 import pandas as pd
+from tool_module import load_tool
 
-from odtstudy.study.readme_figures import _elapsed
+_elapsed = load_tool("readme_figures")._elapsed
 
 
 def _records(rows):

@@ -6,12 +6,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from tool_module import load_tool
 
 import odtstudy.study
-from odtstudy.study import load_config, make_report, readme_figures, run_study
+from odtstudy.study import load_config, make_report, run_study
 from odtstudy.study._records import StudyRecords
 from odtstudy.study.report import consistency_violations, heuristic_gaps
 from odtstudy.study.runner import expand_runs
+
+readme_figures = load_tool("readme_figures")
 
 if sys.version_info >= (3, 11):
     import tomllib

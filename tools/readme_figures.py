@@ -1,9 +1,9 @@
 """The README's figures, computed from the committed reference reports' records.
 
-This module gives the studies' figures (:func:`figures`); the reproductions
-add theirs, and one command rewrites them all::
+A maintenance script, not part of the package: one command rewrites every
+figures region of the README and the guide pages from the records::
 
-    python -m odtstudy.reproduce.readme_figures [--check]
+    python tools/readme_figures.py [--check]
         [--readme FILE ...] [--reports docs/reference-reports]
 
 ``--readme`` defaults to :data:`READMES`, every file that holds a region.
@@ -19,6 +19,7 @@ write, with the tests that check them).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -27,21 +28,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from odtstudy.reproduce._claims import VERDICTS, legend_text
+from odtstudy.reproduce._published import list_reproductions, load_published
+from odtstudy.reproduce._report import evaluate_claims
 from odtstudy.study._provenance_text import _parsed
 from odtstudy.study._records import StudyRecords
 from odtstudy.study._speed import speed_table
-from odtstudy.study.report import _protocols_newest_first
-from odtstudy.study.results import ResultsStore
-
-__all__ = [
-    "ELSEWHERE",
-    "READMES",
-    "figures",
-    "main",
-    "newest_records",
-    "regions",
-    "update",
-]
+from odtstudy.study.report import newest_records
 
 #: Every file with figures regions, from the clone root: the README, the
 #: guide pages its sections moved to, and the reference reports' index.
@@ -63,7 +56,6 @@ ELSEWHERE = {
     "threads": "benchmarks/dl85_threads.py --readme (tests/test_threads_benchmark.py)",
     "numeric-vs-contree": "benchmarks/numeric_vs_contree.py --readme "
     "(tests/test_numeric_vs_contree_benchmark.py)",
-    "reproductions": "python -m odtstudy.reproduce.readme_figures",
 }
 
 #: The published tools compared in the README's headline, with their names.
@@ -79,19 +71,6 @@ _REGION = re.compile(
     r"(?P<indent>[ \t]*)(?P<close><!-- /figures:(?P=name) -->)",
     re.DOTALL,
 )
-
-
-def _newest_protocol(frame: pd.DataFrame) -> pd.DataFrame:
-    newest = _protocols_newest_first(frame)[0]
-    return frame[frame["protocol_id"] == newest].reset_index(drop=True)
-
-
-def newest_records(folder: Path) -> StudyRecords:
-    """The records of the newest protocol in ``folder/results.jsonl``."""
-    frame = ResultsStore(folder).load()
-    if frame.empty:
-        raise ValueError(f"no records in {folder}/results.jsonl")
-    return StudyRecords.from_frame(_newest_protocol(frame))
 
 
 def _ratio_column(table: pd.DataFrame) -> str:
@@ -280,13 +259,24 @@ def _workers(frame: pd.DataFrame) -> str:
     return ", ".join(sorted(values))
 
 
+def _revision(records: StudyRecords) -> str:
+    """The source revision of a report's records (its protocol's), short,
+    with the date of its first run: every table names where it comes from."""
+    frame = records.frame
+    protocol = json.loads(frame["protocol"].dropna().iloc[0])
+    revision = str(protocol.get("source_revision") or "not recorded")
+    short = revision[:7] + (" (uncommitted tree)" if "-dirty-" in revision else "")
+    first = str(frame["utc"].min())[:10]
+    return f"`{short}`, {first}"
+
+
 def _reference_reports(reports: Path, verdicts) -> str:
     """One row per committed reference report: its runs, their summed wall
     time, how many ran at once, and ``verdicts(folder)`` (none: "–")."""
     lines = [
-        "| report | methods | runs | wall time of the runs | runs at a time "
-        "| verdicts |",
-        "|---|---|---|---|---|---|",
+        "| report | records at | methods | runs | wall time of the runs "
+        "| runs at a time | verdicts |",
+        "|---|---|---|---|---|---|---|",
     ]
     for folder in sorted(p for p in Path(reports).iterdir() if p.is_dir()):
         if not (folder / "results.jsonl").exists():
@@ -296,7 +286,7 @@ def _reference_reports(reports: Path, verdicts) -> str:
         minutes = float(frame["wall_time_s"].fillna(0).sum()) / 60
         verdict = (verdicts(folder) if verdicts else None) or "–"
         lines.append(
-            f"| [`{folder.name}`]({folder.name}/report.md) | "
+            f"| [`{folder.name}`]({folder.name}/report.md) | {_revision(records)} | "
             f"{frame['method'].nunique()} | {len(frame)} | "
             f"{minutes:.1f} min | {_workers(frame)} | {verdict} |"
         )
@@ -321,10 +311,62 @@ def _heuristics(records: StudyRecords) -> str:
     return "; ".join(parts) + "." if parts else "No heuristic ran."
 
 
-def figures(reports: Path, verdicts=None) -> dict:
-    """The studies' README figures by region name, from the records under
-    ``reports``; ``verdicts(folder)`` is a reference report's verdicts cell
-    (None: not a reproduction)."""
+#: The verdicts whose claims the README names (the claims not reproduced,
+#: for whatever reason).
+NAMED = ("inconclusive", "not reproduced", "not comparable")
+
+
+def _verdicts(name: str, records) -> str:
+    """One cell: a reproduction's count of each of the five verdicts (zeros
+    included, so the rows compare), the claims not reproduced by name, and
+    its implementation checks."""
+    _, results, error = evaluate_claims(name, records, load_published(name))
+    if error:
+        return f"the claims module failed: {error}"
+    claims = [r for r in results if not r.check]
+    counts = [f"{sum(r.verdict == v for r in claims)} {v}" for v in VERDICTS]
+    text = f"{len(claims)} claims: {', '.join(counts)}"
+    for verdict in NAMED:
+        ids = [r.claim for r in claims if r.verdict == verdict]
+        if ids:
+            text += f"; {verdict}: {', '.join(f'`{i}`' for i in ids)}"
+    checks = [r for r in results if r.check]
+    if checks:
+        passed = sum(r.verdict == "pass" for r in checks)
+        text += f"; checks: {passed} of {len(checks)} pass"
+    return text
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_verdicts(folder: Path) -> str | None:
+    """The verdicts cell of a report folder (None: not a reproduction)."""
+    if folder.name not in list_reproductions():
+        return None
+    return _verdicts(folder.name, newest_records(folder))
+
+
+def _reproductions(reports: Path) -> str:
+    """The README's reproductions table: one row per committed report."""
+    lines = [
+        "| reproduction | paper | records at | verdicts at default scale |",
+        "|---|---|---|---|",
+    ]
+    for name in list_reproductions():
+        folder = Path(reports) / name
+        if not (folder / "results.jsonl").exists():
+            continue
+        citation = load_published(name).paper["citation"].replace("|", "/")
+        verdicts = _folder_verdicts(folder)
+        revision = _revision(newest_records(folder))
+        lines.append(
+            f"| `odtstudy reproduce {name}` | {citation} | {revision} | {verdicts} |"
+        )
+    return "\n".join(lines)
+
+
+def figures(reports: Path) -> dict:
+    """Every README figure by region name, from the records under ``reports``."""
+    verdicts = _folder_verdicts
     versus = newest_records(Path(reports) / "versus")
     values = {
         "versus-headline": _headline(versus),
@@ -344,6 +386,8 @@ def figures(reports: Path, verdicts=None) -> dict:
         "versus-hard-protocol": _protocol(hard),
         "versus-hard-table": _hard_tables(hard),
     }
+    values["reproductions"] = _reproductions(Path(reports))
+    values["verdict-legend"] = legend_text()
     return values
 
 
