@@ -52,3 +52,16 @@ def test_the_budget_arithmetic_counts_the_grid(tiers):
     assert "252 fits" in config.description
     assert {run["time_limit"] for run in runs} == {60.0}
     assert config.workers == 1 and config.folds == 1 and config.repeats == 3
+
+
+def test_threads_study_runs_the_headline_suites_with_one_parameter_changed(tiers):
+    _, headline = tiers
+    config = load_config("threads")
+    by_name = {tier["name"]: tier for tier in config.tiers}
+    assert by_name["binary-d6"]["datasets"] == headline["binary"]["datasets"]
+    assert by_name["numeric-d3"]["datasets"] == headline["numeric-d3"]["datasets"]
+    specs = {spec.label: spec for spec in config.methods}
+    for base in ("dl85", "dl85-numeric"):
+        variant = specs[f"{base}-2threads"]
+        assert variant.method == base and variant.params == {"n_jobs": 2}
+    assert config.workers == 1  # a two-thread fit takes both cores
