@@ -1,5 +1,5 @@
-"""The headline study's grid follows the rule its config writes down:
-whole suites, never a pick by outcome."""
+"""The studies that replace the benchmarks (headline, threads, milp) run the
+instances their configs' rules name: whole suites, never a pick by outcome."""
 
 import pytest
 
@@ -65,3 +65,15 @@ def test_threads_study_runs_the_headline_suites_with_one_parameter_changed(tiers
         variant = specs[f"{base}-2threads"]
         assert variant.method == base and variant.params == {"n_jobs": 2}
     assert config.workers == 1  # a two-thread fit takes both cores
+
+
+def test_milp_runs_the_8_cp4im_sets_of_fewest_cells():
+    config = load_config("milp")
+    cells = {
+        name.split("/")[-1]: dataset_info(name)["rows"] * dataset_info(name)["features"]
+        for name in list_datasets("cp4im")
+    }
+    fewest = sorted(cells, key=cells.get)[:8]
+    assert sorted(config.datasets) == sorted(fewest)
+    assert config.depths == [2, 3] and config.folds == 1
+    assert config.methods[0].label == "dl85"  # the reference optimum
