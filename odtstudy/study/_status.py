@@ -9,8 +9,10 @@ runs that returned a tree not of their own (``has_solver_tree``).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from odtstudy._deadline import allowed_fit_time
 from odtstudy.study._solver_tree import no_solver_tree_reason
 
 __all__ = ["STATUS_RULE", "not_own_reasons", "status_table"]
@@ -22,7 +24,11 @@ STATUS_RULE = (
     "learner had reported a tree before; `not its own`: the fit returned a "
     "tree its solver did not produce in time (fallback leaf, warm start "
     "returned unchanged, tree after the allowed time); `proven optimal`: "
-    "within the allowed time; `optimal after the limit`: claimed after it."
+    "within the allowed time; `optimal after the limit`: claimed after it; "
+    "`over the allowed time`: fits that took longer than the time a learner "
+    "may take (its limit T × 1.1 + 1 s), killed runs included; `slowest fit / "
+    "allowed`: the longest fit time over the allowed time (above 1: the "
+    "limit was not honoured)."
 )
 
 
@@ -41,7 +47,8 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
         One row per method: ``runs``, ``returned``, ``learner time-out``,
         ``killed``, ``killed, tree kept``, ``error``, ``memout``,
         ``not its own``, ``proven optimal``, ``optimal after the limit``
-        (and ``other status`` when a run has another status).
+        (and ``other status`` when a run has another status), ``over the
+        allowed time`` and ``slowest fit / allowed``.
     """
     ok = frame["status"] == "ok"
     killed = frame["status"] == "timeout"
@@ -60,8 +67,15 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     }
     if not known.all():
         columns["other status"] = ~known
+    allowed = frame["time_limit"].astype(float).map(allowed_fit_time)
+    seconds = frame["fit_time_s"].astype(float)
+    columns["over the allowed time"] = (seconds > allowed) | killed
     flags = pd.DataFrame(columns).astype(int)
     table = flags.groupby(frame["method"]).sum()
+    share = (seconds / allowed).groupby(frame["method"]).max().reindex(table.index)
+    table["slowest fit / allowed"] = [
+        "" if np.isnan(value) else f"{value:.2f}" for value in share
+    ]
     return table.reset_index(names="method")
 
 

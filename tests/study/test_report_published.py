@@ -87,3 +87,33 @@ def test_the_report_prints_the_published_section(tmp_path):
 )
 def test_only_the_published_splits_have_an_optimum(name):
     assert published_optimum(name, 3) is None
+
+
+def test_status_counts_fits_over_the_allowed_time(tmp_path):
+    from odtstudy._deadline import allowed_fit_time
+    from odtstudy.study._status import status_table
+
+    proto = protocol(folds=1, time_limit=10.0)
+    allowed = allowed_fit_time(10.0)  # 12 s
+    records = [
+        run("a", 2, "dl85", proto=proto, fit_time_s=allowed - 0.5),
+        run("b", 2, "dl85", proto=proto, fit_time_s=allowed + 0.6),
+        run("a", 2, "cart", proto=proto, fit_time_s=1.2),
+        run(
+            "b",
+            2,
+            "cart",
+            proto=proto,
+            fit_time_s=None,
+            status="timeout",
+            has_tree=True,
+        ),
+    ]
+    frame = write_study(tmp_path / "limits", records).load()
+    table = status_table(frame).set_index("method")
+    assert table.loc["dl85", "over the allowed time"] == 1
+    assert (
+        table.loc["dl85", "slowest fit / allowed"] == f"{(allowed + 0.6) / allowed:.2f}"
+    )
+    assert table.loc["cart", "over the allowed time"] == 1  # the killed run
+    assert table.loc["cart", "slowest fit / allowed"] == "0.10"
