@@ -161,7 +161,7 @@ def _await_answer(child, deadline, fresh) -> SolverCall:
 
 
 def _forked_child(write_fd, task, setup):
-    """In the forked child (its own session, dying with its parent): run
+    """In the forked child (its own process group, dying with its parent): run
     ``task``, write its outcome."""
     if setup is not None:
         setup()

@@ -149,9 +149,10 @@ class GroupChild:
 
         The child dies with this process (its parent-death signal), closes
         ``guard``'s pipe (the guard must see this process's end only) and
-        leads its own session unless ``lead_group`` is False (``target``
-        then makes its own). It exits 0 when ``target`` returns, 1 when it
-        raised. What it writes on ``write_fd`` is read with :meth:`read`.
+        leads its own process group unless ``lead_group`` is False
+        (``target`` then makes its own, e.g. a session). It exits 0 when
+        ``target`` returns, 1 when it raised. What it writes on
+        ``write_fd`` is read with :meth:`read`.
 
         Parameters
         ----------
@@ -179,7 +180,7 @@ class GroupChild:
                 if guard is not None:
                     os.close(guard.fileno)
                 if lead_group:
-                    os.setsid()
+                    os.setpgid(0, 0)
                 target(write_fd)
                 code = 0
             finally:

@@ -82,15 +82,15 @@ def test_a_child_whose_target_raises_exits_1():
     assert child.close() == 1
 
 
-def test_a_forked_child_leads_its_own_session_unless_told_not_to():
-    def report_session(fd):
-        _write(fd, f"{os.getsid(0)}")
+def test_a_forked_child_leads_its_own_group_unless_told_not_to():
+    def report_group(fd):
+        _write(fd, f"{os.getpgrp()} {os.getsid(0)}")
 
-    child = GroupChild.fork(report_session)
-    assert int(_read_all(child)) == child.pid
+    child = GroupChild.fork(report_group)
+    assert _read_all(child).split() == [b"%d" % child.pid, b"%d" % os.getsid(0)]
     child.close()
-    child = GroupChild.fork(report_session, lead_group=False)
-    assert int(_read_all(child)) == os.getsid(0)
+    child = GroupChild.fork(report_group, lead_group=False)
+    assert _read_all(child).split() == [b"%d" % os.getpgrp(), b"%d" % os.getsid(0)]
     child.close()
 
 
