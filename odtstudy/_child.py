@@ -5,7 +5,8 @@ published solvers that do not stop at their own time limit (GOSDT checks its
 clock only every 10,000 iterations) or have none (LicketySPLIT), the
 bounded forests' pricing, and the study's preflight fits and cache-fraction
 probes. The call runs in a child killed at a deadline, and the pickled
-answer comes back through a pipe. The child leads its own process group, so
+answer comes back through a pipe. The child is a
+:class:`odtstudy._isolation.GroupChild`: it leads its own process group, so
 a kill takes the solver's threads and processes with it.
 
 Every call returns a :class:`SolverCall` whose timings keep the harness

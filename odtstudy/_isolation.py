@@ -1,4 +1,5 @@
-"""Isolating a fit in a child process: its own temp folder, one kill for its group."""
+"""Isolating a fit in a child process: its own temp folder, one kill for its
+group, and :class:`GroupChild`, the one child with a deadline."""
 
 from __future__ import annotations
 

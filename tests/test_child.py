@@ -24,6 +24,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _gone_within(pid: int, seconds: float) -> bool:
+    """True once ``pid`` is gone, waiting at most ``seconds``."""
+    end = now() + seconds
+    while _alive(pid) and now() < end:
+        time.sleep(0.01)
+    return not _alive(pid)
+
+
 def _read_all(child: GroupChild) -> bytes:
     data = b""
     while chunk := child.read(5.0):
@@ -59,10 +67,7 @@ def test_a_child_past_its_deadline_is_killed_with_its_grandchild():
     assert child.expired()
     child.kill()
     assert child.close() == -signal.SIGKILL
-    deadline = now() + 2.0
-    while _alive(grandchild) and now() < deadline:
-        time.sleep(0.01)
-    assert not _alive(grandchild)
+    assert _gone_within(grandchild, 2.0)
     assert not _alive(child.pid)
 
 
@@ -103,10 +108,7 @@ def test_an_external_command_past_its_deadline_is_killed_with_its_group():
     assert child.expired()
     child.kill()
     assert child.close() == -signal.SIGKILL
-    deadline = now() + 2.0
-    while _alive(grandchild) and now() < deadline:
-        time.sleep(0.01)
-    assert not _alive(grandchild)
+    assert _gone_within(grandchild, 2.0)
 
 
 def test_an_external_command_that_finishes_gives_its_output_and_exit_code():
@@ -120,8 +122,6 @@ def test_the_guard_kills_the_group_of_a_child_still_running_when_it_closes():
     with GroupGuard() as guard:
         child = GroupChild.fork(_sleep_with_grandchild, guard=guard)
         grandchild = int(child.read(5.0))
-    deadline = now() + 2.0
-    while (_alive(grandchild) or not child.poll()) and now() < deadline:
-        time.sleep(0.01)
-    assert not _alive(grandchild)
+    assert _gone_within(grandchild, 2.0)
+    assert child.wait(until=now() + 2.0)
     assert child.close() == -signal.SIGKILL
