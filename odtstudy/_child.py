@@ -5,7 +5,8 @@ published solvers that do not stop at their own time limit (GOSDT checks its
 clock only every 10,000 iterations) or have none (LicketySPLIT), the
 bounded forests' pricing, and the study's preflight fits and cache-fraction
 probes. The call runs in a child killed at a deadline, and the pickled
-answer comes back through a pipe. The child leads its own process group, so
+answer comes back through a pipe. The child is a
+:class:`odtstudy._isolation.GroupChild`: it leads its own process group, so
 a kill takes the solver's threads and processes with it.
 
 Every call returns a :class:`SolverCall` whose timings keep the harness
@@ -31,7 +32,6 @@ import gc
 import importlib
 import os
 import pickle
-import select
 import struct
 import subprocess
 import sys
@@ -39,7 +39,7 @@ import tempfile
 from dataclasses import dataclass
 
 from odtstudy._deadline import Deadline, now
-from odtstudy._isolation import die_with_parent, kill_group
+from odtstudy._isolation import GroupChild, die_with_parent
 from odtstudy._procmem import SolverCallPeak, harness_children, uss_mb
 
 __all__ = [
@@ -117,30 +117,27 @@ def _run_task(answer, task, fresh) -> None:
     answer.flush()
 
 
-def _await_answer(pid, read_fd, deadline, reap, fresh) -> SolverCall:
+def _await_answer(child, deadline, fresh) -> SolverCall:
     """Read the child's header and answer until EOF or ``deadline``; kill its
-    group and reap it (``reap()`` returns its exit code) either way."""
+    group and reap it either way."""
     payload = bytearray()
     task_start = None
     finished = False
     try:
-        while True:
-            remaining = deadline.remaining()
-            if remaining is not None and remaining <= 0:
+        while not child.expired():
+            chunk = child.read(child.remaining())
+            if chunk is None:
+                continue
+            if not chunk:
+                finished = True
                 break
-            if select.select([read_fd], [], [], remaining)[0]:
-                chunk = os.read(read_fd, 1 << 20)
-                if not chunk:
-                    finished = True
-                    break
-                payload += chunk
-                if task_start is None and len(payload) >= _HEADER.size:
-                    task_start, uss = _HEADER.unpack_from(payload)
-                    harness_children.call_began(pid, uss)
+            payload += chunk
+            if task_start is None and len(payload) >= _HEADER.size:
+                task_start, uss = _HEADER.unpack_from(payload)
+                harness_children.call_began(child.pid, uss)
     finally:
-        os.close(read_fd)
-        kill_group(pid)
-        code = reap()
+        child.kill()
+        code = child.close()
     ended = now()
     startup = 0.0
     if fresh:
@@ -151,7 +148,7 @@ def _await_answer(pid, read_fd, deadline, reap, fresh) -> SolverCall:
         if finished and len(payload) > _HEADER.size:
             answer = pickle.loads(bytes(payload[_HEADER.size :]))
     finally:
-        harness_children.ended(pid, None if answer is None else answer[3])
+        harness_children.ended(child.pid, None if answer is None else answer[3])
     if not finished:
         return SolverCall(False, None, startup, ran)
     if answer is None:
@@ -164,19 +161,13 @@ def _await_answer(pid, read_fd, deadline, reap, fresh) -> SolverCall:
     return SolverCall(True, value, startup, ran)
 
 
-def _forked_child(write_fd, task, setup, parent_pid):
-    """In the forked child: run ``task``, write its outcome, exit. It leads
-    its own process group, which a kill of its parent's group misses, so it
-    dies with its parent instead."""
-    try:
-        die_with_parent(parent_pid)
-        os.setpgid(0, 0)
-        if setup is not None:
-            setup()
-        with os.fdopen(write_fd, "wb") as answer:
-            _run_task(answer, task, fresh=False)
-    finally:
-        os._exit(0)
+def _forked_child(write_fd, task, setup):
+    """In the forked child (its own process group, dying with its parent): run
+    ``task``, write its outcome."""
+    if setup is not None:
+        setup()
+    with os.fdopen(write_fd, "wb") as answer:
+        _run_task(answer, task, fresh=False)
 
 
 def call_in_fork(task, timeout, setup=None, guard=None) -> SolverCall:
@@ -208,34 +199,20 @@ def call_in_fork(task, timeout, setup=None, guard=None) -> SolverCall:
         child died without answering (e.g. a crash of the solver).
     """
     deadline = Deadline(timeout)
-    read_fd, write_fd = os.pipe()
     # the child's collector then leaves the parent's objects (and their
     # shared pages) alone; the lock keeps the memory sampler off meanwhile
     gc.freeze()
     try:
         with harness_children.lock:
-            parent_pid = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child never returns
-                os.close(read_fd)
-                if guard is not None:
-                    os.close(guard.fileno)
-                _forked_child(write_fd, task, setup, parent_pid)
-            harness_children.starting(pid)
+            child = GroupChild.fork(
+                lambda write_fd: _forked_child(write_fd, task, setup),
+                deadline_at=deadline.at,
+                guard=guard,
+            )
+            harness_children.starting(child.pid)
     finally:
         gc.unfreeze()
-    os.close(write_fd)
-    if guard is not None:
-        guard.add(pid)
-
-    def reap():
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-
-    try:
-        return _await_answer(pid, read_fd, deadline, reap, fresh=False)
-    finally:
-        if guard is not None:
-            guard.drop(pid)
+    return _await_answer(child, deadline, fresh=False)
 
 
 def call_with_deadline(task, timeout, setup=None, guard=None):
@@ -289,14 +266,11 @@ def call_in_fresh_interpreter(task, timeout, preload=()) -> SolverCall:
         pickle.dump((tuple(preload), task), request)
         request.seek(0)
         with harness_children.lock:
-            child = subprocess.Popen(
+            child = GroupChild.spawn(
                 [sys.executable, "-c", _SERVE.format(os.getpid())],
+                deadline_at=deadline.at,
                 stdin=request,
-                stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                start_new_session=True,
             )
             harness_children.starting(child.pid)
-    read_fd = os.dup(child.stdout.fileno())
-    child.stdout.close()
-    return _await_answer(child.pid, read_fd, deadline, child.wait, fresh=True)
+    return _await_answer(child, deadline, fresh=True)

@@ -1,7 +1,9 @@
 """HiGHS in a child process: ``python _highs_child.py DIR``.
 
 Run by :func:`odtstudy.milp._highs.solve_highs` as a script (it imports only
-NumPy and highspy, so it starts in a fraction of a second). Reads
+NumPy and highspy, so it starts in a fraction of a second), through a
+:class:`odtstudy.milp._process.SolverProcess`, whose supervisor SIGKILLs it
+at ``kill_at`` should it outrun its own time limit. Reads
 ``DIR/model.npz`` and ``DIR/options.json``, writes every improving solution
 to ``DIR/incumbent.npz`` (so a kill at the deadline still leaves the best
 one) and the final outcome to ``DIR/result.npz``. Files appear by atomic

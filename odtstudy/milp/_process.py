@@ -9,14 +9,15 @@ SIGKILL) it kills the solver if still running and removes the directory.
 So no solver process and no model file survives the fit, whatever happens
 to the process that runs it.
 
-The supervisor runs in its own session: a kill of the learner's process
-group leaves it alive long enough to clean up.
+The supervisor is a :class:`odtstudy._isolation.GroupChild` (spawned in its
+own session: a kill of the learner's process group leaves it alive long
+enough to clean up); should it not answer 5 s after the solver's SIGKILL,
+its whole session is killed.
 """
 
 from __future__ import annotations
 
 import os
-import selectors
 import shlex
 import shutil
 import signal
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from odtstudy._deadline import now as _clock
+from odtstudy._isolation import GroupChild
 
 __all__ = ["ProcessOutcome", "SolverProcess"]
 
@@ -103,16 +105,14 @@ class SolverProcess:
 
     def __init__(self, prefix: str = "odtstudy_solver_"):
         self.path = tempfile.mkdtemp(prefix=prefix)
-        self._proc = None
+        self._child = None  # the supervisor, a GroupChild
         self._direct = None  # no /bin/sh: the solver itself, no supervisor
         if os.name == "posix" and os.path.exists(_SH):
             try:
-                self._proc = subprocess.Popen(
+                self._child = GroupChild.spawn(
                     [_SH, "-c", _SUPERVISOR, "odtstudy-solver", self.path],
                     stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
-                    start_new_session=True,
                     close_fds=True,
                 )
             except BaseException:
@@ -154,42 +154,52 @@ class SolverProcess:
             Name of the graceful stop signal.
         """
         start = _clock()
-        if self._proc is None:
+        if self._child is None:
             return self._run_direct(argv, log, stop_at, kill_at, stop_signal, start)
         command = " ".join(shlex.quote(str(a)) for a in argv)
         with open(self.file("run.sh"), "w") as fh:
             fh.write(f"exec {command} >{shlex.quote(log)} 2>&1\n")
         self._send("run")
         interrupted = killed = False
-        line = b""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._proc.stdout, selectors.EVENT_READ)
-            while True:
-                now = _clock()
-                waits = [t for t in (stop_at, kill_at) if t is not None]
-                pending = [t for t in waits if t > now]
-                if stop_at is not None and not interrupted and now >= stop_at:
-                    self._send(stop_signal)
-                    interrupted = True
-                if kill_at is not None and not killed and now >= kill_at:
-                    self._send("KILL")
-                    killed = True
-                if killed:
-                    timeout = max(kill_at + 5.0 - now, 0.0)
-                else:
-                    timeout = min(pending) - now if pending else None
-                ready = selector.select(timeout)
-                if ready:
-                    line = self._proc.stdout.readline()
-                    break
-                if killed and _clock() >= kill_at + 5.0:
-                    self._kill_session()  # the supervisor itself does not answer
-                    break
+        while True:
+            now = _clock()
+            if stop_at is not None and not interrupted and now >= stop_at:
+                self._send(stop_signal)
+                interrupted = True
+            if kill_at is not None and not killed and now >= kill_at:
+                self._send("KILL")
+                killed = True
+                # the supervisor itself has 5 s to answer
+                self._child.deadline_at = kill_at + 5.0
+            chunk = self._child.read(self._wait_for(now, stop_at, kill_at, killed))
+            if chunk is not None:
+                line = self._read_line(chunk)
+                break
+            if self._child.expired():
+                self._child.kill()
+                line = b""
+                break
         try:
             returncode = int(line.strip())
         except ValueError:
             returncode = None
         return ProcessOutcome(returncode, interrupted, killed, _clock() - start)
+
+    def _wait_for(self, now, stop_at, kill_at, killed) -> float | None:
+        """Seconds until the next thing to do: a signal, or giving up on
+        the supervisor once SIGKILL was sent."""
+        if killed:
+            return self._child.remaining()
+        pending = [t for t in (stop_at, kill_at) if t is not None and t > now]
+        return min(pending) - now if pending else None
+
+    def _read_line(self, chunk: bytes) -> bytes:
+        """``chunk`` and what follows it up to its end of line (or of file)."""
+        line = chunk
+        while chunk and not line.endswith(b"\n"):
+            chunk = self._child.read(None)
+            line += chunk
+        return line
 
     def _run_direct(self, argv, log, stop_at, kill_at, stop_signal, start):
         with open(log, "w") as out:
@@ -218,30 +228,21 @@ class SolverProcess:
     # -------------------------------------------------------------- cleanup
     def _send(self, line: str) -> None:
         try:
-            self._proc.stdin.write(line.encode() + b"\n")
-            self._proc.stdin.flush()
+            self._child.stdin.write(line.encode() + b"\n")
+            self._child.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
-            pass
-
-    def _kill_session(self) -> None:
-        try:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
             pass
 
     def close(self) -> None:
         """Stop the solver if it still runs and remove the directory."""
-        if self._proc is not None:
+        if self._child is not None:
             try:
-                self._proc.stdin.close()  # the lifeline: the supervisor cleans up
+                self._child.stdin.close()  # the lifeline: the supervisor cleans up
             except OSError:
                 pass
-            try:
-                self._proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                self._kill_session()
-                self._proc.wait()
-            self._proc.stdout.close()
+            if not self._child.wait(until=_clock() + 5.0):
+                self._child.kill()  # the supervisor does not answer
+            self._child.close()
         if self._direct is not None and self._direct.poll() is None:
             self._direct.kill()
             self._direct.wait()

@@ -30,7 +30,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import select
 import shutil
 import signal
 import socket
@@ -45,7 +44,7 @@ from pathlib import Path
 import psutil
 
 from odtstudy._deadline import allowed_fit_time
-from odtstudy._isolation import GroupGuard, die_with_parent, kill_group
+from odtstudy._isolation import GroupChild, GroupGuard
 from odtstudy.datasets._user import user_dataset, user_source
 from odtstudy.study import _memory, _provenance
 from odtstudy.study._provenance import package_versions
@@ -225,42 +224,33 @@ def _cells(config: StudyConfig):
 class _Active:
     """A run in flight in a forked worker: pipe, deadline, memory, incumbent.
 
-    Plain ``os.fork`` (not ``multiprocessing``) so that runs can also be
-    started from daemonic processes such as Dask workers. The worker dies
-    with this process (its parent-death signal), and ``guard`` kills its
-    process group then, with what the run started in it.
+    The worker is a :class:`odtstudy._isolation.GroupChild` (a plain
+    ``os.fork``, not ``multiprocessing``, so that runs can also be started
+    from daemonic processes such as Dask workers): it dies with this process
+    (its parent-death signal), ``guard`` kills its process group then, with
+    what the run started in it, and the group is killed at the deadline,
+    which moves when the worker reports a probe or the fit's start.
     """
 
     def __init__(self, run, guard: GroupGuard):
         self.run = run
-        self._guard = guard
         self.tmpdir = tempfile.mkdtemp(prefix="odtstudy-run-")
-        read_fd, write_fd = os.pipe()
         worker_run = dict(run, method=run["base_method"])
         worker_run.pop("protocol", None)
         self.started = time.perf_counter()
-        runner_pid = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns into the caller's code
-            code = 1
-            try:
-                die_with_parent(runner_pid)  # a killed runner leaves no worker
-                os.close(guard.fileno)  # the guard sees the runner's end only
-                os.close(read_fd)
-                child_main(write_fd, worker_run, self.tmpdir)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        guard.add(pid)  # the worker's group: it leads its own session
-        self.pid = pid
-        self.fd = read_fd
-        self.buffer = bytearray()
-        self.exit_status = None
         self.allowed = allowed_fit_time(run["time_limit"])
         self.grace = run["grace_s"]
-        # loading and binarising the data get a grace period of their own
-        self.deadline = self.started + self.allowed + 2 * self.grace
+        # the worker leads its own session (child_main makes it); it dies
+        # with this process and the guard kills its group then
+        self.child = GroupChild.fork(
+            lambda write_fd: child_main(write_fd, worker_run, self.tmpdir),
+            # loading and binarising the data get a grace period of their own
+            deadline_at=self.started + self.allowed + 2 * self.grace,
+            guard=guard,
+            lead_group=False,
+        )
+        self.pid = self.child.pid
+        self.buffer = bytearray()
         self.fit_started = None
         self.rss_before_fit = None
         self.peak_rss_mb = 0.0
@@ -268,7 +258,7 @@ class _Active:
         self.incumbent = None
         self.outcome = None
         try:
-            self._ps = psutil.Process(pid)
+            self._ps = psutil.Process(self.pid)
         except psutil.Error:
             self._ps = None
 
@@ -286,11 +276,11 @@ class _Active:
     def _handle(self, kind, payload):
         if kind == "probe_start":
             # an unbounded probe (max_cache_fraction) gets a fit's time of its own
-            self.deadline = time.perf_counter() + self.allowed + 2 * self.grace
+            self.child.deadline_at = time.perf_counter() + self.allowed + 2 * self.grace
         elif kind == "fit_start":
             self.fit_started = time.perf_counter()
             self.rss_before_fit = payload["rss_mb"]
-            self.deadline = self.fit_started + self.allowed + self.grace
+            self.child.deadline_at = self.fit_started + self.allowed + self.grace
         elif kind == "incumbent":
             self.incumbent = payload
         elif kind == "outcome":
@@ -299,8 +289,7 @@ class _Active:
     def _drain(self) -> bool:
         """Read what the worker wrote; True once its end of the pipe closed."""
         closed = False
-        while select.select([self.fd], [], [], 0)[0]:
-            chunk = os.read(self.fd, 1 << 16)
+        while (chunk := self.child.read()) is not None:
             if not chunk:
                 closed = True
                 break
@@ -309,36 +298,26 @@ class _Active:
             self._handle(kind, payload)
         return closed
 
-    def _reap(self, block=False) -> bool:
-        if self.exit_status is None:
-            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
-            if pid == self.pid:
-                self.exit_status = status
-        return self.exit_status is not None
-
     def _cleanup(self):
         """Reap the worker, kill what is left of its group, drop its temp files."""
-        self._reap(block=True)
-        kill_group(self.pid)
-        self._guard.drop(self.pid)
-        os.close(self.fd)
+        self.child.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def kill(self):
         """Stop the run now, recording nothing (an interrupted study)."""
-        kill_group(self.pid)
+        self.child.kill()
         self._cleanup()
 
     def poll(self):
         """Return the outcome dict when the run is over, else ``None``."""
         closed = self._drain()
-        if closed or self.outcome is not None or self._reap():
+        if closed or self.outcome is not None or self.child.poll():
             if not closed and self.outcome is None:
                 self._drain()
             self._cleanup()
             return self._finish()
-        if time.perf_counter() > self.deadline:
-            kill_group(self.pid)
+        if self.child.expired():
+            self.child.kill()
             self._cleanup()
             return self._killed()
         return None
@@ -376,7 +355,7 @@ class _Active:
         wall = time.perf_counter() - self.started
         outcome = self.outcome
         if outcome is None:
-            status = self.exit_status
+            status = self.child.exit_status
             if os.WIFSIGNALED(status):
                 sig = os.WTERMSIG(status)
                 cause = f"signal {signal.Signals(sig).name}"
