@@ -59,6 +59,11 @@ from odtstudy.study.results import (
     StudyLock,
 )
 
+#: Seconds between two samples of a worker's process tree by the runner:
+#: listing a tree reads every process's /proc entry, and the runner may share
+#: the fit's core.
+TREE_SAMPLE_S = 0.1
+
 #: Fits that end sooner than this (and before their time limit) are repeated
 #: ``repeats`` times; longer ones and time-outs are timed once.
 REPEAT_BELOW_S = 60.0
@@ -255,6 +260,7 @@ class _Active:
         self.rss_before_fit = None
         self.peak_rss_mb = 0.0
         self.peak_fit_rss_mb = 0.0
+        self._next_sample = 0.0
         self.incumbent = None
         self.outcome = None
         try:
@@ -263,8 +269,13 @@ class _Active:
             self._ps = None
 
     def sample_memory(self):
-        if self._ps is None:
+        """Sample the worker's process tree, at most every
+        :data:`TREE_SAMPLE_S` (a finished worker reports its own peak; these
+        samples are what a killed run keeps)."""
+        now = time.perf_counter()
+        if self._ps is None or now < self._next_sample:
             return
+        self._next_sample = now + TREE_SAMPLE_S
         try:
             rss = _memory.tree_rss_mb(self._ps)
         except psutil.Error:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -143,3 +145,26 @@ def test_harness_child_is_not_charged_before_its_task_starts():
 def test_memory_rule_is_one_sentence():
     rule = _memory.MEMORY_RULE
     assert rule.endswith(".") and rule.count(". ") == 0 and "USS" in rule
+
+
+def test_the_sampler_lists_descendants_only_while_there_is_a_child():
+    # in a fresh interpreter: a test process may hold other tests' children
+    code = """
+import subprocess, time
+from odtstudy.study import _memory
+calls = []
+_memory.descendants_mb = lambda p: calls.append(1) or 0.0
+assert not _memory.has_children()
+with _memory.ChildrenSampler(interval=0.005):
+    time.sleep(0.1)
+assert calls == [], calls  # a fit without a child costs no /proc scan
+child = subprocess.Popen(["sleep", "0.3"])
+assert _memory.has_children()
+with _memory.ChildrenSampler(interval=0.005):
+    time.sleep(0.1)
+assert len(calls) >= 5, calls
+child.wait()
+assert not _memory.has_children()
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
