@@ -180,3 +180,65 @@ def test_a_deferred_or_indirect_import_upwards_is_caught(tmp_path, source, caugh
     modules = {**_modules(), "odtstudy.study.report": path}
     problems = [p for p in layer_violations(modules) if "odtstudy.study.report " in p]
     assert bool(problems) == caught, problems
+
+
+def import_cycles(modules: dict) -> list:
+    """Every cycle of imports between modules (deferred imports included),
+    as the sorted names of each strongly connected set of two or more.
+
+    A package's ``__init__`` re-exports its modules, so edges from and to a
+    package are left out: a module that imports its own package's
+    re-export is not a loop in the code.
+    """
+    packages = {m for m, p in modules.items() if p.name == "__init__.py"}
+    graph = {
+        module: {
+            imported
+            for _, imported in _imports(module, path)
+            if imported in modules and imported not in packages and imported != module
+        }
+        for module, path in modules.items()
+        if module not in packages
+    }
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(node):  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                cycles.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_import_loop():
+    cycles = import_cycles(_modules())
+    assert not cycles, "modules that import each other: " + "; ".join(
+        " <-> ".join(members) for members in cycles
+    )
+
+
+def test_a_deferred_loop_is_caught(tmp_path):
+    one, two = tmp_path / "one.py", tmp_path / "two.py"
+    one.write_text("from odtstudy.two import g\n")
+    two.write_text("def g():\n    from odtstudy.one import f\n")
+    modules = {"odtstudy.one": one, "odtstudy.two": two}
+    assert import_cycles(modules) == [["odtstudy.one", "odtstudy.two"]]

@@ -21,6 +21,7 @@ from odtstudy.study._document import Document
 from odtstudy.study._records import StudyRecords, with_defaults
 from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study._speed import MIN_UNITS, geometric_ratio
+from odtstudy.study.report import protocol_section
 from odtstudy.study.results import ResultsStore
 
 __all__ = ["compare_studies", "paired_table"]
@@ -162,8 +163,6 @@ def compare_studies(
         When the two protocols differ in folds, seeds, time limits, grace,
         memory limit or binarisation.
     """
-    from odtstudy.study.report import protocol_section
-
     folders = [_resolve(x, output_dir, scale) for x in (a, b)]
     labels = ["A", "B"]
     parts, protocols, notes = [], [], []

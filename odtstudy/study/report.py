@@ -3,7 +3,8 @@
 ``report.md`` and a self-contained ``report.html`` (figures embedded, tables
 sortable) are written next to the figures (PNG and SVG), ``results.csv`` and
 ``results.parquet`` in ``<output>/<study>/``. Each protocol gets its own
-section (:func:`protocol_section`); :func:`compare_studies` puts two studies
+section (:func:`protocol_section`), which
+:func:`odtstudy.study._compare.compare_studies` reuses to put two studies
 side by side. The jobs are split: cells and completeness (``_records``,
 ``_solver_tree``), rank statistics (``_stats``), proofs of exact methods
 (``_proofs``), their speed against a reference (``_speed``), run status
@@ -30,7 +31,6 @@ from odtstudy.study._checks import (
     heuristic_gaps,
     with_problem,
 )
-from odtstudy.study._compare import compare_studies
 from odtstudy.study._document import Document, markdown_table
 from odtstudy.study._proofs import (
     PROOF_RULE,
@@ -55,7 +55,6 @@ from odtstudy.study.results import ResultsStore
 
 __all__ = [
     "CELL_RULE",
-    "compare_studies",
     "complete_cells",
     "consistency_violations",
     "heuristic_gaps",
