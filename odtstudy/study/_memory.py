@@ -20,8 +20,9 @@ solver programs (CBC). :data:`MEMORY_RULE` charges them alike:
   A harness child is charged the larger of the two figures: the sample sees
   pages a fork copies on writing to them, which its RSS does not count; its
   report sees a peak between two samples, and is all there is for a child
-  that ran less than one interval (10 ms). A solver program (CBC), or a
-  child killed before answering, is charged its sampled peak.
+  that ran less than one interval (:data:`SCAN_S`, 100 ms). A solver
+  program (CBC), or a child killed before answering, is charged its
+  sampled peak.
 
 The worker's peak and its children's are added (the children's: the larger
 of the sampled peak of all of them and the largest peak a harness child
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import psutil
 
@@ -109,6 +111,12 @@ def tree_rss_mb(process: psutil.Process, include_self: bool = True) -> float:
     return total
 
 
+#: Seconds between two listings of the descendants while there are some:
+#: a listing reads every process's /proc entry, and a solver child may
+#: share the sampler's core.
+SCAN_S = 0.1
+
+
 def has_children() -> bool:
     """Whether this process has a child, running or not yet reaped.
 
@@ -124,8 +132,9 @@ def has_children() -> bool:
 
 
 class ChildrenSampler:
-    """Background thread sampling what this process's descendants add (a
-    sample costs one system call while the process has no child)."""
+    """Background thread sampling what this process's descendants add: every
+    ``interval`` it asks whether there is a child (one system call), and
+    lists the descendants at most every :data:`SCAN_S`."""
 
     def __init__(self, interval: float = 0.01):
         self.interval = interval
@@ -135,9 +144,11 @@ class ChildrenSampler:
         self._process = psutil.Process()
 
     def _loop(self):
+        next_scan = 0.0
         while not self._stop.wait(self.interval):
-            if not has_children():
+            if not has_children() or time.perf_counter() < next_scan:
                 continue
+            next_scan = time.perf_counter() + SCAN_S
             try:
                 added = descendants_mb(self._process)
             except psutil.Error:

@@ -158,11 +158,12 @@ assert not _memory.has_children()
 with _memory.ChildrenSampler(interval=0.005):
     time.sleep(0.1)
 assert calls == [], calls  # a fit without a child costs no /proc scan
-child = subprocess.Popen(["sleep", "0.3"])
+child = subprocess.Popen(["sleep", "0.6"])
 assert _memory.has_children()
 with _memory.ChildrenSampler(interval=0.005):
-    time.sleep(0.1)
-assert len(calls) >= 5, calls
+    time.sleep(0.45)
+# listed while the child lives, at most every SCAN_S (0.1 s), not 90 times
+assert 2 <= len(calls) <= 6, calls
 child.wait()
 assert not _memory.has_children()
 """
