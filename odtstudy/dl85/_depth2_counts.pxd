@@ -4,7 +4,7 @@
 from libc.stdint cimport int32_t, uint64_t
 
 from odtstudy.dl85._covers cimport Covers
-from odtstudy.dl85._kernels cimport odt_ctz
+from odtstudy.dl85._kernels cimport odt_ctz, odt_kernels_init, odt_kernels_set
 from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._weighted cimport WeightedCore
 
@@ -56,6 +56,16 @@ cdef inline int _compact_soft(const uint64_t* src, const int32_t* idx, const uin
     if t & 63:
         out[t >> 6] = cur
     return (t + 63) >> 6
+
+
+cdef inline bint _kernels_select(int level) noexcept nogil:
+    """Set the calling module's copy of the ``_kernels.h`` kernels (static
+    per module) to instruction-set ``level`` (-1: the best the CPU has);
+    False (nothing changed) when the CPU lacks it."""
+    if level < 0:
+        odt_kernels_init()
+        return True
+    return odt_kernels_set(level) != 0
 
 
 cdef class Depth2Counts:

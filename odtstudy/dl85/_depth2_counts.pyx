@@ -24,7 +24,6 @@ from odtstudy.dl85._kernels cimport (
     odt_cost_quadrants_i,
     odt_kernel_isa,
     odt_kernels_init,
-    odt_kernels_set,
     odt_pair_counts,
     odt_popcount,
     odt_quadrants,
@@ -49,13 +48,8 @@ def kernel_isa():
 
 
 def _select_kernels(int level):
-    """Use this module's copy of the ``_kernels.h`` kernels (static per
-    module) for instruction-set ``level`` (-1: the best the CPU has);
-    False (nothing changed) when the CPU lacks it."""
-    if level < 0:
-        odt_kernels_init()
-        return True
-    return bool(odt_kernels_set(level))
+    """Use this module's kernels for ``level`` (``_kernels_select``)."""
+    return _kernels_select(level)
 
 
 cdef inline double _cost2(double a00, double a01, double a10, double a11,

@@ -17,6 +17,7 @@ from libc.stdlib cimport free
 
 from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._depth2_counts cimport (
+    _kernels_select,
     _compact_soft,
     _imin,
     _last_mask,
@@ -29,7 +30,6 @@ from odtstudy.dl85._kernels cimport (
     odt_compact,
     odt_ctz,
     odt_kernels_init,
-    odt_kernels_set,
     odt_pair_counts,
     odt_popcount,
     odt_select,
@@ -41,13 +41,8 @@ odt_kernels_init()
 
 
 def _select_kernels(int level):
-    """Use this module's copy of the ``_kernels.h`` kernels (static per
-    module) for instruction-set ``level`` (-1: the best the CPU has);
-    False (nothing changed) when the CPU lacks it."""
-    if level < 0:
-        odt_kernels_init()
-        return True
-    return bool(odt_kernels_set(level))
+    """Use this module's kernels for ``level`` (``_kernels_select``)."""
+    return _kernels_select(level)
 
 
 cdef inline double _quantile_row(const double* yb, const double* y, int j,
