@@ -12,6 +12,8 @@ _EXTENSIONS = (
     "_cache_policy",
     "_covers",
     "_depth2",
+    "_depth2_counts",
+    "_depth2_order",
     "_numeric",
     "_objective",
     "_search",
