@@ -87,33 +87,16 @@ cimport numpy as cnp
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, qsort
-from libc.string cimport memcpy, memset
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
-from odtstudy.dl85._objective cimport (
-    OBJ_ABSOLUTE,
-    OBJ_COST,
-    OBJ_ERROR,
-    OBJ_PY_CLASS,
-    OBJ_PY_ROWS,
-    OBJ_PY_STATS,
-    OBJ_QUANTILE,
-    OBJ_SQUARED,
-    OBJ_WEIGHTED,
-    Objective,
-)
 from odtstudy.dl85._numeric_pricing cimport PY_CHUNK, NumericPricing
+from odtstudy.dl85._objective cimport OBJ_ERROR, OBJ_SQUARED, OBJ_WEIGHTED, Objective
 from odtstudy.dl85._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Skeleton,
                                       _tree_state)
-from odtstudy.dl85._util cimport (
-    KeyIdx,
-    _alloc,
-    _cheapest_cost,
-    _cmp_keyidx,
-    _misclassified,
-)
+from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx
 
 cnp.import_array()
+
 
 @cython.final
 cdef class NumericSearcher(NumericPricing):
@@ -435,136 +418,6 @@ cdef class NumericSearcher(NumericPricing):
             k[kl + 2] = hi
             kl += 3
         self.keylen[d + 1] = kl
-
-    cdef void _d2_eval(self, int d, int f, int j, double ubL, double ubR,
-                       double lbL, double lbR, double* outL, double* outR) noexcept nogil:
-        """Depth-1 optima of both children of position j of f: per feature,
-        the node's sorted rows are split (branch-free, keeping the order)
-        into the two children's, and each is swept once (``_side``).
-
-        Only losses below ``ubL`` / ``ubR`` are sought: a side with none
-        answers its bound (a lower bound then, not its optimum). A side
-        stops at its lower bound ``lbL`` / ``lbR``.
-        """
-        cdef int n = self.n, p = self.p, S = self.S, s = self.cnt[d], g, i, c, row
-        cdef int t = self.pos_t[d * (n + 1) + j], ml, mr, sd
-        cdef int nl = self.pos_k[d * (n + 1) + j]
-        cdef const int32_t* rf = self.rank + f * n
-        cdef const int32_t* rg
-        cdef const int32_t* lst
-        cdef int32_t* bl = self.buf
-        cdef int32_t* br = self.buf + n
-        cdef double ta[64]
-        cdef double tb[64]
-        cdef double bestL, bestR, vL, vR
-        cdef bint doneA, doneB
-        cdef int gL, gR, k, key
-        cdef const int32_t* kg
-        cdef unsigned char* side = self.left
-        cdef const int32_t* kl
-        cdef const int32_t* kr
-        cdef const double* ps = self.pos_s + (d * (n + 1) + j) * self.PS
-        cdef const double* tt = self.tot + d * S
-        for c in range(S):
-            ta[c] = ps[c]
-            tb[c] = ps[S + c] if self.stable else tt[c] - ps[c]
-        if self.py_add:
-            lst = self.srt + (d * p + f) * n
-            self._stats_of(lst + nl, s - nl, tb)
-        self.od = d
-        if self.order or self.by_rows:
-            bestL = self._split_leaf(d, f, j, True)
-            bestR = self._split_leaf(d, f, j, False)
-        elif self.py_add:
-            bestL = self.obj.class_loss_py(ta)
-            bestR = self.obj.class_loss_py(tb)
-        else:
-            bestL = self._loss(ta)
-            bestR = self._loss(tb)
-        if bestL > ubL:
-            bestL = ubL
-        if bestR > ubR:
-            bestR = ubR
-        doneA = bestL <= lbL
-        doneB = bestR <= lbR
-        # the features that split the children best at the last position
-        # evaluated first: neighbouring positions mostly share them, and a
-        # good loss early lets the other sweeps skip more
-        gL = self.d2g[2 * d]
-        gR = self.d2g[2 * d + 1]
-        if self.unit:
-            lst = self.srt + (d * p + f) * n
-            for i in range(s):
-                side[lst[i]] = i < nl
-        for k in range(p + 2):
-            if doneA and doneB:
-                break
-            if k == 0:
-                g = gL
-            elif k == 1:
-                g = gR
-                if g == gL:
-                    continue
-            else:
-                g = k - 2
-                if g == gL or g == gR:
-                    continue
-            lst = self.srt + (d * p + g) * n
-            rg = NULL if self.unit else self.rank + g * n
-            vL = bestL
-            vR = bestR
-            if self.unit:
-                # the children's keys in g's order
-                kg = self.srtk + (d * p + g) * n
-                kl = kg
-                kr = kg + nl
-                ml = nl
-                mr = s - nl
-                if g != f:
-                    ml = 0
-                    mr = 0
-                    for i in range(s):
-                        sd = side[lst[i]]
-                        key = kg[i]
-                        bl[ml] = key
-                        br[mr] = key
-                        ml += sd
-                        mr += 1 - sd
-                    kl = bl
-                    kr = br
-                if S == 2:
-                    if not doneA:
-                        bestL = self._side2(kl, ml, ta, bestL, lbL, &doneA)
-                    if not doneB:
-                        bestR = self._side2(kr, mr, tb, bestR, lbR, &doneB)
-                else:
-                    if not doneA:
-                        bestL = self._sidek(kl, ml, ta, bestL, lbL, &doneA)
-                    if not doneB:
-                        bestR = self._sidek(kr, mr, tb, bestR, lbR, &doneB)
-            elif g == f:
-                bestL = self._side_d2(lst, nl, rg, ta, bestL, lbL, &doneA)
-                bestR = self._side_d2(lst + nl, s - nl, rg, tb, bestR, lbR, &doneB)
-            else:
-                ml = 0
-                mr = 0
-                for i in range(s):
-                    row = lst[i]
-                    sd = rf[row] <= t
-                    bl[ml] = row
-                    br[mr] = row
-                    ml += sd
-                    mr += 1 - sd
-                if not doneA:
-                    bestL = self._side_d2(bl, ml, rg, ta, bestL, lbL, &doneA)
-                if not doneB:
-                    bestR = self._side_d2(br, mr, rg, tb, bestR, lbR, &doneB)
-            if bestL < vL:
-                self.d2g[2 * d] = g
-            if bestR < vR:
-                self.d2g[2 * d + 1] = g
-        outL[0] = bestL
-        outR[0] = bestR
 
     # ------------------------------------------------- the cache (hooks)
     cdef Py_ssize_t _open(self, int d, double* value, bint* solved) noexcept nogil:

@@ -113,6 +113,9 @@ cdef class NumericPricing(Skeleton):
                            double best, double lb, int* out_k) noexcept nogil
     @cython.final
     cdef double _split_leaf(self, int d, int f, int j, bint left) noexcept nogil
+    @cython.final
+    cdef void _d2_eval(self, int d, int f, int j, double ubL, double ubR,
+                       double lbL, double lbR, double* outL, double* outR) noexcept nogil
 
     cdef inline double _loss(self, const double* s) noexcept nogil:
         """Loss of a leaf with statistics ``s`` (the C losses of additive
