@@ -15,6 +15,7 @@ _EXTENSIONS = (
     "_depth2_counts",
     "_depth2_order",
     "_numeric",
+    "_numeric_pricing",
     "_objective",
     "_search",
     "_skeleton",
