@@ -219,7 +219,7 @@ def _iterate(master, solve_master, deadline, out, on_improve) -> str:
     if _trusted(info):
         out.bound = info.bound if out.bound is None else max(out.bound, info.bound)
     if not info.has_solution:
-        return info.solver_status
+        return "time limit" if info.timed_out else info.solver_status
     found = master.read()
     better = relabel(master.data, found)
     found_errors = errors(master.data, better)

@@ -285,7 +285,13 @@ class BendersOCTClassifier(_StrongOCTClassifier):
         stats["anytime"] = anytime_trace(
             points, objective=err, bound=lower_bound, end=solved_at
         )
-        timed_out = deadline.expired() or any(info.timed_out for info in infos)
+        # "time limit": the loop stopped with too little time left for
+        # another master solve, which can be before the deadline itself
+        timed_out = (
+            deadline.expired()
+            or outcome.stopped == "time limit"
+            or any(info.timed_out for info in infos)
+        )
         if not optimal and lower_bound is not None and math.isfinite(err):
             stats["mip_gap"] = max(0.0, (err - lower_bound) / max(err, 1e-10))
         return self._result(
