@@ -59,11 +59,6 @@ from odtstudy.study.results import (
     StudyLock,
 )
 
-#: Seconds between two samples of a worker's process tree by the runner:
-#: listing a tree reads every process's /proc entry, and the runner may share
-#: the fit's core.
-TREE_SAMPLE_S = 0.1
-
 #: Fits that end sooner than this (and before their time limit) are repeated
 #: ``repeats`` times; longer ones and time-outs are timed once.
 REPEAT_BELOW_S = 60.0
@@ -270,12 +265,13 @@ class _Active:
 
     def sample_memory(self):
         """Sample the worker's process tree, at most every
-        :data:`TREE_SAMPLE_S` (a finished worker reports its own peak; these
-        samples are what a killed run keeps)."""
+        :data:`odtstudy.study._memory.SCAN_S` (the worker's own interval for
+        its descendants): a finished worker reports its own peak, and these
+        samples are what a killed run keeps."""
         now = time.perf_counter()
         if self._ps is None or now < self._next_sample:
             return
-        self._next_sample = now + TREE_SAMPLE_S
+        self._next_sample = now + _memory.SCAN_S
         try:
             rss = _memory.tree_rss_mb(self._ps)
         except psutil.Error:
