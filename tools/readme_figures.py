@@ -380,12 +380,6 @@ def figures(reports: Path) -> dict:
         "quick-protocol": _protocol(quick),
         "quick-elapsed": _elapsed(quick),
     }
-    hard = newest_records(Path(reports) / "versus-hard")
-    values |= {
-        "versus-hard-headline": _hard_headline(hard),
-        "versus-hard-protocol": _protocol(hard),
-        "versus-hard-table": _hard_tables(hard),
-    }
     values["reproductions"] = _reproductions(Path(reports))
     values["verdict-legend"] = legend_text()
     return values

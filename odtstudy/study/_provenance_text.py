@@ -176,10 +176,23 @@ def _warnings(frame: pd.DataFrame, provenances) -> list:
         warnings.append(
             f"**Warning: the {len(busy)} fits over {BUSY_FIT_S:g} s spent a "
             f"median {median:.2f} of their wall time on the CPU (below "
-            f"{MIN_CPU_SHARE}): they waited for it, and their times are longer "
-            f"than the work. Below {MIN_CPU_SHARE}: {', '.join(named)}{more}.**"
+            f"{MIN_CPU_SHARE}): they waited, for the CPU or for I/O and the "
+            "processes they started, so their times can be longer than the "
+            f"work. Per method, median share (fits): {_shares(busy, share)}. "
+            f"Below {MIN_CPU_SHARE}: {', '.join(named)}{more}.**"
         )
     return warnings
+
+
+def _shares(busy: pd.DataFrame, share: pd.Series) -> str:
+    """Each method's median CPU share of its fits over :data:`BUSY_FIT_S`,
+    lowest first: a wait of one method's solver process is told apart from
+    a machine that was busy for every method."""
+    per = share.groupby(busy["method"]).agg(["median", "size"])
+    per = per.sort_values(["median", "size"], ascending=[True, False])
+    return ", ".join(
+        f"{m} {row['median']:.2f} ({int(row['size'])})" for m, row in per.iterrows()
+    )
 
 
 def _software(provenances, versions) -> str:

@@ -253,8 +253,9 @@ def assign_references(
     -------
     assigned : dict
         Reference -> the methods compared with it (never itself, never the
-        first reference), for the references that have any, in the order of
-        ``references``.
+        first reference, and a reference only with those before it: one
+        table for a variant and its base), for the references that have any,
+        in the order of ``references``.
     unpaired : list of str
         Methods that share no run of the same problem with any reference,
         except the references that head a table of their own.
@@ -267,9 +268,16 @@ def assign_references(
         if method == references[0]:
             continue
         left = shared[method] if method in shared else _instances(frame, method)
+        # a reference is timed only against those preferred before it, so
+        # two references of one problem (a variant and its base) get one table
+        candidates = (
+            references[: references.index(method)]
+            if method in references
+            else references
+        )
         targets = []
-        for reference in references:
-            common = left & shared[reference] if reference != method else set()
+        for reference in candidates:
+            common = left & shared[reference]
             if common:
                 targets.append(reference)
                 left = left - common

@@ -236,6 +236,22 @@ def test_a_tool_of_another_tier_is_timed_against_its_tiers_dl85(tmp_path):
     assert "tool" not in against_dl85 and "Not timed against" not in text
 
 
+def test_a_variant_and_its_base_get_one_table_per_tier(tmp_path):
+    # the threads study: dl85 and its 2-thread variant on a and b, the
+    # numeric DL8.5 and its variant on c and d, all four references
+    methods = {"dl85": "dl85", "dl85-2": "dl85", "num": "dl85-numeric"}
+    proto = protocol(methods={**methods, "num-2": "dl85-numeric"})
+    records = [
+        r
+        for r in grid(depths=(3,), proto=proto)
+        if (r["dataset"] in ("a", "b")) == (r["method"] in ("dl85", "dl85-2"))
+    ]
+    frame = _records(tmp_path, records).frame
+    references = ["dl85", "dl85-2", "num", "num-2"]
+    assigned, unpaired = assign_references(frame, references, references)
+    assert assigned == {"dl85": ["dl85-2"], "num": ["num-2"]} and unpaired == []
+
+
 def test_a_study_on_shared_instances_keeps_one_reference(tmp_path):
     records = _records(tmp_path, _study())
     assigned, unpaired = assign_references(

@@ -77,3 +77,45 @@ def test_milp_runs_the_8_cp4im_sets_of_fewest_cells():
     assert sorted(config.datasets) == sorted(fewest)
     assert config.depths == [2, 3] and config.folds == 1
     assert config.methods[0].label == "dl85"  # the reference optimum
+
+
+def test_time_limits_fits_every_installed_learner_and_the_big_models():
+    from odtstudy.study.registry import get_method, list_methods
+
+    config = load_config("time-limits")
+    by_name = {tier["name"]: tier for tier in config.tiers}
+    every = by_name["every-learner"]
+    labels = {spec.label for spec in config.methods}
+    # every installed classifier that is not a variant (registered defaults)
+    installed = {
+        name
+        for name in list_methods(task="classification")
+        if not get_method(name).defaults
+    }
+    assert installed <= labels and set(every.get("methods") or labels) == labels
+    assert sorted(every["datasets"]) == ["anneal", "german-credit", "uci/iris", "vote"]
+    assert every["depths"] == [4, 5]
+    big = {
+        (dataset, depth, method)
+        for name, tier in by_name.items()
+        if name.startswith("big-")
+        for dataset in tier["datasets"]
+        for depth in tier["depths"]
+        for method in tier["methods"]
+    }
+    for instance in [
+        ("uci/spambase", 4, "binoct"),
+        ("uci/letter", 4, "binoct"),
+        ("uci/spambase", 4, "oct"),
+        ("uci/diabetes", 3, "oct"),
+        ("pendigits", 8, "cpsat"),
+        ("uci/spambase", 5, "tmo-500"),
+    ]:
+        assert instance in big
+    specs = {spec.label: spec for spec in config.methods}
+    assert specs["tmo-500"].params == {"population_size": 500}
+    assert {specs[m].params["solver"] for m in ("binoct", "binoct-cbc")} == {
+        "cbc",
+        "highs",
+    }
+    assert config.time_limit == 2 and config.repeats == 1 and config.folds == 1

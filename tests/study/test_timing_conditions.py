@@ -53,7 +53,15 @@ def test_load_above_the_free_cores_and_waiting_fits_are_named():
     assert "load average when a runner started (2.4) exceeded the 1 of 2" in text
     assert "median 0.80 of their wall time on the CPU" in text
     assert "dl85 on d0 d3 fold 0 (0.70), dl85 on d1 d3 fold 0 (0.80)" in text
+    assert "Per method, median share (fits): dl85 0.80 (3)." in text
     assert "Steal time: not recorded." in text
+
+
+def test_the_shares_tell_one_waiting_method_from_a_busy_machine():
+    frame = _frame(0.1, [0.99, 0.97, 0.7, 0.72, 0.74])
+    frame.loc[2:, "method"] = "gosdt"  # a solver in a process of its own
+    text = provenance_text(frame, {})
+    assert "Per method, median share (fits): gosdt 0.72 (3), dl85 0.98 (2)." in text
 
 
 def test_wait_until_idle_waits_for_the_load_then_refuses(monkeypatch):
