@@ -2,10 +2,11 @@
 problem, with tests over independent units (datasets).
 
 A *run* is one fit (dataset, depth, fold, seed). Two runs are paired only
-when they solve the same problem: the same data encoding and thresholds
-(:func:`~odtstudy.study._checks.with_problem`), the same objective family,
-the same depth, fold and seed; a numeric learner and a binarised one are
-never timed against each other. Each exact method is timed against the
+when they solve the same problem (:func:`~odtstudy.study._checks.with_problem`):
+the same trees to search (the same 0/1 matrix, or a numeric set at every
+threshold, searched by a numeric learner or on the binarisation at every
+midpoint; never a binarisation with fewer thresholds against either), the
+same objective family, the same depth, fold and seed. Each exact method is timed against the
 first reference it shares such a run with (:func:`assign_references`:
 ``dl85`` when present, then the study's other DL8.5 methods, e.g.
 ``dl85-numeric`` for the tools of a numeric tier). For an exact method ``m``
@@ -65,8 +66,10 @@ OTHER_FAMILY = "another objective family than"
 
 SPEED_RULE = (
     "Per depth, each exact method against {reference} on the same problem "
-    "(data encoding and thresholds, objective, depth; runs paired by dataset, "
-    "fold and seed) on the runs both proved optimal within the allowed time. "
+    "(the same trees to search: the same 0/1 matrix, or a numeric set at every "
+    "threshold, whether by a numeric learner or on its binarisation at every "
+    "midpoint; the same objective and depth; runs paired by dataset, fold and "
+    "seed) on the runs both proved optimal within the allowed time. "
     "The unit is the dataset: the log time-to-proof ratios (method / "
     "{reference}; < 1: faster than {reference}) are averaged over a "
     "dataset's folds and seeds, then over datasets (geometric mean). With at "
