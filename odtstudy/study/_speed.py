@@ -6,8 +6,9 @@ when they solve the same problem (:func:`~odtstudy.study._checks.with_problem`):
 the same trees to search (the same 0/1 matrix, or a numeric set at every
 threshold, searched by a numeric learner or on the binarisation at every
 midpoint; never a binarisation with fewer thresholds against either), the
-same objective family, the same depth, fold and seed. Each exact method is timed against the
-first reference it shares such a run with (:func:`assign_references`:
+same objective family, the same depth, fold and seed. Each exact method is
+timed against the first reference it shares such a run with
+(:func:`assign_references`:
 ``dl85`` when present, then the study's other DL8.5 methods, e.g.
 ``dl85-numeric`` for the tools of a numeric tier). For an exact method ``m``
 and its reference ``r`` at one depth:
