@@ -41,13 +41,6 @@ from odtstudy.dl85 import _depth2_counts, _depth2_order
 
 from odtstudy.dl85._cache cimport FEATURE_LEAF
 from odtstudy.dl85._depth2_order cimport Depth2Order
-from odtstudy.dl85._objective cimport (
-    OBJ_ABSOLUTE,
-    OBJ_COST,
-    OBJ_ERROR,
-    OBJ_PY_CLASS,
-    OBJ_QUANTILE,
-)
 
 KERNEL_LEVELS = {"baseline": 0, "popcnt": 1, "avx2": 2, "avx512": 3}
 
@@ -142,7 +135,7 @@ cdef class Depth2(Depth2Order):
                         q[(L + 2) * K + c] = fk[c] - p                    # not i, k
                         q[(L + 3) * K + c] = nc[c] - fi[c] - fk[c] + p    # neither
                     L += 4
-        if self.okind == OBJ_PY_CLASS:
+        if self.python_batches:
             self.objective.batch_loss(q, <int>L, lo)
         else:
             for o in range(L):
@@ -202,7 +195,7 @@ cdef class Depth2(Depth2Order):
         best = leaf
         if leaf <= self.eps or r <= 0:
             return leaf
-        if self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE:
+        if self.order_stats:
             if self.objective.ybytes != NULL:
                 if r >= 2 and self.oy != NULL:
                     return self._d2_ranks(d, leaf, out_f)
@@ -228,7 +221,7 @@ cdef class Depth2(Depth2Order):
         nf = self._d2_counts(d, total)
         if nf == 0:
             return leaf
-        if self.okind == OBJ_COST and K == 2 and r == 2 and self.min_sup <= 1:
+        if self.cost_matrix and K == 2 and r == 2 and self.min_sup <= 1:
             e = self._d2_cost_binary(nf, leaf, &i)
             if e < best:
                 best = e
@@ -241,7 +234,7 @@ cdef class Depth2(Depth2Order):
                 best = e
                 out_f[0] = i
             return best
-        if self.okind != OBJ_ERROR:
+        if not self.error_counts:
             e = self._d2_objective(nf, r, leaf, &i)
             if e < best:
                 best = e

@@ -69,8 +69,10 @@ cdef inline bint _kernels_select(int level) noexcept nogil:
 
 
 cdef class Depth2Counts:
-    cdef int m, K, W, min_sup, okind
+    cdef int m, K, W, min_sup
     cdef bint weighted
+    # the objective's declarations (``Objective``), which pick the solver
+    cdef bint error_counts, cost_matrix, order_stats, pinball, python_batches
     cdef bint cost_int        # two-class cost matrix of integers: int32 kernel
     cdef int32_t cost_i[4]    # its entries
     cdef double eps
@@ -148,6 +150,7 @@ cdef class Depth2Counts:
     cdef int32_t* ss_p1
     cdef int32_t* sp_ident        # 0, 1, 2, ... (word indices of packed words)
 
+    cdef void order_weights(self, Objective objective)
     cdef void _cost_integers(self, int n)
     cdef void _sibling_buffers(self) except *
     cdef void _splits_reset(self) noexcept nogil

@@ -29,14 +29,7 @@ from odtstudy.dl85._kernels cimport (
     odt_quadrants,
     odt_table_quadrants,
 )
-from odtstudy.dl85._objective cimport (
-    OBJ_ABSOLUTE,
-    OBJ_COST,
-    OBJ_ERROR,
-    OBJ_PY_CLASS,
-    OBJ_QUANTILE,
-    Objective,
-)
+from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._util cimport _alloc
 
 odt_kernels_init()
@@ -96,28 +89,28 @@ cdef class Depth2Counts:
         self.W = covers.W
         self.min_sup = min_sup
         self.objective = objective
-        self.okind = objective.kind
+        self.error_counts = objective.error_counts
+        self.cost_matrix = objective.cost_matrix
+        self.order_stats = objective.order_stats
+        self.pinball = objective.pinball
+        self.python_batches = objective.python_batches
         self.wcore = objective.core
         self.weighted = not objective.counts
         self.eps = 0.0
         self.table_missed = True    # the table of priced leaves starts empty
-        # order statistics: absolute error is twice the pinball loss at 1/2
-        self.tau = 0.5 if self.okind == OBJ_ABSOLUTE else objective.tau
-        self.above = 1.0 if self.okind == OBJ_ABSOLUTE else self.tau
-        self.below = 1.0 if self.okind == OBJ_ABSOLUTE else 1.0 - self.tau
+        self.order_weights(objective)
         self.cost_int = False
-        if self.okind == OBJ_COST and K == 2 and not self.weighted:
+        if self.cost_matrix and K == 2 and not self.weighted:
             self._cost_integers(covers.n)
-        if pairs and self.okind != OBJ_ERROR and not self.weighted:
+        if pairs and not self.error_counts and not self.weighted:
             # depth-2 solver of a cost / Python objective over class counts
             self.node_q = <double*>_alloc(2 * (m + 1) * (m + 1) * K * sizeof(double))
             self.node_l = <double*>_alloc(2 * (m + 1) * (m + 1) * sizeof(double))
-            if (self.okind == OBJ_PY_CLASS and K == 2 and objective.dense != NULL
+            if (self.python_batches and K == 2 and objective.dense != NULL
                     and m <= TABLE_PAIRS_MAX_FEATURES):
                 self.pc0 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
                 self.pc1 = <int32_t*>_alloc((m + 1) * (m + 1) * sizeof(int32_t))
-        if ((self.okind == OBJ_ABSOLUTE or self.okind == OBJ_QUANTILE)
-                and objective.ybytes != NULL):
+        if self.order_stats and objective.ybytes != NULL:
             # depth-2 order-statistics solver (``_d2_ranks``)
             self.oy = <double*>_alloc((W * 64 + 64) * sizeof(double))
             self.otab = <double*>_alloc(W * 8 * 256 * sizeof(double))
@@ -147,9 +140,16 @@ cdef class Depth2Counts:
             self.split_mask = 2 * self.split_mask + 1
         self.split_key = <uint64_t*>_alloc((self.split_mask + 1) * sizeof(uint64_t))
         self.split_at = <int32_t*>_alloc((self.split_mask + 1) * sizeof(int32_t))
-        if (pairs and self.okind == OBJ_ERROR and K == 2 and not self.weighted
+        if (pairs and self.error_counts and K == 2 and not self.weighted
                 and min_sup == 1):
             self._sibling_buffers()
+
+    cdef void order_weights(self, Objective objective):
+        """The order-statistics solvers' quantile and slopes: the
+        objective's (its current tau, with several quantiles)."""
+        self.tau = objective.order_tau
+        self.above = objective.order_above
+        self.below = objective.order_below
 
     cdef void _sibling_buffers(self) except *:
         """Allocate the parent / child tables of ``_d2_sibling`` (pages

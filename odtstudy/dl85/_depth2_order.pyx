@@ -34,7 +34,7 @@ from odtstudy.dl85._kernels cimport (
     odt_popcount,
     odt_select,
 )
-from odtstudy.dl85._objective cimport OBJ_QUANTILE, ysum
+from odtstudy.dl85._objective cimport ysum
 from odtstudy.dl85._util cimport _alloc
 
 odt_kernels_init()
@@ -500,7 +500,7 @@ cdef class Depth2Order(Depth2Counts):
     cdef int quantiles(self, const double* taus, int K) except -1:
         """Prepare ``solve_quantiles`` for the pinball losses at ``taus[:K]``."""
         cdef int j
-        if self.oy == NULL or self.okind != OBJ_QUANTILE:
+        if self.oy == NULL or not self.pinball:
             raise ValueError("several quantiles need the pinball loss with unit weights")
         self.mK = K
         self.mtau = <double*>_alloc(K * sizeof(double))

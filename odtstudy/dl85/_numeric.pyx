@@ -51,7 +51,8 @@ skeleton's direct solver (``_direct``) and the best tree known when the
 failure bound proves it optimal.
 
 The leaf objective is the 0/1 search's plug-in (``_objective.Objective``),
-and its kind decides how a sweep prices a split:
+and its declarations (``order_stats``, ``python_rows``, ...) decide how a
+sweep prices a split:
 
 * additive statistics (misclassification, weights, a cost matrix, squared
   error, and the Python losses of summed statistics: ``fast_error_function``
@@ -90,7 +91,7 @@ from libc.stdlib cimport free, qsort
 
 from odtstudy.dl85._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
 from odtstudy.dl85._numeric_pricing cimport PY_CHUNK, NumericPricing
-from odtstudy.dl85._objective cimport OBJ_ERROR, OBJ_SQUARED, OBJ_WEIGHTED, Objective
+from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Skeleton,
                                       _tree_state)
 from odtstudy.dl85._util cimport KeyIdx, _alloc, _cmp_keyidx
@@ -144,7 +145,6 @@ cdef class NumericSearcher(NumericPricing):
         if max_depth < 0 or max_depth > 60:
             raise ValueError("max_depth must be in [0, 60]")
         self.obj = objective
-        self.kind = OBJ_ERROR if objective.kind == OBJ_WEIGHTED else objective.kind
         self._check_objective()
         self._init_skeleton(max_depth, min_sup, time_limit, use_infeasibility_lb,
                             max_cache_size, 4 * (self.p + 4))
@@ -164,7 +164,7 @@ cdef class NumericSearcher(NumericPricing):
         self.stable = False
         self.yv = NULL
         if values is not None:
-            if self.kind != OBJ_SQUARED:
+            if not objective.squared:
                 raise ValueError("values (the stable form) is for kind='squared'")
             values_arr = np.ascontiguousarray(values, dtype=np.float64)
             if values_arr.shape != (n,):
@@ -190,7 +190,7 @@ cdef class NumericSearcher(NumericPricing):
                 self.cls = <const int32_t*>cnp.PyArray_DATA(cls_arr)
                 self.wt = <const double*>cnp.PyArray_DATA(wt_arr)
         self._refs = self._refs + (cls_arr, wt_arr)
-        self.unit = (self.kind == OBJ_ERROR and self.cls != NULL
+        self.unit = (self.error_stats and self.cls != NULL
                       and bool(np.all(wt_arr == 1.0)) and worst_arr is not None
                       and bool(np.all(worst_arr == 1.0))
                       and (S == 2 or (S <= 16 and n < 65536))

@@ -7,7 +7,7 @@ cimport cython
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint64_t
 
-from odtstudy.dl85._objective cimport OBJ_COST, OBJ_ERROR, Objective
+from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._skeleton cimport Skeleton
 from odtstudy.dl85._util cimport KeyIdx, _cheapest_cost, _misclassified
 
@@ -17,8 +17,11 @@ cdef enum:
 
 
 cdef class NumericPricing(Skeleton):
-    cdef int n, p, S, kind, D, L
+    cdef int n, p, S, D, L
     cdef Objective obj
+    # the objective's declarations: misclassification (counts or weights)
+    # and cost-matrix losses of class statistics, priced inline
+    cdef bint error_stats, cost_stats
     cdef bint special         # priced by _side_any (Python, order statistics)
     cdef bint py_add          # Python loss of summed statistics
     cdef bint order           # absolute / pinball loss
@@ -122,11 +125,11 @@ cdef class NumericPricing(Skeleton):
         statistics; the others are priced by ``_leaf_of`` / ``_side_any``)."""
         cdef int S = self.S
         cdef double v
-        if self.kind == OBJ_ERROR:
+        if self.error_stats:
             if S == 2:
                 return s[0] if s[0] < s[1] else s[1]
             return _misclassified(s, S)
-        if self.kind == OBJ_COST:
+        if self.cost_stats:
             return _cheapest_cost(self.cost, s, S)
         if self.stable:
             return s[3] if s[3] > 0.0 else 0.0
@@ -139,7 +142,7 @@ cdef class NumericPricing(Skeleton):
         """Loss of a leaf with statistics ``t - a``."""
         cdef int c, q, S = self.S
         cdef double tot = 0.0, big = 0.0, v, best, x, w
-        if self.kind == OBJ_ERROR:
+        if self.error_stats:
             if S == 2:
                 x = t[0] - a[0]
                 v = t[1] - a[1]
@@ -150,7 +153,7 @@ cdef class NumericPricing(Skeleton):
                 if x > big:
                     big = x
             return tot - big
-        if self.kind == OBJ_COST:
+        if self.cost_stats:
             best = INFINITY
             for q in range(S):
                 v = 0.0

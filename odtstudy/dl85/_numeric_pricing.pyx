@@ -20,15 +20,7 @@ from libc.stdint cimport int32_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from odtstudy.dl85._objective cimport (
-    OBJ_ABSOLUTE,
-    OBJ_PY_CLASS,
-    OBJ_PY_ROWS,
-    OBJ_PY_STATS,
-    OBJ_QUANTILE,
-    OBJ_SQUARED,
-    Objective,
-)
+from odtstudy.dl85._objective cimport Objective
 from odtstudy.dl85._order cimport fw_add, fw_loss, fw_top, sorted_loss
 
 
@@ -69,26 +61,28 @@ cdef class NumericPricing(Skeleton):
         free(self.sfx)
 
     def _check_objective(self):
-        """The objective's kind and its agreement with the rows' statistics."""
+        """The objective's declarations, and their agreement with the rows'
+        statistics."""
         cdef Objective o = self.obj
-        cdef int k = self.kind
         if o.n != self.n:
             raise ValueError("the objective was made for another number of rows")
-        self.py_add = k == OBJ_PY_CLASS or k == OBJ_PY_STATS
-        self.order = k == OBJ_ABSOLUTE or k == OBJ_QUANTILE
-        self.by_rows = k == OBJ_PY_ROWS
+        self.error_stats = o.error_counts or o.weighted_error
+        self.cost_stats = o.cost_matrix
+        self.py_add = o.python_batches or o.python_stats
+        self.order = o.order_stats
+        self.by_rows = o.python_rows
         self.special = self.py_add or self.order or self.by_rows
-        if (o.class_based or k == OBJ_PY_STATS) and o.K != self.S:
+        if (o.class_based or o.python_stats) and o.K != self.S:
             raise ValueError("stats must have one column per class (statistic) "
                              "of the objective")
         if self.order and (self.S != 2 or o.y == NULL):
             raise ValueError("the absolute / pinball losses take stats (w, w y) "
                              "and an objective with y")
-        if k == OBJ_SQUARED and self.S not in (3, 4):
+        if o.squared and self.S not in (3, 4):
             raise ValueError("the squared error takes stats (w, w y, w y^2)")
-        self.tau = 0.5 if k == OBJ_ABSOLUTE else o.tau
-        self.below = 1.0 if k == OBJ_ABSOLUTE else 1.0 - o.tau
-        self.above = 1.0 if k == OBJ_ABSOLUTE else o.tau
+        self.tau = o.order_tau
+        self.below = o.order_below
+        self.above = o.order_above
 
     # ------------------------------------------------------------ leaves
     cdef void _suffixes(self, const int32_t* rows, int m) noexcept nogil:

@@ -28,6 +28,18 @@ cdef inline double ysum(const double* ybytes, int j, uint64_t x) noexcept nogil:
                + (t[1536 | ((x >> 48) & 255)] + t[1792 | (x >> 56)])))
 
 
+cdef inline double error_of_counts(const double* s, int K, double total) noexcept nogil:
+    """Misclassified rows of a leaf with class counts ``s[:K]`` of
+    ``total`` rows (``Objective.error_counts``): the searches price it
+    inline, not through ``class_loss``."""
+    cdef double best = 0.0
+    cdef int c
+    for c in range(K):
+        if s[c] > best:
+            best = s[c]
+    return total - best
+
+
 cdef class Objective:
     cdef readonly int kind
     cdef readonly int n, K
@@ -40,6 +52,20 @@ cdef class Objective:
     cdef readonly bint batched       # the Python callback prices a 2-D batch at once
     cdef readonly bint monotone      # a leaf's optimal loss never grows when
                                      # rows are removed (interval bounds)
+    # how a leaf is priced, declared once here: the searches and the depth-2
+    # solvers read these, never the kind
+    cdef readonly bint error_counts    # rows outside the largest class (counts)
+    cdef readonly bint weighted_error  # weight outside the heaviest class
+    cdef readonly bint cost_matrix     # the cheapest prediction of a cost matrix
+    cdef readonly bint squared         # squared error around the mean
+    cdef readonly bint order_stats     # absolute / pinball loss of rows in target order
+    cdef readonly bint pinball         # the pinball loss, whose tau a search may change
+    cdef readonly bint python_batches  # a Python loss of class supports (batch_loss)
+    cdef readonly bint python_rows     # a Python loss of the rows
+    cdef readonly bint python_stats    # a Python loss of summed per-row statistics
+    # order statistics: the quantile a leaf predicts and the weights of the
+    # residuals above and below it (absolute error: 1/2, 1 and 1)
+    cdef readonly double order_tau, order_above, order_below
     cdef double* w                   # row weights, or NULL (all ones)
     cdef double* y                   # regression target (sorted for absolute / quantile)
     cdef int32_t* ycls               # class of each row
@@ -92,6 +118,7 @@ cdef class Objective:
     cdef double rows_loss_of(self, const int32_t* rows, int cnt) noexcept nogil
     cdef double _worst_class(self, int32_t c)
     cdef void _ybytes(self)
+    cdef void _set_tau(self, double tau)
     cdef double sim_weight(self, const uint64_t* cov, const int32_t* idx,
                            int nnz) noexcept nogil
     cdef double sim_common(self, const uint64_t* dense, const uint64_t* cov,

@@ -179,9 +179,18 @@ cdef class Objective:
         if kind not in OBJECTIVES:
             raise ValueError(f"unknown objective {kind!r}")
         self.kind = OBJECTIVES[kind]
+        self.error_counts = self.kind == OBJ_ERROR
+        self.weighted_error = self.kind == OBJ_WEIGHTED
+        self.cost_matrix = self.kind == OBJ_COST
+        self.squared = self.kind == OBJ_SQUARED
+        self.order_stats = self.kind == OBJ_ABSOLUTE or self.kind == OBJ_QUANTILE
+        self.pinball = self.kind == OBJ_QUANTILE
+        self.python_batches = self.kind == OBJ_PY_CLASS
+        self.python_rows = self.kind == OBJ_PY_ROWS
+        self.python_stats = self.kind == OBJ_PY_STATS
         self.n = n_rows
         self.K = K
-        self.tau = quantile
+        self._set_tau(quantile)
         self.callback = callback
         self.loss_name = loss_name
         self.batched = bool(getattr(callback, "batched", False))
@@ -586,7 +595,7 @@ cdef class Objective:
                 loss += wr * diff * diff
             return loss
         # pinball loss around the lower weighted tau-quantile (rows by y)
-        return self._pinball(cnt, 0.5 if self.kind == OBJ_ABSOLUTE else self.tau)
+        return self._pinball(cnt, self.order_tau)
 
     cdef double _pinball(self, int cnt, double tau) noexcept nogil:
         """Pinball loss (absolute error for ``OBJ_ABSOLUTE``) of the
@@ -679,9 +688,18 @@ cdef class Objective:
         in one search): each row's ``worst`` follows, since a row's largest
         pinball loss, ``max(tau (y - lo), (1 - tau) (hi - y))``, depends on
         tau, and a ``worst`` of another tau can lie below it."""
-        self.tau = tau
+        self._set_tau(tau)
         if self.worst != NULL and not self.python:
             _fill_worst(self)
+
+    cdef void _set_tau(self, double tau):
+        """The quantile of the pinball loss, and the order statistics'
+        quantile and weights (the absolute error's are fixed)."""
+        self.tau = tau
+        cdef bint absolute = self.kind == OBJ_ABSOLUTE
+        self.order_tau = 0.5 if absolute else tau
+        self.order_above = 1.0 if absolute else tau
+        self.order_below = 1.0 if absolute else 1.0 - tau
 
     def row_worst(self):
         """Each row's ``worst`` loss (ndarray), or None (no similarity bound)."""
@@ -706,6 +724,15 @@ cdef class Objective:
             "similarity": bool(self.similarity),
             "python": bool(self.python),
             "monotone": bool(self.monotone),
+            "error_counts": bool(self.error_counts),
+            "weighted_error": bool(self.weighted_error),
+            "cost_matrix": bool(self.cost_matrix),
+            "squared": bool(self.squared),
+            "order_stats": bool(self.order_stats),
+            "pinball": bool(self.pinball),
+            "python_batches": bool(self.python_batches),
+            "python_rows": bool(self.python_rows),
+            "python_stats": bool(self.python_stats),
         }
 
     def python_calls(self):

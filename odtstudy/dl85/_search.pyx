@@ -101,13 +101,7 @@ from odtstudy.dl85._cache cimport (
 from odtstudy.dl85._covers cimport Covers
 from odtstudy.dl85._depth2 cimport Depth2
 from odtstudy.dl85._kernels cimport odt_popcount
-from odtstudy.dl85._objective cimport (
-    OBJ_ABSOLUTE,
-    OBJ_ERROR,
-    OBJ_QUANTILE,
-    OBJ_WEIGHTED,
-    Objective,
-)
+from odtstudy.dl85._objective cimport Objective, error_of_counts
 from odtstudy.dl85._objective import Objective as _Objective
 from odtstudy.dl85._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
                                       Skeleton, _tree_state, odt_entry_lock,
@@ -202,7 +196,7 @@ cdef class Searcher(Skeleton):
     # the leaf objective (``_objective.pyx``); ``weighted``: its class
     # supports / losses are not popcounts (the objective computes them)
     cdef readonly Objective objective
-    cdef int okind
+    cdef bint error_counts, weighted_error   # the objective's declarations
     cdef WeightedCore wcore
     cdef bint weighted
     cdef double sim_scale     # counts: largest loss one row adds to a leaf
@@ -261,7 +255,8 @@ cdef class Searcher(Skeleton):
         if objective.class_based and objective.K != self.K:
             raise ValueError("the objective and cmask have different class counts")
         self.objective = objective
-        self.okind = objective.kind
+        self.error_counts = objective.error_counts
+        self.weighted_error = objective.weighted_error
         # the root's incumbent improves at most once per feature, plus the
         # leaf and the final proof
         self._init_skeleton(max_depth, min_sup, time_limit,
@@ -271,8 +266,7 @@ cdef class Searcher(Skeleton):
                         and objective.similarity)
         self.use_d2 = use_depth2_solver and not dl8 and objective.pair_stats
         self.d2_depth = 2 if self.use_d2 else 0
-        if (use_depth2_solver and not dl8
-                and objective.kind in (OBJ_ABSOLUTE, OBJ_QUANTILE)):
+        if use_depth2_solver and not dl8 and objective.order_stats:
             # order statistics: a depth-2 solver over packed rows in target
             # order for unit weights, a depth-1 solver over rows otherwise
             self.d2_depth = 2 if objective.ybytes != NULL else 1
@@ -295,7 +289,7 @@ cdef class Searcher(Skeleton):
         self.sim_scale = objective.worst_max if objective.counts else 1.0
         self.wcore = objective.core
         if self.wcore is not None:
-            if self.okind == OBJ_WEIGHTED:
+            if self.weighted_error:
                 # leaf error = total weight - largest class weight
                 self.eps = 1e-12 * self.wcore.total_weight
             if self.use_d2 and max_depth >= 3:
@@ -343,18 +337,14 @@ cdef class Searcher(Skeleton):
     cdef double _leaf(self, int d) noexcept nogil:
         """Loss of the depth-d cover as one leaf; fills ``sup[d]`` (class
         supports) and ``ntot[d]`` (rows)."""
-        cdef double best = 0.0, total
+        cdef double total
         cdef double* s = self.sup + d * self.K
-        cdef int c
         if not self.weighted:
             total = self.cv.class_supports(d, s)
             self.ntot[d] = total
-            if self.okind != OBJ_ERROR:
-                return self.objective.class_loss(s)
-            for c in range(self.K):
-                if s[c] > best:
-                    best = s[c]
-            return total - best
+            if self.error_counts:
+                return error_of_counts(s, self.K, total)
+            return self.objective.class_loss(s)
         self.ntot[d] = self.cv.rows(d)
         return self.objective.leaf(self.cv.cov + d * self.W, self.cv.cidx + d * self.W,
                                    self.cv.cnnz[d], s)
@@ -366,7 +356,7 @@ cdef class Searcher(Skeleton):
         cdef double total = 0.0
         if not self.weighted:
             return self.ntot[d]
-        if self.okind == OBJ_WEIGHTED:
+        if self.weighted_error:
             for c in range(self.K):
                 total += self.sup[d * self.K + c]
             return total
@@ -625,7 +615,7 @@ cdef class Searcher(Skeleton):
         :meth:`run` once per quantile, in order."""
         cdef int K = len(taus), j
         _one_quantile_on_threads(K, self.n_helpers)
-        if self.okind != OBJ_QUANTILE:
+        if not self.objective.pinball:
             raise ValueError("several quantiles need the quantile objective")
         if self.bounded:
             raise ValueError("several quantiles need an unbounded cache "
@@ -661,9 +651,7 @@ cdef class Searcher(Skeleton):
         self.cache.select_slot(k)
         self.qk = k
         self.objective.select_tau(self.qtau[k])
-        self.d2.tau = self.qtau[k]
-        self.d2.above = self.qtau[k]
-        self.d2.below = 1.0 - self.qtau[k]
+        self.d2.order_weights(self.objective)
         self.time_limit = time_limit
         self.eps = self.qeps[k]
         # the similarity bound remembers losses of the previous quantile

@@ -1,6 +1,8 @@
 """One DL8.5 engine for every objective: brute force for each objective and
 search switch, bounded cache == unbounded, cost matrices, batched callbacks."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,7 @@ from test_dl85obj_bruteforce import (
     squared_loss,
 )
 
+import odtstudy.dl85
 from odtstudy.dl85 import DL85Classifier, DL85Predictor, DL85Regressor
 from odtstudy.dl85._engine import search
 
@@ -284,3 +287,73 @@ def test_objective_declarations():
     assert not py["similarity"] and not py["pair_stats"] and py["python"]
     quantile = Objective("quantile", cols, 4, y=np.arange(4.0)).describe()
     assert quantile["similarity"] and not quantile["pair_stats"]
+
+
+#: Each built-in objective kind and the one pricing declaration it makes.
+PRICING = {
+    "error": "error_counts",
+    "weighted": "weighted_error",
+    "cost": "cost_matrix",
+    "squared": "squared",
+    "absolute": "order_stats",
+    "quantile": "pinball",
+    "py_class": "python_batches",
+    "py_rows": "python_rows",
+    "py_stats": "python_stats",
+}
+
+
+def _objective_of(kind):
+    from odtstudy.dl85._bitset import pack_columns
+    from odtstudy.dl85._objective import Objective
+
+    cols = pack_columns(np.zeros((4, 2), dtype=np.uint8))
+    y_class = np.array([0, 1, 0, 1])
+    args = {
+        "error": {"n_classes": 2, "y_class": y_class},
+        "weighted": {"n_classes": 2, "y_class": y_class, "weights": np.ones(4)},
+        "cost": {"n_classes": 2, "y_class": y_class, "cost": np.eye(2)},
+        "squared": {"y": np.arange(4.0)},
+        "absolute": {"y": np.arange(4.0)},
+        "quantile": {"y": np.arange(4.0), "quantile": 0.3},
+        "py_class": {"n_classes": 2, "y_class": y_class, "callback": lambda v: 0.0},
+        "py_rows": {"callback": len},
+        "py_stats": {"callback": lambda s: 0.0, "row_stats": np.ones((4, 1))},
+    }[kind]
+    return Objective(kind, cols, 4, **args)
+
+
+@pytest.mark.parametrize("kind", sorted(PRICING))
+def test_each_kind_declares_how_it_is_priced(kind):
+    described = _objective_of(kind).describe()
+    declared = {name for name in PRICING.values() if described[name]}
+    expected = {PRICING[kind]} | ({"order_stats"} if kind == "quantile" else set())
+    assert declared == expected
+
+
+def test_the_order_statistics_weights_are_declared_once():
+    absolute = _objective_of("absolute")
+    assert (absolute.order_tau, absolute.order_above, absolute.order_below) == (
+        0.5,
+        1.0,
+        1.0,
+    )
+    quantile = _objective_of("quantile")
+    assert (quantile.order_tau, quantile.order_above) == (0.3, 0.3)
+    assert quantile.order_below == pytest.approx(0.7)
+    quantile.select_tau(0.8)  # several quantiles: the search moves tau
+    assert (quantile.order_tau, quantile.order_above) == (0.8, 0.8)
+    assert quantile.order_below == pytest.approx(0.2)
+
+
+def test_no_search_or_depth2_solver_tests_an_objective_kind():
+    # the searches read the objective's declarations, never its kind
+    engine = Path(odtstudy.dl85.__file__).parent
+    sources = [
+        p
+        for p in sorted(engine.glob("*.p*"))
+        if p.suffix in (".pyx", ".pxd") and not p.stem.startswith("_objective")
+    ]
+    assert len(sources) > 10
+    offenders = [p.name for p in sources if "OBJ_" in p.read_text()]
+    assert offenders == []
