@@ -124,6 +124,10 @@ NOT_MEASURED = {
     ): "the shifted geometric mean's shift (benchmarks/frontier.py)",
     ("docs/guide/learners.md", "75 %"): "an example value of max_cache_fraction",
     (
+        "docs/guide/learners.md",
+        "2 s",
+    ): "time-limits' per-fit limit (odtstudy/study/configs/time-limits.toml)",
+    (
         "docs/guide/published-solvers.md",
         "1 s",
     ): "LicketySPLIT's whole-second limit (odtstudy/external/_licketysplit.py)",

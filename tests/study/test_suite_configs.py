@@ -93,6 +93,10 @@ def test_time_limits_fits_every_installed_learner_and_the_big_models():
         if not get_method(name).defaults
     }
     assert installed <= labels and set(every.get("methods") or labels) == labels
+    # registered with defaults, which "all" leaves out: named in the config
+    assert {"dl8", "optiboost-lp", "optiboost-md", "lpboost-cart", "mdboost-cart"} <= (
+        labels
+    )
     assert sorted(every["datasets"]) == ["anneal", "german-credit", "uci/iris", "vote"]
     assert every["depths"] == [4, 5]
     big = {
