@@ -31,9 +31,11 @@ import pandas as pd
 from odtstudy.reproduce._claims import VERDICTS, legend_text
 from odtstudy.reproduce._published import list_reproductions, load_published
 from odtstudy.reproduce._report import evaluate_claims
+from odtstudy.study._proofs import proof_table
 from odtstudy.study._provenance_text import _parsed
 from odtstudy.study._records import StudyRecords
 from odtstudy.study._speed import speed_table
+from odtstudy.study._tiers import tier_groups
 from odtstudy.study.report import newest_records
 
 #: Every file with figures regions, from the clone root: the README, the
@@ -64,6 +66,8 @@ TOOLS = {
     "pystreed": "STreeD",
     "pycontree": "ConTree",
     "gosdt": "GOSDT",
+    "pytrees-dl85-lds": "pytrees-rs DL8.5, LDS",
+    "pytrees-contree-lds": "pytrees-rs ConTree, LDS",
 }
 REFERENCE = "dl85"
 _REGION = re.compile(
@@ -178,75 +182,77 @@ def _versus_table(records: StudyRecords) -> str:
     return "\n".join(lines)
 
 
-def _errors(cell) -> int:
-    """Training errors of a cell's tree (its training accuracy on its rows)."""
-    return int(np.rint((1.0 - cell["train_acc"]) * cell["n_train"]))
+def _tool(method: str) -> str:
+    return f"{TOOLS[method]} (`{method}`)" if method in TOOLS else f"`{method}`"
 
 
-def _hard_cell(records: StudyRecords, cell, best: int) -> str:
-    """The training errors of the tree returned (bold when no method in the
-    row has fewer), and the time of a proof (``proven in 12 s``) or ``not
-    proven``."""
-    if cell is None:
-        return "–"
-    if cell["n_trees"] == 0:
-        return "no tree" if cell["n_not_own"] == 0 else "fallback leaf"
-    errors = _errors(cell)
-    shown = f"**{errors}**" if errors == best else str(errors)
-    if not records.is_exact(cell["method"]):
-        return shown
-    if cell["all_proven"]:
-        return f"{shown}, proven in {cell['fit_time']:.3g} s"
-    return f"{shown}, not proven"
-
-
-def _hard_tables(records: StudyRecords) -> str:
-    """One table per set of methods that ran together (a tier): a row per
-    instance, a cell per method, and a row of proven counts."""
-    cells = records.cells
-    order = records.method_order
-    groups: dict = {}
-    for (dataset, depth), part in cells.groupby(["dataset", "depth"], sort=False):
-        methods = tuple(m for m in order if m in set(part["method"]))
-        groups.setdefault(methods, []).append((dataset, depth, part))
-    blocks = []
-    for methods, instances in groups.items():
-        lines = [
-            "| instance | " + " | ".join(f"`{m}`" for m in methods) + " |",
-            "|---" * (len(methods) + 1) + "|",
+def _tier_rows(records: StudyRecords) -> list:
+    """Per tier and depth of a tiered study: its label, its instance count,
+    and per exact method (ours first) ``(method, proven, PAR-2, ratio)``,
+    ``ratio`` the geometric-mean time to a proof over ours on the instances
+    both prove, with its interval ("" for ours)."""
+    rows = []
+    for label, part in tier_groups(records.frame):
+        group = records.subset(part)
+        proofs = proof_table(group).set_index("method")
+        exact = group.exact_methods
+        ours = next(m for m in exact if m in records.speed_references)
+        speed, _ = speed_table(group.frame, exact, ours, group.depths)
+        ratio = {}
+        if not speed.empty:
+            ratio = dict(zip(speed["method"], speed[_ratio_column(speed)]))
+        cells = [
+            (m, proofs.loc[m, "proven"], proofs.loc[m, "PAR-2 (s)"], ratio.get(m, ""))
+            for m in [ours, *(m for m in exact if m != ours)]
         ]
-        proven = dict.fromkeys(methods, 0)
-        for dataset, depth, part in instances:
-            by_method = {r["method"]: r for _, r in part.iterrows()}
-            own = [_errors(r) for r in by_method.values() if r["n_trees"] > 0]
-            best = min(own) if own else -1
-            row = [f"{dataset} d{depth}"]
-            for method in methods:
-                cell = by_method.get(method)
-                row.append(_hard_cell(records, cell, best))
-                if cell is not None and records.is_exact(method):
-                    proven[method] += int(bool(cell["all_proven"]))
-            lines.append("| " + " | ".join(row) + " |")
-        counts = [
-            f"{proven[m]}/{len(instances)}" if records.is_exact(m) else "heuristic"
-            for m in methods
-        ]
-        lines.append("| proven | " + " | ".join(counts) + " |")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+        rows.append((label, part["dataset"].nunique(), cells))
+    return rows
 
 
-def _hard_headline(records: StudyRecords) -> str:
-    """Proven counts of each exact tool over the instances it ran on."""
-    cells = records.cells
-    parts = []
-    for method in records.method_order:
-        if not records.is_exact(method):
-            continue
-        part = cells[cells["method"] == method]
-        parts.append(f"`{method}` {int(part['all_proven'].sum())} of {len(part)}")
-    limit = records.time_limit(records.method_order[0])
-    return f"proven within {limit:g} s per fit: " + ", ".join(parts)
+def _tier_table(records: StudyRecords, ours: str, others: str) -> str:
+    """A row per tier and depth: the reference search's proofs and PAR-2
+    (column ``ours``), and each other exact method's with its time ratio
+    to the reference (column ``others``)."""
+    lines = [f"| tier, depth (data sets) | {ours} | {others} |", "|---|---|---|"]
+    for label, n_sets, cells in _tier_rows(records):
+        (reference, proven, par2, _), *rest = cells
+        text = "; ".join(
+            f"{_tool(m)} {p}, {t} s" + (f", {r}" if r else "") for m, p, t, r in rest
+        )
+        lines.append(
+            f"| {label} ({n_sets}) | `{reference}` {proven}, {par2} s | {text} |"
+        )
+    return "\n".join(lines)
+
+
+def _headline_table(records: StudyRecords) -> str:
+    """The README's headline: a row per tier and depth, our search's proofs
+    and PAR-2, and each published tool's with its time ratio to ours."""
+    return _tier_table(
+        records,
+        "ours: proven, PAR-2",
+        "published tools: proven, PAR-2, time to a proof / ours where both "
+        "prove [95 % CI]",
+    )
+
+
+def _threads_table(records: StudyRecords) -> str:
+    """The guide's threads table: per search, two threads against one."""
+    return _tier_table(
+        records,
+        "one thread: proven, PAR-2",
+        "two threads: proven, PAR-2, time to a proof / one thread's where "
+        "both prove [95 % CI]",
+    )
+
+
+def _headline_protocol(records: StudyRecords) -> str:
+    """The headline's protocol line, with what a time ratio counts."""
+    return (
+        _protocol(records)
+        + "; PAR-2: mean time to a proof, a run not proven counting twice the "
+        "limit; no interval below 6 data sets proven by both"
+    )
 
 
 def _workers(frame: pd.DataFrame) -> str:
@@ -374,6 +380,11 @@ def figures(reports: Path) -> dict:
         "versus-table": _versus_table(versus),
         "versus-heuristics": _heuristics(versus),
         "reference-reports": _reference_reports(Path(reports), verdicts),
+    }
+    headline = newest_records(Path(reports) / "headline")
+    values |= {
+        "headline-table": _headline_table(headline),
+        "headline-protocol": _headline_protocol(headline),
     }
     quick = newest_records(Path(reports) / "quick")
     values |= {

@@ -244,18 +244,22 @@ def cd_figure(test, folder, name, title) -> str | None:
     return save(fig, folder, name)
 
 
-def _draw_cactus(frame, methods, style):
+def _draw_cactus(frame, methods, style, groups=None):
     runs = frame[frame["method"].isin(methods)]
-    proven = runs[runs["optimal"].fillna(False).astype(bool) & own_tree_runs(runs)]
-    if proven.empty:
+    proven_mask = runs["optimal"].fillna(False).astype(bool) & own_tree_runs(runs)
+    if not proven_mask.any():
         return None
-    depths = sorted(int(d) for d in frame["depth"].unique())
-    fig, axes = panels(len(depths), sharex=True, sharey=True)
-    counts = runs.groupby(["depth", "method"])["run_id"].count()
-    for ax, depth in zip(axes, depths):
-        part = proven[proven["depth"] == depth]
+    if not groups:
+        depths = sorted(int(d) for d in frame["depth"].unique())
+        groups = [(f"depth {d}", frame[frame["depth"] == d]) for d in depths]
+    fig, axes = panels(len(groups), sharex=True, sharey=True)
+    for ax, (title, group) in zip(axes, groups):
+        part = runs.loc[runs.index.intersection(group.index)]
+        proven = part[proven_mask.loc[part.index]]
         for method in methods:
-            times = np.sort(part.loc[part["method"] == method, "fit_time_s"].to_numpy())
+            times = np.sort(
+                proven.loc[proven["method"] == method, "fit_time_s"].to_numpy()
+            )
             if len(times):
                 ax.step(
                     times,
@@ -267,26 +271,29 @@ def _draw_cactus(frame, methods, style):
                     **style(method),
                 )
         log_axis(ax)
-        ax.set_title(f"depth {depth}")
+        ax.set_title(title)
         ax.set_xlabel("fit time (s)")
         # a tier's methods run the same runs: one dotted line per run count
-        at_depth = counts[counts.index.get_level_values("depth") == depth]
-        for n_runs in sorted(set(at_depth.to_numpy().tolist())):
+        counts = part.groupby("method")["run_id"].count()
+        for n_runs in sorted(set(counts.to_numpy().tolist())):
             ax.axhline(n_runs, color="grey", linestyle=":", linewidth=0.8)
     from matplotlib.ticker import MaxNLocator
 
     axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_ylabel("runs proven optimal")
-    legend(fig, style, [m for m in methods if m in set(proven["method"])])
+    shown = set(runs.loc[proven_mask, "method"])
+    legend(fig, style, [m for m in methods if m in shown])
     fig.tight_layout()
     return fig
 
 
-def cactus_figure(frame, methods, style, folder, name) -> str | None:
-    """Runs proven optimal within t seconds, one panel per depth (shared log
-    time axis; dotted: the number of runs of a method at that depth, one line
-    per distinct count, so each tier of a study shows its own)."""
-    return _saved(_draw_cactus(frame, methods, style), folder, name)
+def cactus_figure(frame, methods, style, folder, name, groups=None) -> str | None:
+    """Runs proven optimal within t seconds, one panel per depth, or per
+    ``groups`` entry ``(title, records)`` (a tier and depth) when given
+    (shared log time axis; dotted: the number of runs of a method in the
+    panel, one line per distinct count: a run not proven in its limit never
+    reaches it)."""
+    return _saved(_draw_cactus(frame, methods, style, groups), folder, name)
 
 
 def _draw_profile(frame, methods, style, floor):

@@ -153,6 +153,11 @@ class StudyRecords:
         protocol = json.loads(frame["protocol"].dropna().iloc[0])
         return cls(with_defaults(frame), expected_runs(frame), protocol["methods"])
 
+    def subset(self, frame: pd.DataFrame) -> StudyRecords:
+        """The same protocol's records restricted to ``frame`` (rows of
+        ``self.frame``): a tier of a study, say."""
+        return type(self)(frame, self.expected, self.methods)
+
     def is_exact(self, label: str) -> bool:
         """True for a method that can prove optimality (registry, else records)."""
         exact = _base_exact(self._base(label))

@@ -35,6 +35,12 @@ def _seconds(value) -> str:
     return "" if pd.isna(value) else f"{value:.3g}"
 
 
+def _measure(value, fmt) -> str:
+    """``value`` in ``fmt``; ``—`` for a measure the method has none of (the
+    MSE of a fit of several quantiles)."""
+    return "—" if pd.isna(value) else format(value, fmt)
+
+
 def _best_per_row(values: pd.DataFrame, complete: pd.DataFrame, higher: bool, decimals):
     """Boolean frame: the best complete value(s) of each row, at display precision
     (``decimals`` places, or a format spec such as ``".4g"``)."""
@@ -180,7 +186,7 @@ def summary_table(
                 {
                     f"{accuracy}, mean over complete cells": ""
                     if complete.empty
-                    else format(complete[column].mean(), fmt),
+                    else _measure(complete[column].mean(), fmt),
                     "cells complete": f"{len(complete)}/{len(part)}",
                     "runs with a tree of its own": f"{int(part['n_trees'].sum())}"
                     f"/{n_runs}",

@@ -9,6 +9,7 @@ A run killed at its hard deadline is recorded from the last incumbent.
 from __future__ import annotations
 
 import faulthandler
+import math
 import os
 import pickle
 import resource
@@ -26,7 +27,11 @@ from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _cache_fraction, _memory
-from odtstudy.study._regression_scores import family_loss, regression_scores
+from odtstudy.study._regression_scores import (
+    family_loss,
+    pinball_taus,
+    regression_scores,
+)
 from odtstudy.study._solver_tree import has_solver_tree
 from odtstudy.study.registry import get_method
 
@@ -121,21 +126,27 @@ def _prepare_user_table(dataset, binary, train, test, max_thresholds):
     return X[train], X[test], names
 
 
-def _predictions(estimator, X, rows: str, task="classification") -> np.ndarray:
+def _predictions(
+    estimator, X, rows: str, task="classification", columns=1
+) -> np.ndarray:
     """``estimator.predict(X)``, checked to be one label (a regressor: one
-    finite number) per row (a user's learner may return anything; NumPy
-    would broadcast a column)."""
+    finite number, or ``columns`` of them for a family of several quantiles)
+    per row (a user's learner may return anything; NumPy would broadcast a
+    column)."""
     pred = estimator.predict(X)
     shape = np.shape(pred)
     learner = type(estimator).__name__
     regression = task == "regression"
-    if shape != (len(X),):
+    expected = (len(X),) if columns == 1 else (len(X), columns)
+    if shape != expected:
         what = "a regressor's predict must return one value"
+        if columns > 1:
+            what = f"a regressor of {columns} quantiles must return {columns} values"
         if not regression:
             what = "a classifier's predict must return one label"
         raise ValueError(
             f"{learner}.predict returned {type(pred).__name__} of shape {shape} "
-            f"on the {len(X)} {rows} rows; {what} per row, shape ({len(X)},)"
+            f"on the {len(X)} {rows} rows; {what} per row, shape {expected}"
         )
     if not regression:
         return np.asarray(pred)
@@ -187,6 +198,8 @@ def _fitted_outcome(estimator, train_pred, y_train, family=None) -> dict:
     if tree is None:  # a forest: the records tell forests by this entry
         stats["n_trees"] = estimator.n_trees_
     objective, lower_bound = estimator.objective_, estimator.lower_bound_
+    if np.ndim(objective):
+        objective, lower_bound = _per_quantile(stats, objective, lower_bound)
     return {
         "learner_status": estimator.status_,
         "objective": None if objective is None else float(objective),
@@ -196,6 +209,20 @@ def _fitted_outcome(estimator, train_pred, y_train, family=None) -> dict:
         "tree_depth": None if tree is None else int(tree.depth),
         "stats": stats,
     }
+
+
+def _per_quantile(stats, objectives, lower_bounds) -> tuple:
+    """The objective and lower bound of a fit of several quantiles (one
+    each per tau): their sums, the family's loss; ``stats`` gets each tau's
+    (``objective_per_quantile``, ``lower_bound_per_quantile``) and loses
+    ``anytime``, the first tau's trace alone (``anytime_per_quantile`` has
+    every tau's)."""
+    stats["objective_per_quantile"] = [float(v) for v in objectives]
+    stats.pop("anytime", None)
+    if lower_bounds is None:
+        return math.fsum(objectives), None
+    stats["lower_bound_per_quantile"] = [float(v) for v in lower_bounds]
+    return math.fsum(objectives), math.fsum(lower_bounds)
 
 
 def _scores(task, family, y_train, train_pred, y_test, test_pred) -> dict:
@@ -299,12 +326,14 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     fit_time = time.perf_counter() - t0
     cpu_time = _cpu_seconds() - cpu0
     steal = None if steal0 is None else _steal_seconds() - steal0
-    t0 = time.perf_counter()
-    train_pred = _predictions(estimator, X_train, "training", task)
-    test_pred = _predictions(estimator, X_test, "test", task)
-    predict_time = time.perf_counter() - t0
     # an adapter may refine its family at fit time (a penalty scaled to n)
     family = getattr(estimator, "objective_family_", labels["objective_family"])
+    taus = pinball_taus(family) if task == "regression" else None
+    columns = len(taus) if taus else 1
+    t0 = time.perf_counter()
+    train_pred = _predictions(estimator, X_train, "training", task, columns)
+    test_pred = _predictions(estimator, X_test, "test", task, columns)
+    predict_time = time.perf_counter() - t0
     recount = family if task == "regression" else None
     fitted = _fitted_outcome(estimator, train_pred, y_train, recount)
     claimed = fitted["claimed_optimal"]

@@ -9,7 +9,8 @@ side by side. The jobs are split: cells and completeness (``_records``,
 ``_solver_tree``), rank statistics (``_stats``), proofs of exact methods
 (``_proofs``), their speed against a reference (``_speed``), run status
 (``_status``), tables (``_tables``), anytime traces (``_anytime``),
-cross-checks (``_checks``), figures (``_figures``) and rendering
+cross-checks (``_checks``), a quantile family against its single fits
+(``_quantile_family``), figures (``_figures``) and rendering
 (``_document``).
 """
 
@@ -40,6 +41,7 @@ from odtstudy.study._proofs import (
     published_table,
 )
 from odtstudy.study._provenance_text import provenance_text
+from odtstudy.study._quantile_family import quantile_family_section
 from odtstudy.study._records import CELL_RULE, StudyRecords, complete_cells
 from odtstudy.study._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study._regression_report import consistency_count, error_tables
@@ -51,6 +53,7 @@ from odtstudy.study._speed import (
 )
 from odtstudy.study._stats import rank_test, rank_verdict, score_matrix, win_tie_loss
 from odtstudy.study._status import STATUS_RULE, not_own_reasons, status_table
+from odtstudy.study._tiers import TIER_RULE, tier_groups
 from odtstudy.study.results import ResultsStore
 
 __all__ = [
@@ -258,20 +261,45 @@ def _exact_methods(doc, records, reference) -> None:
     doc.heading("Exact methods: proofs, time to a proof, gap at the limit")
     regression = isinstance(records, RegressionRecords)
     doc.text(REGRESSION_PROOF_RULE if regression else PROOF_RULE)
-    doc.table(proof_table(records))
+    groups = tier_groups(records.frame)
+    if groups:
+        doc.text(TIER_RULE)
+        doc.table(_tier_proofs(records, groups))
+    else:
+        doc.table(proof_table(records))
     _published_optima(doc, records)
     if reference not in exact or len(exact) < 2:
         return
-    others = [m for m in records.speed_references if m != reference]
-    assigned, unpaired = assign_references(records.frame, exact, [reference, *others])
+    references = [reference, *(m for m in records.speed_references if m != reference)]
     startup = startup_methods(records.frame)
+    shown: set = set()
+    for label, part in groups or [("", records.frame)]:
+        _speed_of_group(doc, records.subset(part), references, startup, label, shown)
+
+
+def _tier_proofs(records, groups) -> pd.DataFrame:
+    """The proof table of each tier and depth, one block of rows each."""
+    blocks = []
+    for label, part in groups:
+        table = proof_table(records.subset(part))
+        table.insert(0, "tier", label.split(",")[0])
+        blocks.append(table)
+    return pd.concat(blocks, ignore_index=True)
+
+
+def _speed_of_group(doc, records, references, startup, label, shown) -> None:
+    """Speed tables of the exact methods of ``records`` (a tier and depth
+    when ``label`` names one) against their references; ``shown``: the
+    references whose rule is already in the report."""
+    exact = records.exact_methods
+    assigned, unpaired = assign_references(records.frame, exact, references)
     for ref, methods in assigned.items():
-        _speed_against(doc, records, ref, [ref, *methods], startup)
+        _speed_against(doc, records, ref, [ref, *methods], startup, label, shown)
     for method in unpaired:
-        refs = ", ".join(r for r in [reference, *others] if r != method)
+        refs = ", ".join(r for r in references if r != method)
         doc.text(
-            f"Not timed against a reference: {method} (no run of the same "
-            f"problem in common with {refs})."
+            f"Not timed against a reference{f' ({label})' if label else ''}: "
+            f"{method} (no run of the same problem in common with {refs})."
         )
 
 
@@ -285,12 +313,17 @@ def _published_optima(doc, records) -> None:
     doc.text(f"Source: {'; '.join(sources)}.")
 
 
-def _speed_against(doc, records, reference, methods, startup) -> None:
+def _speed_against(
+    doc, records, reference, methods, startup, label="", shown=None
+) -> None:
     table, not_compared = speed_table(records.frame, methods, reference, records.depths)
     if table.empty:
         return
-    doc.heading(f"Speed against {reference}", 3)
-    doc.text(SPEED_RULE.format(reference=reference))
+    doc.heading(f"Speed against {reference}" + (f": {label}" if label else ""), 3)
+    if shown is None or reference not in shown:
+        doc.text(SPEED_RULE.format(reference=reference))
+    if shown is not None:
+        shown.add(reference)
     if startup:
         table["method"] = [m + (" †" if m in startup else "") for m in table["method"]]
     doc.table(table)
@@ -312,9 +345,12 @@ def _cost(doc, records, style, folder, prefix) -> None:
     doc.heading("Cost: time and memory")
     if exact:
         doc.figure(
-            figures.cactus_figure(frame, exact, style, folder, prefix + "cactus"),
-            "Cactus plot: runs proven optimal within a fit time, exact methods "
-            "(dotted: all runs)",
+            figures.cactus_figure(
+                frame, exact, style, folder, prefix + "cactus", tier_groups(frame)
+            ),
+            "Cactus plot: runs proven optimal within a fit time, exact methods, "
+            "per depth (a tiered study: per tier and depth); dotted: all runs, "
+            "which a method reaches only if it proves every one in its limit",
         )
         doc.figure(
             figures.profile_figure(
@@ -491,11 +527,12 @@ def protocol_section(
 
     Summary (method × depth, one verdict per depth on held-out accuracy),
     consistency of exact methods, their proofs and speed against
-    ``reference``, per-depth dataset × method tables, rank statistics with
-    CD diagrams (only where a test can separate methods), cost (cactus plot,
-    performance profile, time and memory vs depth), anytime traces with
-    primal integrals, gaps to the proven optimum, run status, failed runs
-    and every cell.
+    ``reference``, a fit of several quantiles against one fit per quantile
+    (when the records hold both), per-depth dataset × method tables, rank
+    statistics with CD diagrams (only where a test can separate methods),
+    cost (cactus plot, performance profile, time and memory vs depth),
+    anytime traces with primal integrals, gaps to the proven optimum, run
+    status, failed runs and every cell.
 
     Records of a regression study (``task == "regression"``) rank test MSE
     (lower is better), show test MSE / MAE / R² (and the pinball loss of
@@ -533,6 +570,7 @@ def protocol_section(
 
     _consistency(doc, frame, gaps, regression)
     _exact_methods(doc, records, reference)
+    quantile_family_section(doc, records)
     note = _objective_note(frame, exact, regression)
     if regression:
         error_tables(doc, records, style, folder, prefix, note)

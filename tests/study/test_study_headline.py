@@ -1,7 +1,7 @@
 """The headline study (the field's suites whole against the published
 solvers) runs end to end at smoke scale: every tier's runs are recorded,
 exact tools agree wherever both prove, and the README's tables of its
-records (``tools/readme_figures.py``) come out of them."""
+records (``tools/readme_figures.py``) come out of them, tier by tier."""
 
 import sys
 from pathlib import Path
@@ -57,11 +57,14 @@ def test_headline_smoke_run(tmp_path):
     assert exact["optimal"].all(), exact[["method", "status", "error"]]
     assert exact["objective"].nunique() == 1
     records = StudyRecords.from_frame(frame)
-    tables = readme_figures._hard_tables(records)
-    assert tables.count("| proven |") == 2 and "proven in" in tables
-    assert "contree-train/bank d3" in tables and "hepatitis d5" in tables
-    assert "`pycontree` 1 of 1" in readme_figures._hard_headline(records)
+    rows = readme_figures._tier_rows(records)
+    assert [row[0] for row in rows] == ["binary, depth 5", "published-d3, depth 3"]
+    table = readme_figures._headline_table(records)
+    assert "| published-d3, depth 3 (1) | `dl85-numeric` 1/1," in table
+    assert "ConTree (`pycontree`) 1/1" in table
     report = make_report("headline", output_dir=tmp_path, scale="smoke")
     text = report.read_text()
     assert "## Consistency of exact methods" in text
     assert "### Published optima" in text
+    assert "| tier | depth | method | proven |" in text
+    assert "### Speed against dl85-numeric: published-d3, depth 3" in text
