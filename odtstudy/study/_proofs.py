@@ -123,8 +123,8 @@ def published_table(records: StudyRecords) -> tuple[pd.DataFrame, list]:
     Returns
     -------
     table : DataFrame
-        A row per (dataset, depth) with a published optimum; empty when
-        the study has none.
+        A row per (dataset, depth) with a published optimum, a column per
+        exact method that ran on one; empty when the study has none.
     sources : list of str
         The sources of the values in the table.
     """
@@ -147,7 +147,9 @@ def published_table(records: StudyRecords) -> tuple[pd.DataFrame, list]:
             run = runs[runs["method"] == method]
             row[method] = _against_published(run, value) if len(run) else ""
         rows.append(row)
-    return pd.DataFrame(rows), sources
+    table = pd.DataFrame(rows)
+    unrun = [m for m in exact if m in table and (table[m] == "").all()]
+    return table.drop(columns=unrun), sources
 
 
 def _against_published(runs: pd.DataFrame, published: float) -> str:

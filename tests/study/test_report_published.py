@@ -55,6 +55,16 @@ def test_published_value_beside_each_exact_method(tmp_path):
     assert bank["dl85"] == "**1 proven: contradicts**" and bank["cpsat"] == "0 proven"
 
 
+def test_a_method_that_ran_no_published_instance_gets_no_column(tmp_path):
+    proto = protocol(folds=1)
+    records = [
+        run("contree-train/raisin", 3, "dl85", proto=proto, objective=76.0),
+        run("contree/raisin", 3, "cpsat", proto=proto, objective=74.0),
+    ]
+    table, _ = published_table(_records(records, tmp_path))
+    assert list(table.columns) == ["dataset", "depth", "published", "dl85"]
+
+
 def test_no_published_column_for_cross_validated_fits(tmp_path):
     records = [
         run("contree-train/raisin", 3, m, fold=f)
