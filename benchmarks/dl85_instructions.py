@@ -5,19 +5,18 @@ One command::
     python benchmarks/dl85_instructions.py [--depth 3] [--old-rev REV]
                                             [--datasets anneal vote ...]
 
-The wall-clock benchmark (``dl85_objectives.py``) cannot resolve a few per
-cent on a shared machine: the same binary timed twice scatters by up to
-25 % there. This one counts the instructions a fit executes, which do not
-depend on the machine's load. Each dataset runs in its own process under
-Valgrind's callgrind; every fit is called through a one-line C function
-(compiled on first use, with Valgrind's ``callgrind.h``) that zeroes
-callgrind's counters, collects during the fit only and dumps the count
-after it. The fits are those of ``dl85_objectives.py`` (same
-objectives, data and targets), each run once unmeasured first so that lazy
-imports and first-call caches are not counted, then once measured, new and
-old engine alternating. Python's hash seed is fixed. Table: instructions
-of the new engine's fit and the ratio new / old per objective; geometric
-means over the datasets where both engines proved every optimum.
+Wall-clock times cannot resolve a few per cent on a shared machine: the
+same binary timed twice scatters by up to 25 % there. This benchmark counts
+the instructions a fit executes, which do not depend on the machine's load.
+Each dataset runs in its own process under Valgrind's callgrind; every fit
+is called through a one-line C function (compiled on first use, with
+Valgrind's ``callgrind.h``) that zeroes callgrind's counters, collects
+during the fit only and dumps the count after it. The fits are those of
+``_objective_fits.py`` (one per objective), each run once unmeasured first
+so that lazy imports and first-call caches are not counted, then once
+measured, new and old engine alternating. Python's hash seed is fixed. Table:
+instructions of the new engine's fit and the ratio new / old per objective;
+geometric means over the datasets where both engines proved every optimum.
 
 The fits have no time limit unless ``--time-limit`` gives one: a
 time-limited DL8.5 search that has not ended after its probe (a second,
@@ -41,11 +40,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _objective_fits import OBJECTIVES, data, fitters, gmean
 from _old_engine import old_engine_path
-from dl85_objectives import OBJECTIVES, _data, _fitters, gmean
 
-#: The datasets of ``dl85_objectives.py`` whose fits stay short under
-#: callgrind (about 50x slower than native) at depth 3.
+#: The CP4IM sets whose fits stay short under callgrind (about 50x slower
+#: than native) at depth 3.
 DATASETS = [
     "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes",
     "german-credit", "heart-cleveland", "hepatitis", "hypothyroid", "kr-vs-kp",
@@ -81,11 +80,11 @@ def child(args) -> None:
     sys.path.insert(0, old_engine_path(args.old_rev))
     marker = _marker_library(Path(args.marker_dir))
     callback = ctypes.CFUNCTYPE(None)
-    X, y, yr = _data(args.dataset)
+    X, y, yr = data(args.dataset)
     limit = args.time_limit or None
     engines = {
-        "new": _fitters("odtstudy", X, y, yr, args.depth, limit),
-        "old": _fitters("odtstudy_old", X, y, yr, args.depth, limit),
+        "new": fitters("odtstudy", X, y, yr, args.depth, limit),
+        "old": fitters("odtstudy_old", X, y, yr, args.depth, limit),
     }
     calls = []
     for objective in OBJECTIVES:

@@ -12,8 +12,7 @@ Each figure sits in the README (or a guide page) between ``<!-- figures:NAME -->
 give (:func:`figures`), indented as the closing marker is. ``--check``
 changes nothing and exits with 1 when a region differs, naming it, so a test
 can hold the README to its records; both modes exit with 1 on a region that
-no generator writes (:data:`ELSEWHERE` names the regions other generators
-write, with the tests that check them).
+:func:`figures` does not write.
 """
 
 from __future__ import annotations
@@ -40,8 +39,6 @@ from odtstudy.study.report import newest_records
 
 #: Every file with figures regions, from the clone root: the README, the
 #: guide pages its sections moved to, and the reference reports' index.
-#: (The benchmarks' regions, in docs/guide/benchmarks.md and
-#: published-solvers.md, are rewritten by ``benchmarks/*.py --readme``.)
 READMES = (
     Path("README.md"),
     Path("docs/guide/published-solvers.md"),
@@ -49,16 +46,6 @@ READMES = (
     Path("docs/guide/benchmarks.md"),
     Path("docs/reference-reports/README.md"),
 )
-
-#: Regions another generator writes, with it and the test that holds them
-#: to their records: a region neither :func:`figures` nor this list knows
-#: fails ``--check``.
-ELSEWHERE = {
-    "frontier": "benchmarks/frontier.py --readme (tests/test_frontier_benchmark.py)",
-    "threads": "benchmarks/dl85_threads.py --readme (tests/test_threads_benchmark.py)",
-    "numeric-vs-contree": "benchmarks/numeric_vs_contree.py --readme "
-    "(tests/test_numeric_vs_contree_benchmark.py)",
-}
 
 #: The published tools compared in the README's headline, with their names.
 TOOLS = {
@@ -437,12 +424,9 @@ def main(argv=None, make_figures=figures) -> int:
     for readme in args.readme:
         text = readme.read_text(encoding="utf-8")
         new, changed = update(text, values)
-        orphans = [n for n in regions(text) if n not in values and n not in ELSEWHERE]
+        orphans = [n for n in regions(text) if n not in values]
         for name in orphans:
-            print(
-                f"{readme}: region {name!r} has no generator (neither "
-                "readme_figures nor one of ELSEWHERE writes it)"
-            )
+            print(f"{readme}: region {name!r} has no generator in readme_figures")
         differs = differs or bool(orphans)
         if args.check:
             for name in changed:
