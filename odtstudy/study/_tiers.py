@@ -49,8 +49,9 @@ def tier_groups(frame: pd.DataFrame) -> list:
     -------
     list of (str, DataFrame)
         ``("<tier>, depth <d>", records)`` for every tier and depth with
-        records; ``[]`` when the study has fewer than two tiers (then the
-        report's per-depth tables are the tiers').
+        records (each part keeps a ``tier`` column); ``[]`` when the study
+        has fewer than two tiers (then the report's per-depth tables are
+        the tiers').
     """
     if frame.empty or "study" not in frame:
         return []
@@ -65,5 +66,6 @@ def tier_groups(frame: pd.DataFrame) -> list:
         for depth in sorted(tier["depths"]):
             part = frame[in_tier & (frame["depth"] == depth)]
             if not part.empty:
-                groups.append((f"{tier['name']}, depth {depth}", part))
+                label = f"{tier['name']}, depth {depth}"
+                groups.append((label, part.assign(tier=tier["name"])))
     return groups

@@ -282,7 +282,7 @@ def _tier_proofs(records, groups) -> pd.DataFrame:
     blocks = []
     for label, part in groups:
         table = proof_table(records.subset(part))
-        table.insert(0, "tier", label.split(",")[0])
+        table.insert(0, "tier", part["tier"].iloc[0])
         blocks.append(table)
     return pd.concat(blocks, ignore_index=True)
 

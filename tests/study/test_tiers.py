@@ -35,6 +35,10 @@ def test_each_tier_and_depth_is_a_group_in_the_configs_order():
         "numeric-d4, depth 4",
         "published-d3, depth 3",
     ]
+    assert [part["tier"].unique().tolist() for _, part in groups][:2] == [
+        ["binary"],
+        ["binary"],
+    ]
     # a ConTree set and its training split never share a group
     assert [list(part["dataset"]) for _, part in groups][2:] == [
         ["contree/bank"],
