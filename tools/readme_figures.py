@@ -223,6 +223,26 @@ def _headline_table(records: StudyRecords) -> str:
     )
 
 
+def _losses(records: StudyRecords) -> str:
+    """Where a published tool proves more than ours or has the lower PAR-2,
+    said in words (the table's numbers)."""
+    parts = []
+    for label, _, cells in _tier_rows(records):
+        (_, proven, par2, _), *tools = cells
+        for method, p, t, _ in tools:
+            more = int(p.split("/")[0]) > int(proven.split("/")[0])
+            if more or float(t) < float(par2):
+                parts.append(
+                    f"on {label}, {_tool(method)} proves {p} against our {proven} "
+                    f"(PAR-2 {t} s against {par2} s)"
+                )
+    if not parts:
+        return (
+            "No published tool proves more than ours or has a lower PAR-2 on any tier."
+        )
+    return "Where we lose: " + "; ".join(parts) + "."
+
+
 def _threads_table(records: StudyRecords) -> str:
     """The guide's threads table: per search, two threads against one."""
     return _tier_table(
@@ -372,6 +392,7 @@ def figures(reports: Path) -> dict:
     values |= {
         "headline-table": _headline_table(headline),
         "headline-protocol": _headline_protocol(headline),
+        "headline-losses": _losses(headline),
     }
     quick = newest_records(Path(reports) / "quick")
     values |= {

@@ -69,14 +69,14 @@ def test_update_replaces_a_region_and_keeps_its_indent():
 def test_check_fails_on_one_changed_number(values, tmp_path):
     readme = tmp_path / "README.md"
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    region = text.split("<!-- figures:versus-headline -->", 1)[1]
+    region = text.split("<!-- figures:headline-table -->", 1)[1]
     digit = next(c for c in region if c.isdigit())
     changed = str((int(digit) + 1) % 10)
-    start = text.index("<!-- figures:versus-headline -->")
+    start = text.index("<!-- figures:headline-table -->")
     at = text.index(digit, start)
     readme.write_text(text[:at] + changed + text[at + 1 :], encoding="utf-8")
     rc, out = _check(values, readme)
-    assert rc == 1 and "region 'versus-headline' differs" in out
+    assert rc == 1 and "region 'headline-table' differs" in out
     readme.write_text(text, encoding="utf-8")
     assert _check(values, readme)[0] == 0
 
