@@ -394,6 +394,11 @@ def figures(reports: Path) -> dict:
         "headline-protocol": _headline_protocol(headline),
         "headline-losses": _losses(headline),
     }
+    threads = newest_records(Path(reports) / "threads")
+    values |= {
+        "threads-protocol": _protocol(threads),
+        "threads-table": _threads_table(threads),
+    }
     quick = newest_records(Path(reports) / "quick")
     values |= {
         "quick-protocol": _protocol(quick),
