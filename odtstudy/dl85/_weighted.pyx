@@ -26,8 +26,9 @@ loss is of this kind, and the search (``_search.pyx``) calls it:
 
 The popcount kernels of the unweighted engine count 64 rows per
 instruction; weights need one addition per row and pair of its features,
-so this solver remains slower than the count one (see
-``benchmarks/dl85_objectives.py``).
+so this solver remains slower than the count one (squared error runs it:
+the ``sq`` column against ``cls`` in ``benchmarks/dl85_instructions.py``'s
+record, ``benchmarks/results/dl85_instructions.txt``).
 """
 
 import numpy as np
