@@ -33,7 +33,7 @@ from odtstudy.reproduce._report import evaluate_claims
 from odtstudy.study._proofs import proof_table
 from odtstudy.study._provenance_text import _parsed
 from odtstudy.study._records import StudyRecords
-from odtstudy.study._speed import speed_table
+from odtstudy.study._speed import MIN_UNITS, speed_table
 from odtstudy.study._tiers import tier_groups
 from odtstudy.study.report import newest_records
 
@@ -196,12 +196,12 @@ def _tier_rows(records: StudyRecords) -> list:
     return rows
 
 
-def _tier_table(records: StudyRecords, ours: str, others: str) -> str:
-    """A row per tier and depth: the reference search's proofs and PAR-2
-    (column ``ours``), and each other exact method's with its time ratio
-    to the reference (column ``others``)."""
+def _tier_table(rows: list, ours: str, others: str) -> str:
+    """A row per tier and depth of ``rows`` (:func:`_tier_rows`): the
+    reference search's proofs and PAR-2 (column ``ours``), and each other
+    exact method's with its time ratio to the reference (column ``others``)."""
     lines = [f"| tier, depth (data sets) | {ours} | {others} |", "|---|---|---|"]
-    for label, n_sets, cells in _tier_rows(records):
+    for label, n_sets, cells in rows:
         (reference, proven, par2, _), *rest = cells
         text = "; ".join(
             f"{_tool(m)} {p}, {t} s" + (f", {r}" if r else "") for m, p, t, r in rest
@@ -212,22 +212,23 @@ def _tier_table(records: StudyRecords, ours: str, others: str) -> str:
     return "\n".join(lines)
 
 
-def _headline_table(records: StudyRecords) -> str:
-    """The README's headline: a row per tier and depth, our search's proofs
-    and PAR-2, and each published tool's with its time ratio to ours."""
+def _headline_table(rows: list) -> str:
+    """The README's headline (``rows`` of the headline records): a row per
+    tier and depth, our search's proofs and PAR-2, and each published tool's
+    with its time ratio to ours."""
     return _tier_table(
-        records,
+        rows,
         "ours: proven, PAR-2",
         "published tools: proven, PAR-2, time to a proof / ours where both "
         "prove [95 % CI]",
     )
 
 
-def _losses(records: StudyRecords) -> str:
+def _losses(rows: list) -> str:
     """Where a published tool proves more than ours or has the lower PAR-2,
-    said in words (the table's numbers)."""
+    said in words (the numbers of :func:`_headline_table`)."""
     parts = []
-    for label, _, cells in _tier_rows(records):
+    for label, _, cells in rows:
         (_, proven, par2, _), *tools = cells
         for method, p, t, _ in tools:
             more = int(p.split("/")[0]) > int(proven.split("/")[0])
@@ -243,10 +244,10 @@ def _losses(records: StudyRecords) -> str:
     return "Where we lose: " + "; ".join(parts) + "."
 
 
-def _threads_table(records: StudyRecords) -> str:
+def _threads_table(rows: list) -> str:
     """The guide's threads table: per search, two threads against one."""
     return _tier_table(
-        records,
+        rows,
         "one thread: proven, PAR-2",
         "two threads: proven, PAR-2, time to a proof / one thread's where "
         "both prove [95 % CI]",
@@ -258,7 +259,7 @@ def _headline_protocol(records: StudyRecords) -> str:
     return (
         _protocol(records)
         + "; PAR-2: mean time to a proof, a run not proven counting twice the "
-        "limit; no interval below 6 data sets proven by both"
+        f"limit; no interval below {MIN_UNITS} data sets proven by both"
     )
 
 
@@ -389,15 +390,16 @@ def figures(reports: Path) -> dict:
         "reference-reports": _reference_reports(Path(reports), verdicts),
     }
     headline = newest_records(Path(reports) / "headline")
+    headline_rows = _tier_rows(headline)
     values |= {
-        "headline-table": _headline_table(headline),
+        "headline-table": _headline_table(headline_rows),
         "headline-protocol": _headline_protocol(headline),
-        "headline-losses": _losses(headline),
+        "headline-losses": _losses(headline_rows),
     }
     threads = newest_records(Path(reports) / "threads")
     values |= {
         "threads-protocol": _protocol(threads),
-        "threads-table": _threads_table(threads),
+        "threads-table": _threads_table(_tier_rows(threads)),
     }
     quick = newest_records(Path(reports) / "quick")
     values |= {

@@ -21,7 +21,6 @@ within :func:`~odtstudy.study._regression.objective_tolerance`.
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -33,6 +32,7 @@ from odtstudy.study._document import Document
 from odtstudy.study._records import RUN_KEYS, StudyRecords
 from odtstudy.study._regression import RELATIVE_TOLERANCE, objective_tolerance
 from odtstudy.study._regression_scores import pinball_taus
+from odtstudy.study._solver_tree import stats_dict
 from odtstudy.study._speed import MIN_UNITS, N_RESAMPLES, SEED, geometric_ratio
 
 __all__ = [
@@ -88,20 +88,10 @@ def _methods_by_taus(frame: pd.DataFrame) -> tuple[dict, dict]:
     return families, singles
 
 
-def _stats(run) -> dict:
-    value = run["stats"]
-    if isinstance(value, dict):
-        return value
-    try:
-        return json.loads(value) if isinstance(value, str) else {}
-    except ValueError:
-        return {}
-
-
 def _family_taus(run, n: int) -> tuple[list, list]:
     """Each tau's objective in a family run and whether it was proven within
     the allowed time (NaN and False where the record has none)."""
-    stats = _stats(run)
+    stats = stats_dict(run["stats"])
     objectives = stats.get("objective_per_quantile") or [math.nan] * n
     claimed = stats.get("optimal_per_quantile") or [False] * n
     in_time = (
@@ -192,11 +182,7 @@ def _workers(run, others) -> int | None:
     """The most runs executed at once among these runs (provenance)."""
     counts = []
     for record in [run, *others]:
-        text = record.get("provenance")
-        try:
-            provenance = json.loads(text) if isinstance(text, str) else text or {}
-        except ValueError:
-            provenance = {}
+        provenance = stats_dict(record.get("provenance"))
         if "workers" in provenance:
             counts.append(int(provenance["workers"]))
     return max(counts) if counts else None

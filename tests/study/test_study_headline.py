@@ -59,7 +59,7 @@ def test_headline_smoke_run(tmp_path):
     records = StudyRecords.from_frame(frame)
     rows = readme_figures._tier_rows(records)
     assert [row[0] for row in rows] == ["binary, depth 5", "published-d3, depth 3"]
-    table = readme_figures._headline_table(records)
+    table = readme_figures._headline_table(rows)
     assert "| published-d3, depth 3 (1) | `dl85-numeric` 1/1," in table
     assert "ConTree (`pycontree`) 1/1" in table
     report = make_report("headline", output_dir=tmp_path, scale="smoke")
