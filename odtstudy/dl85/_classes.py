@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from odtstudy._cost_matrix import check_cost_matrix, cost_family
 from odtstudy.base import BaseTreeClassifier
 from odtstudy.dl85._class_loss import solve_class_loss
 from odtstudy.dl85._engine import _pack_classes
-from odtstudy.dl85._losses import check_cost_matrix, checked_fast
+from odtstudy.dl85._losses import checked_fast
 from odtstudy.dl85._numeric_fit import THRESHOLDS_CONSTRAINT, NumericInputMixin
 from odtstudy.dl85._options import (
     MAX_DEPTH_LIMIT,
@@ -272,13 +273,13 @@ class DL85Classifier(NumericInputMixin, SearchOptionsMixin, BaseTreeClassifier):
 
     @classmethod
     def objective_family(cls, params) -> str:
-        """``"custom"`` with a user loss or a cost matrix, else the
-        misclassification."""
-        custom = any(
-            params.get(key) is not None
-            for key in ("fast_error_function", "cost_matrix")
-        )
-        return "custom" if custom else "misclassification"
+        """``"cost@..."`` with a cost matrix (:func:`cost_family`),
+        ``"custom"`` with a user loss, else the misclassification."""
+        if params.get("cost_matrix") is not None:
+            return cost_family(params["cost_matrix"])
+        if params.get("fast_error_function") is not None:
+            return "custom"
+        return "misclassification"
 
     _parameter_constraints: dict = {
         **BaseTreeClassifier._parameter_constraints,

@@ -2,8 +2,9 @@
 
 The engine's bounds need every leaf loss finite and non-negative: the
 wrappers here turn a user loss that breaks this into a clear error, and the
-checks turn inputs that would (a cost matrix of the wrong shape, a target
-whose losses overflow float64) into a ``ValueError`` naming the fix.
+checks turn inputs that would (a target whose losses overflow float64) into a
+``ValueError`` naming the fix (a cost matrix is checked in
+``odtstudy._cost_matrix``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import math
 import numpy as np
 
 __all__ = [
-    "check_cost_matrix",
     "check_losses_fit",
     "checked_fast",
     "checked_rows",
@@ -118,37 +118,6 @@ def checked_rows(fn):
         return _checked_loss(fn(rows), "error_function")
 
     return rows_loss
-
-
-def check_cost_matrix(cost_matrix, n_classes: int) -> np.ndarray:
-    """``cost_matrix`` as a float64 ``(n_classes, n_classes)`` array, or a
-    ``ValueError`` that names the argument and the fix."""
-    try:
-        cost = np.array(cost_matrix, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "cost_matrix must be a numeric (n_classes, n_classes) array with "
-            f"cost_matrix[predicted, true]; got {cost_matrix!r} ({exc})"
-        ) from None
-    if cost.shape != (n_classes, n_classes):
-        raise ValueError(
-            f"cost_matrix has shape {cost.shape}, but y has {n_classes} classes: "
-            f"give a ({n_classes}, {n_classes}) matrix, cost_matrix[p, c] being "
-            "the cost of predicting class p (index into classes_) for a row of "
-            "class c"
-        )
-    if not np.isfinite(cost).all():
-        raise ValueError(
-            "cost_matrix contains NaN or infinity; the search needs finite costs "
-            "(use a large finite cost for a forbidden prediction)"
-        )
-    if np.any(cost < 0):
-        raise ValueError(
-            "cost_matrix has negative entries; the search's bounds need "
-            "non-negative costs: add a constant to each column (the optimal "
-            "tree does not change) or set the diagonal to 0"
-        )
-    return np.ascontiguousarray(cost)
 
 
 #: Bound on the total loss a leaf can reach (``total weight * max(y**2)``

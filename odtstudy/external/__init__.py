@@ -11,6 +11,7 @@ when the adapter fits; install them all with ``pip install "odtstudy[external]"`
 class                                    package      data    exact objective family
 ======================================== ============ ======= ===== =================
 :class:`STreeDClassifier`                pystreed     0/1     yes   misclassification
+:class:`STreeDCostClassifier`            pystreed     0/1     yes   cost@<matrix>
 :class:`PyDL85Classifier`                pydl8.5      0/1     yes   misclassification
 :class:`GOSDTClassifier`                 gosdt        0/1     yes   misclassification
                                                                     (default penalty)
@@ -42,7 +43,11 @@ from odtstudy.external._pytrees_dl85 import (
     PyTreesDL85AnytimeClassifier,
     PyTreesDL85Classifier,
 )
-from odtstudy.external._streed import STreeDClassifier, STreeDRegressor
+from odtstudy.external._streed import (
+    STreeDClassifier,
+    STreeDCostClassifier,
+    STreeDRegressor,
+)
 
 __all__ = [
     "ConTreeClassifier",
@@ -55,5 +60,6 @@ __all__ = [
     "PyTreesDL85AnytimeClassifier",
     "PyTreesDL85Classifier",
     "STreeDClassifier",
+    "STreeDCostClassifier",
     "STreeDRegressor",
 ]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from odtstudy._child import call_in_process
+from odtstudy._cost_matrix import check_cost_matrix, cost_family, summed_cost
 from odtstudy.base import FitResult
 from odtstudy.external._base import ExternalTreeClassifier
 from odtstudy.external._convert import LEAF
 from odtstudy.external._regression import ExternalTreeRegressor
 
-__all__ = ["STreeDClassifier", "STreeDRegressor"]
+__all__ = ["STreeDClassifier", "STreeDCostClassifier", "STreeDRegressor"]
 
 
 def _describe(node):
@@ -78,6 +80,10 @@ class _STreeDFit:
             random_seed=seed,
         )
 
+    def _solver_fit(self, solver, pystreed, X, y):
+        """Run the solver's ``fit`` on the 0/1 rows."""
+        solver.fit(X.astype(int), y)
+
     def _fit(self, X, y, sample_weight):
         self._no_sample_weight(sample_weight, "STreeD")
         pystreed = self._solver()
@@ -95,7 +101,7 @@ class _STreeDFit:
             time_limit=1e9 if self.time_limit is None else self._time_left(),
             seed=27 if self.random_state is None else int(self.random_state),
         )
-        call = call_in_process(lambda: solver.fit(X.astype(int), y))
+        call = call_in_process(lambda: self._solver_fit(solver, pystreed, X, y))
         result = getattr(solver, "fit_result", None)
         if result is None:  # STreeD gives no tree only when it ran out of time
             return self._result(None, X, y, timed_out=True, stats=call.timings())
@@ -219,4 +225,132 @@ class STreeDRegressor(_STreeDFit, ExternalTreeRegressor):
             optimization_task="regression",
             cost_complexity=0.0,
             **self._streed_params(time_limit, seed),
+        )
+
+
+class STreeDCostClassifier(_STreeDFit, ExternalTreeClassifier):
+    """STreeD's cost-sensitive classification trees (Van der Linden et al.,
+    2023) through ``pystreed``'s ``STreeDCostSensitiveClassifier``.
+
+    Minimises the total misclassification cost
+    ``sum_i cost_matrix[predicted_i, y_i]`` over trees of depth at most
+    ``max_depth`` on 0/1 features (no feature costs), with leaves of at least
+    ``min_samples_leaf`` rows: the problem of
+    ``DL85Classifier(cost_matrix=cost_matrix)``, so their proven objectives
+    are equal.
+
+    Parameters
+    ----------
+    cost_matrix : array-like of shape (n_classes, n_classes), default=None
+        ``cost_matrix[p, c]`` (finite, non-negative) is the cost of
+        predicting class ``p`` (an index into ``classes_``) for a row of
+        class ``c``, as for :class:`~odtstudy.dl85.DL85Classifier`; ``None``:
+        1 for every error (the misclassification). STreeD's own matrix is
+        indexed the other way round (true class first); the adapter
+        transposes it.
+    max_depth, time_limit, min_samples_leaf, max_num_nodes, random_state
+        As for :class:`STreeDClassifier` (same defaults).
+    use_branch_caching : bool, default=True
+        STreeD's cache choice; ``True`` is the default of its cost-sensitive
+        classifier (which has no dataset cache).
+
+    Attributes
+    ----------
+    tree_, classes_, lower_bound_, optimal_, status_, fit_time_
+        As every odtstudy learner; ``optimal_`` is STreeD's own
+        ``is_optimal()`` unless a single leaf refutes it, ``lower_bound_``
+        the objective when proven.
+    objective_ : float
+        Total misclassification cost of ``predict`` on the training rows
+        (STreeD's own score, in its units, is ``stats_["tool_cost"]``).
+    objective_family_ : str
+        ``"cost@..."`` for the matrix (``"misclassification"`` without one).
+    stats_ : dict
+        ``tool``, ``tool_cost``, ``n_branching_nodes``, ``n_leaves``,
+        ``startup_s``, ``solver_time_s``, ``claim_refuted`` (when it is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> clf = STreeDCostClassifier(max_depth=1, cost_matrix=[[0, 5], [1, 0]])
+    >>> clf.fit(X, X[:, 1]).objective_  # doctest: +SKIP
+    0.0
+    """
+
+    _describe = staticmethod(_describe)
+    _score_stat = "tool_cost"
+    _objective_family = "misclassification"
+    _parameter_constraints = {
+        **_STreeDFit._parameter_constraints,
+        "cost_matrix": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        max_depth=3,
+        *,
+        cost_matrix=None,
+        time_limit=None,
+        min_samples_leaf=1,
+        max_num_nodes=None,
+        use_branch_caching=True,
+        random_state=None,
+    ):
+        super().__init__(
+            max_depth,
+            time_limit=time_limit,
+            min_samples_leaf=min_samples_leaf,
+            max_num_nodes=max_num_nodes,
+            use_branch_caching=use_branch_caching,
+            random_state=random_state,
+        )
+        self.cost_matrix = cost_matrix
+
+    @classmethod
+    def objective_family(cls, params=None) -> str:
+        """``"cost@..."`` for ``params["cost_matrix"]``, else the
+        misclassification."""
+        matrix = (params or {}).get("cost_matrix")
+        return cls._objective_family if matrix is None else cost_family(matrix)
+
+    def _costs(self) -> np.ndarray:
+        """The checked matrix, ``cost[predicted, true]``."""
+        n_classes = len(self.classes_)
+        if self.cost_matrix is None:
+            return 1.0 - np.eye(n_classes)
+        return check_cost_matrix(self.cost_matrix, n_classes)
+
+    def _streed_solver(self, pystreed, time_limit, seed):
+        params = self._streed_params(time_limit, seed)
+        del params["use_dataset_caching"]  # the cost-sensitive solver has none
+        return pystreed.STreeDCostSensitiveClassifier(**params)
+
+    def _solver_fit(self, solver, pystreed, X, y):
+        data = pystreed.data
+        no_feature_costs = [
+            data.FeatureCostSpecifier(0.0, 0.0, f"f{j}", j, j)
+            for j in range(X.shape[1])
+        ]
+        costs = data.CostSpecifier(self._costs().T.tolist(), no_feature_costs)
+        solver.fit(X.astype(int), y, costs)
+
+    def _fit(self, X, y, sample_weight):
+        self._costs()  # a bad matrix fails before the solver is imported
+        return super()._fit(X, y, sample_weight)
+
+    def _recount(self, tree, X, y, sample_weight) -> float:
+        """Total misclassification cost of ``tree`` on the training rows."""
+        return summed_cost(self._costs(), tree.predict(X), y, sample_weight)
+
+    def _refuted_claim(self, objective, X, y, sample_weight, min_sup) -> str:
+        """Why STreeD's claim that a tree of cost ``objective`` is optimal is
+        false, or ``""``: a single leaf costs less."""
+        counts = np.bincount(y, minlength=len(self.classes_))
+        leaf = float(np.min(self._costs() @ counts))
+        if objective <= leaf:
+            return ""
+        return (
+            f"{self._tool} called a tree of cost {objective:g} optimal; a single "
+            f"leaf costs {leaf:g}"
         )

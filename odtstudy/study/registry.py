@@ -611,6 +611,11 @@ _BUILTINS = [
 #: when its solver's package imports (the ``external`` extra).
 _ADAPTERS = [
     ("pystreed", "STreeDClassifier", "STreeD (pystreed): depth-limited optimal trees"),
+    (
+        "pystreed-cost",
+        "STreeDCostClassifier",
+        "STreeD (pystreed): cost-sensitive optimal trees (cost_matrix)",
+    ),
     ("pydl85", "PyDL85Classifier", "PyDL8.5 (pydl8.5): the authors' C++ DL8.5"),
     ("gosdt", "GOSDTClassifier", "GOSDT (gosdt) with a depth budget"),
     ("pycontree", "ConTreeClassifier", "ConTree (pycontree): all numeric thresholds"),

@@ -22,12 +22,25 @@ from odtstudy.external import (
     LicketySplitClassifier,
     PyDL85Classifier,
     STreeDClassifier,
+    STreeDCostClassifier,
 )
 from odtstudy.study import get_method
 from odtstudy.tree import Tree
 
-BINARY = [STreeDClassifier, PyDL85Classifier, GOSDTClassifier, LicketySplitClassifier]
-EXACT_BINARY = [STreeDClassifier, PyDL85Classifier, GOSDTClassifier]
+# STreeDCostClassifier without a cost matrix: unit costs, the misclassification
+BINARY = [
+    STreeDClassifier,
+    STreeDCostClassifier,
+    PyDL85Classifier,
+    GOSDTClassifier,
+    LicketySplitClassifier,
+]
+EXACT_BINARY = [
+    STreeDClassifier,
+    STreeDCostClassifier,
+    PyDL85Classifier,
+    GOSDTClassifier,
+]
 ALL = [*BINARY, ConTreeClassifier]
 LIMIT = 2.0
 
@@ -259,6 +272,7 @@ def test_gosdt_with_a_large_penalty_is_another_family():
     "name, cls",
     [
         ("pystreed", STreeDClassifier),
+        ("pystreed-cost", STreeDCostClassifier),
         ("pydl85", PyDL85Classifier),
         ("gosdt", GOSDTClassifier),
         ("pycontree", ConTreeClassifier),

@@ -5,7 +5,7 @@ import pytest
 
 from odtstudy.datasets import dataset_info, list_datasets
 from odtstudy.datasets._published import CONTREE_OPTIMA
-from odtstudy.study import expand_runs, load_config
+from odtstudy.study import expand_runs, get_method, load_config
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +123,22 @@ def test_time_limits_fits_every_installed_learner_and_the_big_models():
         "highs",
     }
     assert config.time_limit == 2 and config.repeats == 1 and config.folds == 1
+
+
+def test_costs_runs_the_cp4im_suite_whole_with_one_matrix_for_both_tools():
+    config = load_config("costs")
+    suite = sorted(name.split("/")[-1] for name in list_datasets("cp4im"))
+    assert sorted(config.datasets) == suite and len(suite) == 23
+    assert config.depths == [3, 4] and config.folds == 1 and config.workers == 1
+    specs = {spec.label: spec for spec in config.methods}
+    assert specs["dl85-cost"].method == "dl85"
+    assert specs["pystreed-cost"].method == "pystreed-cost"
+    matrices = {str(spec.params["cost_matrix"]) for spec in specs.values()}
+    assert matrices == {"[[0, 5], [1, 0]]"}
+    runs = expand_runs(config)
+    assert len(runs) == 92 and "92 fits" in config.description
+    families = {
+        spec.label: get_method(spec.method).objective_family(spec.params)
+        for spec in specs.values()
+    }
+    assert set(families.values()) == {"cost@0,5;1,0"}
