@@ -20,7 +20,7 @@ geometric means over the datasets where both engines proved every optimum.
 
 The fits have no time limit unless ``--time-limit`` gives one: a
 time-limited DL8.5 search that has not ended after its probe (a second,
-see ``odtstudy.dl85._skeleton``) adds a greedy descent, and a fit runs some
+see ``odtstudy.dl85.engine._skeleton``) adds a greedy descent, and a fit runs some
 50 times slower under callgrind, so with a limit it would take a path that
 the same fit run natively (well under a second here) never takes.
 """

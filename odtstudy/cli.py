@@ -160,7 +160,7 @@ def _dry_run(config, runs, folder) -> int:
 
 
 def _report(args) -> int:
-    from odtstudy.study._compare import compare_studies
+    from odtstudy.study.report._compare import compare_studies
 
     if args.other:
         path = compare_studies(

@@ -12,7 +12,7 @@ import pandas as pd
 from odtstudy import cli
 from odtstudy.reproduce import PAPER_HEADING, VERDICTS, verdict_table_problems
 from odtstudy.reproduce._claims import CHECK_VERDICTS
-from odtstudy.study._records import StudyRecords
+from odtstudy.study.report._records import StudyRecords
 
 __all__ = ["checked_results", "grid", "run_row", "run_smoke", "study_records",
            "verdict_rows"]  # fmt: skip

@@ -20,7 +20,7 @@ _RAW_CLOCK = re.compile(r"\btime\.(perf_counter|monotonic|time)\(|from time impo
 def _sources():
     for entry in LEARNERS:
         path = PACKAGE / entry
-        yield from sorted(path.glob("*.py")) if path.is_dir() else [path]
+        yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
 
 
 @pytest.mark.parametrize(

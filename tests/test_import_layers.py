@@ -2,6 +2,11 @@
 
 datasets / tree / base  <-  learners  <-  study  <-  reproduce  <-  cli
 
+Inside the two largest packages the rooms import one way too:
+
+odtstudy.dl85:   engine  <-  estimators
+odtstudy.study:  shared (registry, results, ...)  <-  config  <-  runner  <-  report
+
 Every module of ``odtstudy`` is read (``ast`` for Python, import lines for
 Cython) and every import counts, the ones inside functions included, and so
 does ``importlib.import_module("...")`` with a literal name.
@@ -44,6 +49,26 @@ LAYERS = {
     "odtstudy.cli": 4,
 }
 LAYER_NAMES = ["datasets/tree/base", "learners", "study", "reproduce", "cli"]
+
+#: Rooms inside a package, lowest first, by the same longest-prefix rule; a
+#: module of the package in no listed room is in the room of the package
+#: itself (listed with the package's name).
+ROOMS = {
+    "odtstudy.dl85": {
+        "odtstudy.dl85": 1,  # the package's re-exports
+        "odtstudy.dl85.engine": 0,
+        "odtstudy.dl85.estimators": 1,
+    },
+    "odtstudy.study": {
+        "odtstudy.study": 0,  # registry, results, provenance, memory, ...
+        "odtstudy.study.config": 1,
+        "odtstudy.study.runner": 2,
+        "odtstudy.study._worker": 2,
+        "odtstudy.study.report": 3,
+    },
+}
+#: Modules that re-export the package's public names sit above its rooms.
+_FACADES = {"odtstudy.study": 4}
 
 _CYTHON_IMPORT = re.compile(
     r"^\s*(?:from\s+(?P<from>[\w.]+)\s+c?import\s+(?P<names>[\w, ]+)"
@@ -151,6 +176,73 @@ def layer_violations(modules: dict) -> list:
                     f"({LAYER_NAMES[own]}) imports {imported} ({LAYER_NAMES[other]})"
                 )
     return problems
+
+
+def _room(module: str):
+    """(package, room) of a module of a package with rooms, else None."""
+    for package, rooms in ROOMS.items():
+        if module == package:
+            return package, _FACADES.get(package, rooms[package])
+        if module.startswith(package + "."):
+            parts = module.split(".")
+            for end in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:end])
+                if prefix in rooms:
+                    return package, rooms[prefix]
+    return None
+
+
+def room_violations(modules: dict) -> list:
+    """One line per import of a higher room of the same package."""
+    problems = []
+    for module, path in modules.items():
+        own = _room(module)
+        if own is None:
+            continue
+        for line, imported in _imports(module, path):
+            other = _room(imported)
+            if other is not None and other[0] == own[0] and other[1] > own[1]:
+                problems.append(f"{_shown(path)}:{line}: {module} imports {imported}")
+    return problems
+
+
+def test_rooms_are_the_subpackages():
+    for package, rooms in ROOMS.items():
+        for room in rooms:
+            if room == package:
+                continue
+            assert room in _modules(), f"{room} is listed in ROOMS but not a module"
+
+
+def test_no_room_imports_a_higher_one():
+    problems = room_violations(_modules())
+    assert not problems, "a room imports a higher one:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "caught"),
+    [
+        (
+            "odtstudy.dl85.engine._door",
+            "import odtstudy.dl85.estimators\n",
+            True,
+        ),
+        (
+            "odtstudy.dl85.estimators._x",
+            "import odtstudy.dl85.engine._door\n",
+            False,
+        ),
+        ("odtstudy.study.config._load", "from odtstudy.study.report import y\n", True),
+        ("odtstudy.study.runner", "from odtstudy.study.report._build import y\n", True),
+        ("odtstudy.study.report._x", "from odtstudy.study.runner import run\n", False),
+        ("odtstudy.study.results", "from odtstudy.study.config import z\n", True),
+    ],
+)
+def test_an_import_of_a_higher_room_is_caught(tmp_path, module, source, caught):
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    problems = room_violations({**_modules(), module: path})
+    assert bool([p for p in problems if f"{module} imports" in p]) == caught, problems
 
 
 def test_every_module_has_a_layer():

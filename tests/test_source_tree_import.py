@@ -36,9 +36,9 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_every_pyx_is_a_known_extension():
-    pyx = sorted(p.stem for p in (PACKAGE / "dl85").glob("*.pyx"))
+    pyx = sorted(p.stem for p in (PACKAGE / "dl85" / "engine").glob("*.pyx"))
     assert pyx == sorted(odtstudy.dl85._EXTENSIONS)
-    assert not [p for p in PACKAGE.rglob("*.pyx") if p.parent.name != "dl85"]
+    assert not [p for p in PACKAGE.rglob("*.pyx") if p.parent.name != "engine"]
 
 
 def test_missing_extensions_are_explained(tmp_path):
@@ -78,7 +78,7 @@ def test_the_registry_reports_the_reason(tmp_path):
 
 def test_other_import_errors_are_unchanged(tmp_path):
     copy = _source_tree(tmp_path)
-    classes = copy / "dl85" / "_classes.py"
+    classes = copy / "dl85" / "estimators" / "_classes.py"
     text = classes.read_text()
     head = "from __future__ import annotations\n"
     classes.write_text(text.replace(head, head + "import no_such_module_xyz\n", 1))

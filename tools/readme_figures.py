@@ -30,12 +30,12 @@ import pandas as pd
 from odtstudy.reproduce._claims import VERDICTS, legend_text
 from odtstudy.reproduce._published import list_reproductions, load_published
 from odtstudy.reproduce._report import evaluate_claims
-from odtstudy.study._proofs import proof_table
-from odtstudy.study._provenance_text import _parsed
-from odtstudy.study._records import StudyRecords
-from odtstudy.study._speed import MIN_UNITS, speed_table
-from odtstudy.study._tiers import tier_groups
 from odtstudy.study.report import newest_records
+from odtstudy.study.report._proofs import proof_table
+from odtstudy.study.report._provenance_text import _parsed
+from odtstudy.study.report._records import StudyRecords
+from odtstudy.study.report._speed import MIN_UNITS, speed_table
+from odtstudy.study.report._tiers import tier_groups
 
 #: Every file with figures regions, from the clone root: the README, the
 #: guide pages its sections moved to, and the reference reports' index.
@@ -309,7 +309,7 @@ def _reference_reports(reports: Path, verdicts) -> str:
 
 def _heuristics(records: StudyRecords) -> str:
     """How often each heuristic reached the optimum an exact method proved."""
-    from odtstudy.study._checks import heuristic_gaps
+    from odtstudy.study.report._checks import heuristic_gaps
 
     gaps = heuristic_gaps(records.frame)
     parts = []

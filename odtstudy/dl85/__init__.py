@@ -3,7 +3,7 @@
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-# The Cython modules of this package (one per ``.pyx`` file), built by
+# The Cython modules of the engine (one per ``.pyx`` file), built by
 # ``pip install .`` or, in the source tree, by ``pip install -e .``.
 _EXTENSIONS = (
     "_bitset",
@@ -24,16 +24,16 @@ _EXTENSIONS = (
 
 
 def _missing_extensions_error(exc: ModuleNotFoundError) -> ImportError:
-    """Reword "No module named 'odtstudy.dl85._bitset'" into what to do."""
-    here = Path(__file__).resolve().parent
+    """Reword "No module named 'odtstudy.dl85.engine._bitset'" into what to do."""
+    here = Path(__file__).resolve().parent / "engine"
     missing = [
         name
         for name in _EXTENSIONS
         if not any((here / f"{name}{suffix}").exists() for suffix in EXTENSION_SUFFIXES)
     ]
     return ImportError(
-        f"odtstudy's compiled extensions are missing from {here.parent} (no "
-        f"odtstudy.dl85 module {', '.join(missing or [exc.name])} built for "
+        f"odtstudy's compiled extensions are missing from {here.parents[1]} (no "
+        f"odtstudy.dl85.engine module {', '.join(missing or [exc.name])} built for "
         "this Python). This usually means Python is importing the source tree "
         "(e.g. running from the clone root) instead of the installed package: "
         "run from another directory after `pip install .`, or build the "
@@ -44,13 +44,13 @@ def _missing_extensions_error(exc: ModuleNotFoundError) -> ImportError:
 
 try:
     from odtstudy.base import export_graphviz, export_text
-    from odtstudy.dl85._classes import DL85Classifier
-    from odtstudy.dl85._helpers import shallowest_perfect_tree
-    from odtstudy.dl85._leaf_objective import LeafObjective
-    from odtstudy.dl85._predictor import DL85Cluster, DL85Predictor
-    from odtstudy.dl85._regressor import DL85Regressor
+    from odtstudy.dl85.engine._leaf_objective import LeafObjective
+    from odtstudy.dl85.estimators._classes import DL85Classifier
+    from odtstudy.dl85.estimators._helpers import shallowest_perfect_tree
+    from odtstudy.dl85.estimators._predictor import DL85Cluster, DL85Predictor
+    from odtstudy.dl85.estimators._regressor import DL85Regressor
 except ModuleNotFoundError as exc:
-    if exc.name not in {f"{__name__}.{name}" for name in _EXTENSIONS}:
+    if exc.name not in {f"{__name__}.engine.{name}" for name in _EXTENSIONS}:
         raise
     raise _missing_extensions_error(exc) from exc
 

@@ -107,7 +107,7 @@ def price_dl85(X, y, u, n_classes, max_depth, min_sup=1, time_limit=None):
     -------
     PricingResult
     """
-    from odtstudy.dl85._door import fit_search
+    from odtstudy.dl85.engine._door import fit_search
 
     X2, y2, w2, _ = nonnegative_problem(X, y, u, n_classes)
     keep = w2 > 0

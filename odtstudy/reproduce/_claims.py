@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from odtstudy.study._speed import MIN_UNITS
+from odtstudy.study.report._speed import MIN_UNITS
 
 __all__ = ["CHECK_VERDICTS", "VERDICTS", "VERDICT_LEGEND", "ClaimResult", "legend_text"]
 

@@ -21,7 +21,7 @@ from scipy.stats import binomtest
 from odtstudy.reproduce._claims import ClaimResult
 from odtstudy.reproduce._rules import sensitivity
 from odtstudy.study._solver_tree import stats_dict
-from odtstudy.study._speed import MIN_UNITS
+from odtstudy.study.report._speed import MIN_UNITS
 
 __all__ = [
     "NO_RULE",
@@ -162,7 +162,7 @@ def tested_share(
         ``alpha``.
     minimum : int
         The data file's fewest units (never below
-        :data:`~odtstudy.study._speed.MIN_UNITS`).
+        :data:`~odtstudy.study.report._speed.MIN_UNITS`).
     chance : float, default=0.5
         See :func:`sign_test`.
     least : float, default=None

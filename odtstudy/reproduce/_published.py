@@ -65,7 +65,7 @@ from importlib import resources
 import pandas as pd
 
 from odtstudy.reproduce._rules import Rules, parse_thresholds
-from odtstudy.study._speed import MIN_UNITS
+from odtstudy.study.report._speed import MIN_UNITS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -129,7 +129,7 @@ class Published:
     def rules_text(self) -> str:
         """The rules' prose with each ``{threshold}`` field filled with its value.
 
-        ``{min_units}`` is :data:`~odtstudy.study._speed.MIN_UNITS`, the
+        ``{min_units}`` is :data:`~odtstudy.study.report._speed.MIN_UNITS`, the
         fewest independent units of any test (not a threshold of the file).
 
         Raises

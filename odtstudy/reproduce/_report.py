@@ -634,7 +634,7 @@ def paper_section(doc, name: str, records, scale: str = "default") -> list:
 
     Parameters
     ----------
-    doc : odtstudy.study._document.Document
+    doc : odtstudy.study.report._document.Document
     name : str
         The reproduction (= its study's name).
     records : StudyRecords

@@ -43,7 +43,7 @@ __all__ = [
 
 #: Files whose content is the package's code (what the source hash covers).
 SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".h")
-#: CPU flags the DL8.5 kernels dispatch on (``odtstudy/dl85/_kernels.h``).
+#: CPU flags the DL8.5 kernels dispatch on (``odtstudy/dl85/engine/_kernels.h``).
 KERNEL_FLAGS = (
     "popcnt",
     "sse4_2",
@@ -215,7 +215,7 @@ def _kernel_flags(info: dict) -> list | None:
 
 def _kernel_isa() -> str | None:
     try:
-        from odtstudy.dl85._depth2 import kernel_isa
+        from odtstudy.dl85.engine._depth2 import kernel_isa
     except ImportError:  # the Cython extensions are not built
         return None
     return kernel_isa()

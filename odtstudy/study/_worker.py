@@ -26,13 +26,14 @@ from odtstudy._deadline import allowed_fit_time
 from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
-from odtstudy.study import _cache_fraction, _memory
+from odtstudy.study import _memory
 from odtstudy.study._regression_scores import (
     family_loss,
     pinball_taus,
     regression_scores,
 )
 from odtstudy.study._solver_tree import has_solver_tree
+from odtstudy.study.config import _cache_fraction
 from odtstudy.study.registry import get_method
 
 __all__ = ["allowed_fit_time", "execute_run", "fold_indices", "prepare_data"]

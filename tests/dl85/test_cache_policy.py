@@ -5,9 +5,9 @@ the errors of its options."""
 import bruteforce
 import numpy as np
 import pytest
-from odtstudy.dl85._boxcache import BoxCache
-from odtstudy.dl85._cache import HashCache, TrieCache
-from odtstudy.dl85._cache_policy import (
+from odtstudy.dl85.engine._boxcache import BoxCache
+from odtstudy.dl85.engine._cache import HashCache, TrieCache
+from odtstudy.dl85.engine._cache_policy import (
     NUMERIC_WIPE_STRATEGIES,
     WIPE_STRATEGIES,
     check_wipe_strategy,

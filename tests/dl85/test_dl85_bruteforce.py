@@ -123,7 +123,7 @@ def test_dl85_string_labels_and_many_classes(rng):
 @pytest.mark.parametrize("isa", ["baseline", "popcnt", "avx2", "avx512"])
 def test_dl85_every_kernel_isa_is_exact(isa, rng):
     """The depth-2 kernels compiled per instruction set agree with brute force."""
-    from odtstudy.dl85 import _search
+    from odtstudy.dl85.engine import _search
 
     if not _search.set_kernel_isa(isa):
         pytest.skip(f"this CPU lacks {isa}")
@@ -152,7 +152,7 @@ def test_dl85_batched_cache_lookups_change_nothing(cache, rng):
     (``_peek_chunk``) from the first entry on, or never: the same search
     (every counter), the same tree; brute force at depth 3."""
     from odtstudy.datasets import load_dataset
-    from odtstudy.dl85 import _search
+    from odtstudy.dl85.engine import _search
 
     cases = []
     for n_rows, n_feat, depth in ((300, 10, 3), (400, 20, 5)):
@@ -188,11 +188,11 @@ def test_dl85_batched_cache_lookups_change_nothing(cache, rng):
 
 
 def _searcher(X, y, depth, min_sup, **params):
-    from odtstudy.dl85 import _bitset, _classes, _search
+    from odtstudy.dl85.engine import _bitset, _engine, _search
 
     X = np.ascontiguousarray(X, dtype=np.uint8)
     return _search.Searcher(
-        _bitset.pack_columns(X), _classes._pack_classes(y, int(y.max()) + 1),
+        _bitset.pack_columns(X), _engine._pack_classes(y, int(y.max()) + 1),
         X.shape[0], depth,
         min_sup=min_sup, cache="hash", **params,
     )  # fmt: skip
@@ -246,7 +246,7 @@ def test_dl85_children_by_difference_are_exact(isa, depth, rng):
     features less duplicate and mirrored ones: same loss as brute force and
     as the plain recursion, on duplicate, mirrored and constant columns and
     covers of several words."""
-    from odtstudy.dl85 import _search
+    from odtstudy.dl85.engine import _search
 
     if not _search.set_kernel_isa(isa):
         pytest.skip(f"this CPU lacks {isa}")

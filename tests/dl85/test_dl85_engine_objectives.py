@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from odtstudy.dl85._cache_policy import WIPE_STRATEGIES
+from odtstudy.dl85.engine._cache_policy import WIPE_STRATEGIES
 from test_dl85obj_bruteforce import (
     absolute_loss,
     brute,
@@ -17,7 +17,7 @@ from test_dl85obj_bruteforce import (
 
 import odtstudy.dl85
 from odtstudy.dl85 import DL85Classifier, DL85Predictor, DL85Regressor
-from odtstudy.dl85._engine import search
+from odtstudy.dl85.engine._engine import search
 
 TOL = 1e-9
 
@@ -275,8 +275,8 @@ def test_objective_declarations():
     X = np.zeros((4, 2), dtype=np.uint8)
     out = search(X, kind="absolute", y=np.arange(4.0), max_depth=1)
     assert out.found and out.loss == 4.0
-    from odtstudy.dl85._bitset import pack_columns
-    from odtstudy.dl85._objective import Objective
+    from odtstudy.dl85.engine._bitset import pack_columns
+    from odtstudy.dl85.engine._objective import Objective
 
     cols = pack_columns(X)
     y = np.array([0, 1, 0, 1])
@@ -304,8 +304,8 @@ PRICING = {
 
 
 def _objective_of(kind):
-    from odtstudy.dl85._bitset import pack_columns
-    from odtstudy.dl85._objective import Objective
+    from odtstudy.dl85.engine._bitset import pack_columns
+    from odtstudy.dl85.engine._objective import Objective
 
     cols = pack_columns(np.zeros((4, 2), dtype=np.uint8))
     y_class = np.array([0, 1, 0, 1])
@@ -348,7 +348,7 @@ def test_the_order_statistics_weights_are_declared_once():
 
 def test_no_search_or_depth2_solver_tests_an_objective_kind():
     # the searches read the objective's declarations, never its kind
-    engine = Path(odtstudy.dl85.__file__).parent
+    engine = Path(odtstudy.dl85.__file__).parent / "engine"
     sources = [
         p
         for p in sorted(engine.glob("*.p*"))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from odtstudy._deadline import now
-from odtstudy.dl85 import DL85Classifier, _bitset, _cache
+from odtstudy.dl85 import DL85Classifier
+from odtstudy.dl85.engine import _bitset, _cache
 
 
 def test_dl85_rejects_non_binary_x():

@@ -34,7 +34,7 @@ def test_two_class_cost_kernels_are_exact(isa):
     """Integer costs (int32 kernel), real costs (double kernel) and the same
     loss in Python (table kernel), on several words and on the compacted
     covers of deeper trees."""
-    from odtstudy.dl85 import _depth2
+    from odtstudy.dl85.engine import _depth2
 
     if not _depth2.set_kernel_isa(isa):
         pytest.skip(f"this CPU lacks {isa}")
@@ -188,7 +188,8 @@ def test_depth2_order_statistics_solver_is_exact(isa, min_sup):
     and, at depth 2, brute force; ties in y, x / not-x and repeated columns."""
     from test_dl85obj_bruteforce import pinball_loss
 
-    from odtstudy.dl85 import DL85Regressor, _depth2
+    from odtstudy.dl85 import DL85Regressor
+    from odtstudy.dl85.engine import _depth2
 
     if not _depth2.set_kernel_isa(isa):
         pytest.skip(f"this CPU lacks {isa}")

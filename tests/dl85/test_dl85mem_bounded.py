@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from odtstudy.dl85._cache import HashCache, TrieCache
-from odtstudy.dl85._cache_policy import WIPE_STRATEGIES
+from odtstudy.dl85.engine._cache import HashCache, TrieCache
+from odtstudy.dl85.engine._cache_policy import WIPE_STRATEGIES
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Classifier

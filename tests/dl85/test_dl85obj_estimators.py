@@ -17,8 +17,8 @@ from odtstudy.dl85 import (
     export_text,
     shallowest_perfect_tree,
 )
-from odtstudy.dl85._losses import weighted_quantile
-from odtstudy.dl85._predictor import fit_classifier_general
+from odtstudy.dl85.engine._losses import weighted_quantile
+from odtstudy.dl85.estimators._predictor import fit_classifier_general
 
 
 def _data(rng, n=60, m=6, k=2):

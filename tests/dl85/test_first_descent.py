@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtstudy.datasets import load_dataset
-from odtstudy.dl85 import DL85Classifier, DL85Regressor, _skeleton
-from odtstudy.dl85._engine import _searcher
+from odtstudy.dl85 import DL85Classifier, DL85Regressor
+from odtstudy.dl85.engine import _skeleton
+from odtstudy.dl85.engine._engine import _searcher
 
 SETTINGS = settings(max_examples=30, deadline=None)
 LONG = 1000.0  # a limit no fit here reaches: the descent runs, the search ends

@@ -9,7 +9,7 @@ import pytest
 
 from odtstudy._deadline import now
 from odtstudy.dl85 import DL85Classifier, DL85Cluster, DL85Predictor
-from odtstudy.dl85._predictor import fit_classifier_general
+from odtstudy.dl85.estimators._predictor import fit_classifier_general
 
 SLOW_S = 0.2
 

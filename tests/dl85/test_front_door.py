@@ -19,26 +19,28 @@ import numpy as np
 import pytest
 
 import odtstudy.dl85 as dl85
-import odtstudy.dl85._door as door
+import odtstudy.dl85.engine._door as door
 from odtstudy.dl85 import DL85Classifier, DL85Predictor, DL85Regressor, LeafObjective
-from odtstudy.dl85._engine import SEARCH_OPTIONS, search
-from odtstudy.dl85._numeric_fit import candidate_thresholds, numeric_search
+from odtstudy.dl85.engine._engine import SEARCH_OPTIONS, search
+from odtstudy.dl85.engine._numeric_fit import candidate_thresholds, numeric_search
 
-ESTIMATOR_MODULES = ("_classes.py", "_regressor.py", "_predictor.py")
 ENGINE_PICKERS = re.compile(r"numeric_search|bitset_encodes|NumericSearcher|Searcher\(")
 
 
 def test_no_estimator_module_reaches_a_searcher_but_through_the_door():
-    here = Path(dl85.__file__).parent
-    for name in ESTIMATOR_MODULES:
-        source = (here / name).read_text(encoding="utf-8")
-        assert ENGINE_PICKERS.findall(source) == [], name
+    estimators = sorted((Path(dl85.__file__).parent / "estimators").glob("*.py"))
+    assert {"_classes.py", "_regressor.py", "_predictor.py"} <= {
+        p.name for p in estimators
+    }
+    for path in estimators:
+        source = path.read_text(encoding="utf-8")
+        assert ENGINE_PICKERS.findall(source) == [], path.name
 
 
 #: The modules that are the door and what is behind it.
 BEHIND_THE_DOOR = {"_door.py", "_engine.py", "_numeric_fit.py"}
 SEARCH_IMPORT = re.compile(
-    r"from odtstudy\.dl85\._(engine|numeric_fit) import[^\n]*\b"
+    r"from odtstudy\.dl85\.engine\._(engine|numeric_fit) import[^\n]*\b"
     r"(search|search_quantiles|numeric_search)\b"
 )
 
@@ -46,10 +48,15 @@ SEARCH_IMPORT = re.compile(
 def test_no_module_outside_the_engine_imports_a_search_but_the_door():
     package = Path(dl85.__file__).parent.parent
     for path in package.rglob("*.py"):
-        if path.parent.name == "dl85" and path.name in BEHIND_THE_DOOR:
+        if path.parent.name == "engine" and path.name in BEHIND_THE_DOOR:
             continue
         source = path.read_text(encoding="utf-8")
         assert SEARCH_IMPORT.findall(source) == [], path
+
+
+def test_the_search_import_pattern_catches_a_search_import():
+    line = "from odtstudy.dl85.engine._engine import build_tree, search\n"
+    assert SEARCH_IMPORT.findall(line)
 
 
 def _data(engine, seed, n=24):

@@ -56,7 +56,7 @@ for cache in ("trie", "hash"):
 def test_cache_configure_rejects_too_large_bound():
     lines = _run(
         """
-from odtstudy.dl85._cache import MAX_CACHE_SIZE, HashCache, TrieCache
+from odtstudy.dl85.engine._cache import MAX_CACHE_SIZE, HashCache, TrieCache
 for cls in (TrieCache, HashCache):
     attempt(lambda: cls(3).configure(MAX_CACHE_SIZE + 1))
 """
@@ -210,7 +210,7 @@ def test_n_jobs_is_capped_at_four_threads_per_cpu():
     lines = _run(
         """
 import time, warnings
-from odtstudy.dl85._options import max_threads
+from odtstudy.dl85.estimators._options import max_threads
 rng = np.random.RandomState(0)
 Xr, yr = rng.randint(0, 2, (200, 20)), rng.randint(0, 2, 200)
 for n_jobs in (10_000, 100_000):

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-from odtstudy.dl85._cache_policy import NUMERIC_WIPE_STRATEGIES
+from odtstudy.dl85.engine._cache_policy import NUMERIC_WIPE_STRATEGIES
 
-import odtstudy.dl85._numeric_fit as nf
+import odtstudy.dl85.engine._numeric_fit as nf
 from odtstudy.datasets import Binarizer
 from odtstudy.dl85 import DL85Classifier, DL85Regressor
 

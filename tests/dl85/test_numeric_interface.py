@@ -18,7 +18,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris
 
-import odtstudy.dl85._numeric_fit as nf
+import odtstudy.dl85.engine._numeric_fit as nf
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.dl85 import DL85Classifier, DL85Regressor, export_text
 

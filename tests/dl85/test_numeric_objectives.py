@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from bruteforce import optimal_loss
 
-import odtstudy.dl85._numeric_fit as nf
+import odtstudy.dl85.engine._numeric_fit as nf
 from odtstudy.dl85 import DL85Classifier, DL85Predictor, DL85Regressor, LeafObjective
 
 RTOL = 1e-9

@@ -16,13 +16,15 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from odtstudy.dl85._numeric import NumericSearcher
-from odtstudy.dl85._objective import make_objective
-from odtstudy.dl85._search import Searcher
-from odtstudy.dl85._skeleton import Skeleton
+from odtstudy.dl85.engine._numeric import NumericSearcher
+from odtstudy.dl85.engine._objective import make_objective
+from odtstudy.dl85.engine._search import Searcher
+from odtstudy.dl85.engine._skeleton import Skeleton
 
-import odtstudy.dl85._numeric_fit as nf
-from odtstudy.dl85 import DL85Classifier, _bitset, _classes
+import odtstudy.dl85.engine._numeric_fit as nf
+from odtstudy.dl85 import DL85Classifier
+from odtstudy.dl85.engine import _bitset
+from odtstudy.dl85.estimators import _classes
 
 SETTINGS = settings(max_examples=40, deadline=None)
 # max_error minus the optimum: a tie only on integer (unweighted) losses

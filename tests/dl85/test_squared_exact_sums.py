@@ -6,8 +6,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from odtstudy.dl85 import DL85Regressor, _regressor
-from odtstudy.dl85._exact_sums import exact_target
+from odtstudy.dl85 import DL85Regressor
+from odtstudy.dl85.engine._exact_sums import exact_target
+from odtstudy.dl85.estimators import _regressor
 
 
 def _loss(rows, y, w):

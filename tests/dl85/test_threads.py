@@ -69,7 +69,7 @@ def test_binary_threads_read_and_write_entries_while_the_cache_grows(n_jobs):
     moves (it doubles from 1,024 entries); three threads on two cores are
     preempted inside their guarded sections: the one-thread optimum, tree
     and bound every time."""
-    from odtstudy.dl85 import _search
+    from odtstudy.dl85.engine import _search
 
     old = _search.set_peek_min_entries(0)
     try:

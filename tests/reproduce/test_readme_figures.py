@@ -135,7 +135,7 @@ NOT_MEASURED = {
     (
         "docs/guide/published-solvers.md",
         "95 %",
-    ): "the interval's level (odtstudy/study/_speed.py LEVEL)",
+    ): "the interval's level (odtstudy/study/report/_speed.py LEVEL)",
     (
         "docs/guide/published-solvers.md",
         "60 s",
@@ -151,11 +151,11 @@ NOT_MEASURED = {
     (
         "docs/guide/reports.md",
         "95 %",
-    ): "the interval's level (odtstudy/study/_speed.py LEVEL)",
+    ): "the interval's level (odtstudy/study/report/_speed.py LEVEL)",
     (
         "docs/guide/studies.md",
         "30 s",
-    ): "the preflight's deadline (odtstudy/study/_preflight.py)",
+    ): "the preflight's deadline (odtstudy/study/config/_preflight.py)",
     (
         "docs/guide/studies.md",
         "1 s",

@@ -11,7 +11,7 @@ from reproduce_records import checked_results, run_smoke, verdict_rows
 
 from odtstudy.reproduce import claims_module, load_published, verdict_table_problems
 from odtstudy.study import load_config
-from odtstudy.study._records import StudyRecords
+from odtstudy.study.report._records import StudyRecords
 from odtstudy.study.results import ResultsStore
 
 bounded_cache = claims_module("bounded-cache")

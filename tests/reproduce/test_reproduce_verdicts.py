@@ -23,9 +23,9 @@ from odtstudy.reproduce._evidence import (
 )
 from odtstudy.reproduce._report import paper_section, thresholds_history
 from odtstudy.reproduce._rules import Rules, parse_thresholds
-from odtstudy.study._document import Document
-from odtstudy.study._speed import MIN_UNITS
 from odtstudy.study.report import newest_records
+from odtstudy.study.report._document import Document
+from odtstudy.study.report._speed import MIN_UNITS
 
 if sys.version_info >= (3, 11):
     import tomllib

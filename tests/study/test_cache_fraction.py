@@ -7,7 +7,7 @@ import pytest
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Classifier
-from odtstudy.study import _cache_fraction
+from odtstudy.study.config import _cache_fraction
 
 
 class _Sleeps:

@@ -8,11 +8,12 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
-from odtstudy.dl85._cache import TrieCache
+from odtstudy.dl85.engine._cache import TrieCache
 
 from odtstudy.datasets import _user, load_dataset
 from odtstudy.dl85 import DL85Classifier
-from odtstudy.study import _cache_fraction, load_config, registry, run_study
+from odtstudy.study import load_config, registry, run_study
+from odtstudy.study.config import _cache_fraction
 
 
 @pytest.fixture(autouse=True)

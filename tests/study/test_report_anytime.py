@@ -5,7 +5,7 @@ import pytest
 
 from odtstudy.datasets import load_dataset
 from odtstudy.dl85 import DL85Classifier
-from odtstudy.study._anytime import primal_integral
+from odtstudy.study.report._anytime import primal_integral
 
 
 def test_primal_integral_by_hand():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from report_doubles import METHODS, grid, protocol, write_study
 
-from odtstudy.study import _figures as figures
+from odtstudy.study.report import _figures as figures
 from odtstudy.study.report import make_report
 
 TRACES = {
@@ -319,7 +319,7 @@ def test_figure_functions_write_png_and_svg(tmp_path):
 def test_cd_diagram_joins_every_method_when_friedman_does_not_reject(
     monkeypatch, tmp_path, pvalue, bars
 ):
-    from odtstudy.study._stats import RankTest
+    from odtstudy.study.report._stats import RankTest
 
     ranks = pd.Series({"a": 1.0, "b": 2.0, "c": 3.5, "d": 4.0})
     test = RankTest("acc", pd.DataFrame(np.zeros((12, 4))), ranks, 9.0, pvalue, 1.2)

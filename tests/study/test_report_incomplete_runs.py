@@ -10,11 +10,12 @@ import pytest
 from report_doubles import METHODS, grid, protocol, run, write_study
 
 from odtstudy.study import make_report
-from odtstudy.study._records import StudyRecords
 from odtstudy.study._solver_tree import has_solver_tree, solver_tree_column
-from odtstudy.study._status import status_table
 from odtstudy.study._worker import execute_run
-from odtstudy.study.report import _rank_tests, heuristic_gaps
+from odtstudy.study.report import heuristic_gaps
+from odtstudy.study.report._build import _rank_tests
+from odtstudy.study.report._records import StudyRecords
+from odtstudy.study.report._status import status_table
 from odtstudy.study.results import ResultsStore
 
 DATASETS = tuple(f"d{i:02d}" for i in range(11))  # enough for a Friedman test

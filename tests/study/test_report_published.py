@@ -4,8 +4,9 @@ import pytest
 from report_doubles import grid, protocol, run, write_study
 
 from odtstudy.datasets._published import CONTREE_OPTIMA, published_optimum
-from odtstudy.study._proofs import proof_table, published_table
-from odtstudy.study.report import _study_records, make_report
+from odtstudy.study.report import make_report
+from odtstudy.study.report._build import _study_records
+from odtstudy.study.report._proofs import proof_table, published_table
 
 
 def _records(records, tmp_path):
@@ -101,7 +102,7 @@ def test_only_the_published_splits_have_an_optimum(name):
 
 def test_status_counts_fits_over_the_allowed_time(tmp_path):
     from odtstudy._deadline import allowed_fit_time
-    from odtstudy.study._status import status_table
+    from odtstudy.study.report._status import status_table
 
     proto = protocol(folds=1, time_limit=10.0)
     allowed = allowed_fit_time(10.0)  # 12 s

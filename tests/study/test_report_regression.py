@@ -11,9 +11,9 @@ import pytest
 from report_doubles import grid, protocol, run, write_study
 
 from odtstudy.study import make_report, results
-from odtstudy.study._checks import consistency_violations, heuristic_gaps
-from odtstudy.study._compare import paired_table
-from odtstudy.study._records import with_defaults
+from odtstudy.study.report._checks import consistency_violations, heuristic_gaps
+from odtstudy.study.report._compare import paired_table
+from odtstudy.study.report._records import with_defaults
 
 DATASETS = [f"set{i:02d}" for i in range(12)]  # > 10 with one dropped: tested
 DEPTHS = (2, 3)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from report_doubles import grid, protocol, run, write_study
 
-from odtstudy.study._compare import compare_studies
+from odtstudy.study.report._compare import compare_studies
 from odtstudy.study.results import COLUMNS
 
 

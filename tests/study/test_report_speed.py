@@ -9,8 +9,8 @@ from report_doubles import METHODS, grid, protocol, write_study
 from scipy import stats
 
 from odtstudy.study import make_report
-from odtstudy.study._records import StudyRecords
-from odtstudy.study._speed import (
+from odtstudy.study.report._records import StudyRecords
+from odtstudy.study.report._speed import (
     MIN_UNITS,
     N_RESAMPLES,
     NOT_SAME_PROBLEM,

@@ -8,7 +8,7 @@ import pytest
 import scikit_posthocs as sp
 from scipy import stats
 
-from odtstudy.study._stats import (
+from odtstudy.study.report._stats import (
     average_ranks,
     nemenyi_cd,
     rank_test,

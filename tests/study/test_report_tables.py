@@ -3,11 +3,11 @@
 import pandas as pd
 from report_doubles import grid, protocol, run, write_study
 
-from odtstudy.study import _tables as tables
 from odtstudy.study import make_report
-from odtstudy.study._records import StudyRecords
-from odtstudy.study.report import _rank_tests as rank_tests
+from odtstudy.study.report import _tables as tables
 from odtstudy.study.report import consistency_violations, heuristic_gaps
+from odtstudy.study.report._build import _rank_tests as rank_tests
+from odtstudy.study.report._records import StudyRecords
 
 
 def _records(tmp_path, records):

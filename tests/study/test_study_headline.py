@@ -11,8 +11,8 @@ from tool_module import load_tool
 
 import odtstudy.study
 from odtstudy.study import load_config, make_report, run_study
-from odtstudy.study._records import StudyRecords
 from odtstudy.study.report import consistency_violations, heuristic_gaps
+from odtstudy.study.report._records import StudyRecords
 from odtstudy.study.runner import expand_runs
 
 readme_figures = load_tool("readme_figures")

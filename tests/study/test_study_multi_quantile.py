@@ -18,22 +18,22 @@ from odtstudy.study import (
     make_report,
     run_study,
 )
-from odtstudy.study._document import Document
-from odtstudy.study._quantile_family import (
-    family_comparisons,
-    family_summary,
-    objective_mismatches,
-    quantile_family_section,
-)
-from odtstudy.study._records import StudyRecords
 from odtstudy.study._regression_scores import (
     family_loss,
     pinball_tau,
     pinball_taus,
     regression_scores,
 )
-from odtstudy.study._speed import MIN_UNITS
 from odtstudy.study._worker import _predictions
+from odtstudy.study.report._document import Document
+from odtstudy.study.report._quantile_family import (
+    family_comparisons,
+    family_summary,
+    objective_mismatches,
+    quantile_family_section,
+)
+from odtstudy.study.report._records import StudyRecords
+from odtstudy.study.report._speed import MIN_UNITS
 
 TAUS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 FAMILY = "dl85-reg-quantiles"

@@ -16,9 +16,9 @@ import pytest
 from odtstudy.cli import main
 from odtstudy.datasets import _user
 from odtstudy.study import registry
-from odtstudy.study._checks import heuristic_gaps
-from odtstudy.study._records import StudyRecords
-from odtstudy.study._status import status_table
+from odtstudy.study.report._checks import heuristic_gaps
+from odtstudy.study.report._records import StudyRecords
+from odtstudy.study.report._status import status_table
 from odtstudy.study.results import ResultsStore
 
 

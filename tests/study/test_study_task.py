@@ -15,10 +15,10 @@ import pytest
 from odtstudy.datasets import _user
 from odtstudy.dl85 import DL85Regressor
 from odtstudy.study import load_config, registry, run_study
-from odtstudy.study._checks import consistency_violations, heuristic_gaps
-from odtstudy.study._records import with_defaults
 from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 from odtstudy.study._worker import _predictions, _TreeScorer, fold_indices
+from odtstudy.study.report._checks import consistency_violations, heuristic_gaps
+from odtstudy.study.report._records import with_defaults
 from odtstudy.study.results import ResultsStore
 
 REFERENCE = Path(__file__).parents[2] / "docs" / "reference-reports"

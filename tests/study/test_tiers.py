@@ -3,7 +3,7 @@ the study's config at the records' scale."""
 
 import pandas as pd
 
-from odtstudy.study._tiers import tier_groups
+from odtstudy.study.report._tiers import tier_groups
 
 
 def _frame(study, scale, rows):

@@ -9,7 +9,7 @@ import pytest
 from odtstudy import cli
 from odtstudy.study import _idle
 from odtstudy.study._provenance import machine, provenance
-from odtstudy.study._provenance_text import provenance_text
+from odtstudy.study.report._provenance_text import provenance_text
 
 
 def test_provenance_names_clock_cores_ram_and_steal():

@@ -653,7 +653,7 @@ def evaluate(records, published) -> list:
 
     Parameters
     ----------
-    records : odtstudy.study._records.StudyRecords
+    records : odtstudy.study.report._records.StudyRecords
         The newest protocol of the ``optimal-boosting`` study.
     published : odtstudy.reproduce.Published
     """

@@ -3,7 +3,7 @@
 Every claim compares mean test accuracies per (data set, depth): orderings of
 methods (win shares over data sets with a sign test, and win counts) and the values
 themselves against the paper's spread. Only complete cells count (every fold
-yielded a tree, see :data:`odtstudy.study._records.CELL_RULE`). Every
+yielded a tree, see :data:`odtstudy.study.report._records.CELL_RULE`). Every
 threshold is in ``[thresholds]`` of ``published.toml``.
 """
 
