@@ -1,6 +1,8 @@
 """The studies that replace the benchmarks (headline, threads, milp) run the
 instances their configs' rules name: whole suites, never a pick by outcome."""
 
+from pathlib import Path
+
 import pytest
 
 from odtstudy.datasets import dataset_info, list_datasets
@@ -142,3 +144,20 @@ def test_costs_runs_the_cp4im_suite_whole_with_one_matrix_for_both_tools():
         for spec in specs.values()
     }
     assert set(families.values()) == {"cost@0,5;1,0"}
+
+
+def test_engine_numeric_check_runs_the_headline_numeric_tier_whole(tiers):
+    """benchmarks/engine-numeric.toml (today's numeric search against the
+    engine of the headline's revision) runs the headline's numeric-d3 tier
+    as it is; read as TOML, since its old engine is built on demand."""
+    from odtstudy.study.config._files import read_toml
+
+    path = Path(__file__).parents[2] / "benchmarks" / "engine-numeric.toml"
+    study = read_toml(path)[0]
+    _, headline = tiers
+    assert study["study"]["datasets"] == headline["numeric-d3"]["datasets"]
+    assert study["study"]["depths"] == headline["numeric-d3"]["depths"] == [3]
+    old = study["methods"]["dl85-numeric-44bcab6"]
+    assert old["target"] == "odtstudy_old.dl85:DL85Classifier"
+    assert old["thresholds"] == "all" and study["study"]["workers"] == 1
+    assert get_method("dl85-numeric").defaults == {"thresholds": "all"}
