@@ -68,6 +68,7 @@ def _constraints(criteria: set) -> dict:
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "criterion": [StrOptions(criteria)],
+        "ccp_alpha": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
     }
@@ -79,6 +80,7 @@ def _fit_sklearn(learner, sk_class, X, y, sample_weight):
         max_depth=learner.max_depth,
         min_samples_leaf=learner.min_samples_leaf,
         criterion=learner.criterion,
+        ccp_alpha=learner.ccp_alpha,
         random_state=learner.random_state,
     ).fit(X, y, sample_weight=sample_weight)
 
@@ -96,6 +98,9 @@ class CARTClassifier(BaseTreeClassifier):
         Maximum depth; ``None`` grows until the leaves are pure.
     min_samples_leaf : int, default=1
     criterion : {"gini", "entropy", "log_loss"}, default="gini"
+    ccp_alpha : float, default=0.0
+        scikit-learn's minimal cost-complexity pruning: the subtree with the
+        largest cost complexity below ``ccp_alpha`` is pruned (0: none).
     time_limit : float, default=None
         Accepted for interface uniformity; CART always finishes quickly.
     random_state : int, RandomState instance or None, default=None
@@ -129,12 +134,14 @@ class CARTClassifier(BaseTreeClassifier):
         *,
         min_samples_leaf=1,
         criterion="gini",
+        ccp_alpha=0.0,
         time_limit=None,
         random_state=None,
     ):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.criterion = criterion
+        self.ccp_alpha = ccp_alpha
         self.time_limit = time_limit
         self.random_state = random_state
 
@@ -165,6 +172,8 @@ class CARTRegressor(BaseTreeRegressor):
             default="squared_error"
         scikit-learn's split criterion; its leaves predict the mean (the
         squared errors) or the median (``"absolute_error"``) of their rows.
+    ccp_alpha : float, default=0.0
+        scikit-learn's minimal cost-complexity pruning (0: none).
     time_limit : float, default=None
         Accepted for interface uniformity; CART always finishes quickly.
     random_state : int, RandomState instance or None, default=None
@@ -205,12 +214,14 @@ class CARTRegressor(BaseTreeRegressor):
         *,
         min_samples_leaf=1,
         criterion="squared_error",
+        ccp_alpha=0.0,
         time_limit=None,
         random_state=None,
     ):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.criterion = criterion
+        self.ccp_alpha = ccp_alpha
         self.time_limit = time_limit
         self.random_state = random_state
 

@@ -26,7 +26,7 @@ from odtstudy._deadline import allowed_fit_time
 from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
-from odtstudy.study import _memory
+from odtstudy.study import _memory, _tuning
 from odtstudy.study._regression_scores import (
     family_loss,
     pinball_taus,
@@ -284,9 +284,9 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     y_train, y_test = dataset.y[train], dataset.y[test]
     fraction, params = _cache_fraction.split(run["params"])
 
-    def make(params):
+    def make(params, depth=run["depth"]):
         return method.make(
-            max_depth=run["depth"],
+            max_depth=depth,
             time_limit=run["time_limit"],
             random_state=run["seed"],
             **params,
@@ -305,7 +305,23 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
             allowed_fit_time(run["time_limit"]),
         )
         params = {**params, _cache_fraction.BOUND: bound[_cache_fraction.BOUND]}
-    estimator = make(params)
+    tuning = {}
+    if run.get("tune"):
+
+        def tune_fit_start():
+            if fd is not None:
+                send_frame(fd, "tune_fit_start", {})
+
+        def candidate(max_depth, **tuned):
+            return make({**params, **tuned}, max_depth)
+
+        best, tuning = _tuning.select(
+            candidate, X_train, y_train, run["tune"], run["depth"], run["seed"],
+            task, tune_fit_start,
+        )  # fmt: skip
+        estimator = candidate(**best)
+    else:
+        estimator = make(params)
     labels = {
         "tool": method.tool(),
         "objective_family": method.objective_family(run["params"]),
@@ -363,6 +379,7 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
         "stats": {
             **{k: v for k, v in fitted["stats"].items() if _is_plain(v)},
             **bound,
+            **tuning,
             **({} if steal is None else {"machine_steal_s": round(steal, 3)}),
         },
         "error": None,

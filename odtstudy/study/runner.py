@@ -117,6 +117,8 @@ def protocol_of(config: StudyConfig) -> dict:
             "params": {**method.defaults, **spec.params},
             "time_limit": float(spec.time_limit or config.time_limit),
         }
+        if spec.tune is not None:  # a tuned learner is another comparison
+            methods[spec.label]["tune"] = spec.tune
         if method.user:  # another class behind the same path is another learner
             methods[spec.label]["source_sha256"] = _module_source_digest(method)
     protocol = {
@@ -202,6 +204,8 @@ def expand_runs(config: StudyConfig) -> list:
             "grace_s": float(config.grace_s),
             "protocol": protocol,
         }
+        if "tune" in method:
+            run["tune"] = method["tune"]
         identity = {k: run[k] for k in ("protocol_id", "dataset", "method", "depth")}
         identity.update(fold=fold, seed=int(seed))
         run["run_id"] = _digest(identity, 16)
@@ -281,8 +285,9 @@ class _Active:
             self.peak_fit_rss_mb = max(self.peak_fit_rss_mb, rss)
 
     def _handle(self, kind, payload):
-        if kind == "probe_start":
-            # an unbounded probe (max_cache_fraction) gets a fit's time of its own
+        if kind in ("probe_start", "tune_fit_start"):
+            # an unbounded probe (max_cache_fraction) and each inner fit of a
+            # tuned learner get a fit's time of their own
             self.child.deadline_at = time.perf_counter() + self.allowed + 2 * self.grace
         elif kind == "fit_start":
             self.fit_started = time.perf_counter()

@@ -16,6 +16,7 @@ from odtstudy.datasets._loaders import (
     list_datasets,
     load_dataset,
 )
+from odtstudy.study._tuning import tune_problem
 from odtstudy.study.config._layout import check_params, unknown_method
 from odtstudy.study.config._preflight import preflight_check
 from odtstudy.study.config._schema import SCALES, STUDY_KEYS, MethodSpec
@@ -229,10 +230,22 @@ def _check_specs(config, where):
                 where.method(label), f"params must be a dict, got {shown(spec.params)}"
             )
         check_params(method, label, spec.params, where)
+        if spec.tune is not None:
+            _check_tune(method, label, spec.tune, where)
         if spec.time_limit is not None:
             problem = value_problem("time_limit", spec.time_limit)
             if problem:
                 raise where.error(where.method(label, "time_limit"), problem)
+
+
+def _check_tune(method, label, tune, where) -> None:
+    """A method's tune table: grids of constructor parameters, inner folds."""
+    problem = tune_problem(
+        tune, lambda name: method._unknown_parameter({name: 0}) is None
+    )
+    if problem:
+        key, message = problem
+        raise where.error(where.method(label, f"tune {key}".strip()), message)
 
 
 def _task_problem(method, config) -> str:

@@ -104,7 +104,9 @@ def check_method_tables(tables, method_lists, where):
             problem = value_problem("time_limit", table["time_limit"])
             if problem:
                 raise where.error(f"{head} time_limit", problem)
-        params = {k: v for k, v in table.items() if k not in ("method", "time_limit")}
+        params = {
+            k: v for k, v in table.items() if k not in ("method", "time_limit", "tune")
+        }
         if method.available():
             check_params(method, label, params, where)
 

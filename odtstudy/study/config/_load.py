@@ -21,6 +21,10 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     method = "dl85"
     branching = "asc"
 
+    [methods.cart-tuned]         # tuned by inner CV on each training fold
+    method = "cart"              # (see odtstudy.study._tuning)
+    tune = {max_depth = "up-to-depth", ccp_alpha = [0.0, 0.01]}
+
     [datasets.mydata]            # the user's table: datasets = ["mydata", ...]
     path = "data/my.csv"         # CSV or Parquet, relative to this file
     target = "label"

@@ -104,7 +104,8 @@ def method_specs(names, tables, task="classification") -> list:
         table = dict(tables.get(label, {}))
         method = table.pop("method", label)
         time_limit = table.pop("time_limit", None)
-        specs.append(MethodSpec(label, method, table, time_limit))
+        tune = table.pop("tune", None)
+        specs.append(MethodSpec(label, method, table, time_limit, tune))
     return specs
 
 

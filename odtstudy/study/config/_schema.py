@@ -45,9 +45,13 @@ class MethodSpec:
         Constructor parameters, on top of the method's defaults.
     time_limit : float, default=None
         Seconds per run for this learner; ``None``: the study's.
+    tune : dict, default=None
+        Grids to tune over by inner cross-validation on each run's training
+        fold (see :mod:`odtstudy.study._tuning`); ``None``: no tuning.
     """
 
     label: str
     method: str
     params: dict = field(default_factory=dict)
     time_limit: float | None = None
+    tune: dict | None = None

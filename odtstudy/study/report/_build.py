@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from odtstudy.study._tuning import tuned_text
 from odtstudy.study.report import _figures as figures
 from odtstudy.study.report import _tables as tables
 from odtstudy.study.report._anytime import anytime_curves, primal_integrals
@@ -133,6 +134,9 @@ def _method_parameters(records: StudyRecords) -> pd.DataFrame:
     for label in records.method_order:
         spec = records.methods.get(label, {})
         params = spec.get("params", {})
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"
+        if spec.get("tune"):
+            shown += f"; {tuned_text(spec['tune'])}"
         rows.append(
             {
                 "method": label,
@@ -144,8 +148,7 @@ def _method_parameters(records: StudyRecords) -> pd.DataFrame:
                     else {}
                 ),
                 "time limit (s)": f"{records.time_limit(label):g}",
-                "parameters": ", ".join(f"{k}={v!r}" for k, v in params.items())
-                or "defaults",
+                "parameters": shown,
             }
         )
     return pd.DataFrame(rows)
