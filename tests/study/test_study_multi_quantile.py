@@ -205,8 +205,8 @@ def test_ratios_and_their_geometric_means_per_depth(tmp_path):
 
     text = _section(records)
     assert "## Quantile family against one fit per quantile" in text
-    assert f"0.378× (n = 2: below {MIN_UNITS} datasets, no interval)" in text
-    assert "0.707× (n = 2: below" in text and "× [" not in text
+    assert "0.378× (n = 2: too few for a test)" in text
+    assert "0.707× (n = 2: too few for a test)" in text and "× [" not in text
     assert "Objective check: OK, the 8 τ proven by both fits" in text
     assert "1 τ not checked" in text  # c's single fit of 0.5 is not proven
 

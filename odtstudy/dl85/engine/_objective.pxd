@@ -28,18 +28,6 @@ cdef inline double ysum(const double* ybytes, int j, uint64_t x) noexcept nogil:
                + (t[1536 | ((x >> 48) & 255)] + t[1792 | (x >> 56)])))
 
 
-cdef inline double error_of_counts(const double* s, int K, double total) noexcept nogil:
-    """Misclassified rows of a leaf with class counts ``s[:K]`` of
-    ``total`` rows (``Objective.error_counts``): the searches price it
-    inline, not through ``class_loss``."""
-    cdef double best = 0.0
-    cdef int c
-    for c in range(K):
-        if s[c] > best:
-            best = s[c]
-    return total - best
-
-
 cdef class Objective:
     cdef readonly int kind
     cdef readonly int n, K

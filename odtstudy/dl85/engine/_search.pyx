@@ -101,12 +101,12 @@ from odtstudy.dl85.engine._cache cimport (
 from odtstudy.dl85.engine._covers cimport Covers
 from odtstudy.dl85.engine._depth2 cimport Depth2
 from odtstudy.dl85.engine._kernels cimport odt_popcount
-from odtstudy.dl85.engine._objective cimport Objective, error_of_counts
+from odtstudy.dl85.engine._objective cimport Objective
 from odtstudy.dl85.engine._objective import Objective as _Objective
 from odtstudy.dl85.engine._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
                                       Skeleton, _tree_state, odt_entry_lock,
                                       odt_entry_unlock, odt_load_flags)
-from odtstudy.dl85.engine._util cimport KeyIdx, _alloc, _cmp_keyidx
+from odtstudy.dl85.engine._util cimport KeyIdx, _alloc, _cmp_keyidx, _largest
 from odtstudy.dl85.engine._weighted cimport WeightedCore
 
 # the kernels' instruction set lives with the solvers that call them
@@ -343,7 +343,7 @@ cdef class Searcher(Skeleton):
             total = self.cv.class_supports(d, s)
             self.ntot[d] = total
             if self.error_counts:
-                return error_of_counts(s, self.K, total)
+                return total - _largest(s, self.K)
             return self.objective.class_loss(s)
         self.ntot[d] = self.cv.rows(d)
         return self.objective.leaf(self.cv.cov + d * self.W, self.cv.cidx + d * self.W,

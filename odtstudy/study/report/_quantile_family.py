@@ -33,7 +33,13 @@ from odtstudy.study.report._checks import with_problem
 from odtstudy.study.report._document import Document
 from odtstudy.study.report._records import RUN_KEYS, StudyRecords
 from odtstudy.study.report._regression import RELATIVE_TOLERANCE, objective_tolerance
-from odtstudy.study.report._speed import MIN_UNITS, N_RESAMPLES, SEED, geometric_ratio
+from odtstudy.study.report._speed import (
+    MIN_UNITS,
+    N_RESAMPLES,
+    SEED,
+    RatioEstimate,
+    geometric_ratio,
+)
 
 __all__ = [
     "QUANTILE_FAMILY_RULE",
@@ -263,11 +269,10 @@ def objective_mismatches(taus: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def _ratio_text(ratio, low, high, n) -> str:
+    """The speed tables' wording of a ratio over ``n`` datasets."""
     if n == 0:
         return "no dataset with every fit proven"
-    if math.isnan(low):
-        return f"{ratio:.3g}× (n = {n}: below {MIN_UNITS} datasets, no interval)"
-    return f"{ratio:.3g}× [{low:.3g}, {high:.3g}] (n = {n})"
+    return RatioEstimate(ratio, low, high, n).text()
 
 
 def _concurrency(runs: pd.DataFrame) -> str:
