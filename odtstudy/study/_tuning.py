@@ -28,7 +28,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
+
+from odtstudy.study._folds import kfold_splits
 
 __all__ = [
     "DEFAULT_FOLDS",
@@ -128,18 +129,10 @@ def candidates(tune: dict, depth: int) -> list[dict]:
 
 
 def inner_splits(y, folds: int, seed: int, task: str) -> list:
-    """The inner (train, test) index pairs of a training fold: stratified
-    for classification when every class has ``folds`` rows, else plain
-    shuffled k-fold."""
-    y = np.asarray(y)
-    folds = min(folds, len(y))
-    if task == "classification":
-        counts = np.unique(y, return_counts=True)[1]
-        if counts.min() >= folds:
-            splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
-            return list(splitter.split(np.zeros(len(y)), y))
-    splitter = KFold(folds, shuffle=True, random_state=seed)
-    return list(splitter.split(np.zeros(len(y))))
+    """The inner (train, test) index pairs of a training fold, made as the
+    run's folds are (:func:`~odtstudy.study._folds.kfold_splits`), at most
+    one fold per row."""
+    return kfold_splits(y, min(folds, len(y)), seed, task)
 
 
 def _score(estimator, X, y, task) -> float:

@@ -20,13 +20,13 @@ import traceback
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import KFold, StratifiedKFold
 
 from odtstudy._deadline import allowed_fit_time
 from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory, _tuning
+from odtstudy.study._folds import kfold_splits
 from odtstudy.study._regression_scores import (
     family_loss,
     pinball_taus,
@@ -72,15 +72,10 @@ def fold_indices(y, n_folds, fold, seed, task="classification"):
     if n_folds == 1:
         rows = np.arange(len(y))
         return rows, rows
-    _, counts = np.unique(y, return_counts=True)
-    if task == "classification" and counts.min() >= n_folds:
-        splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    else:
-        splitter = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for k, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
-        if k == fold:
-            return train, test
-    raise ValueError(f"fold {fold} out of range for {n_folds} folds")
+    splits = kfold_splits(y, n_folds, seed, task)
+    if not 0 <= fold < len(splits):
+        raise ValueError(f"fold {fold} out of range for {n_folds} folds")
+    return splits[fold]
 
 
 def prepare_data(dataset, method, train, test, max_thresholds, params=None):

@@ -93,3 +93,13 @@ def test_dl85_and_the_adapter_share_the_cost_family():
     assert dl85.objective_family(params) == "cost@0,5;1,0"
     assert get_method("pystreed-cost").objective_family() == "misclassification"
     assert DL85Classifier.objective_family({"fast_error_function": len}) == "custom"
+
+
+def test_with_unit_costs_the_classifiers_depth_one_check_refutes():
+    clf = STreeDCostClassifier(max_depth=2)
+    clf.classes_ = np.array([0, 1])
+    clf.objective_family_ = "misclassification"
+    X = np.array([[0], [0], [1], [1], [1]])
+    y = np.array([0, 0, 1, 1, 0])  # one split errs once, a leaf twice
+    assert clf._refuted_claim(1.0, X, y, None, 1) == ""
+    assert "a tree of depth 1 makes 1" in clf._refuted_claim(2.0, X, y, None, 1)
