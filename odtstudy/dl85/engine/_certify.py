@@ -36,6 +36,7 @@ sum of its leaves.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -48,6 +49,7 @@ from odtstudy.dl85.engine._rounding import CERTIFY_RTOL
 
 __all__ = [
     "EXACT_LEAF_ROWS",
+    "ExactRows",
     "PinballTarget",
     "certified_result",
     "exact_squared_leaf",
@@ -89,16 +91,25 @@ class PinballTarget:
         """How far below a found optimum the true one can lie, in the
         units of the search (see the module docstring); ``tau`` None for
         the absolute error."""
-        positive = self._w > 0
-        n = int(np.count_nonzero(positive))
+        n, size = self._size
         if n == 0:
             return 0.0
-        size = _sum_up(self._w * np.abs(self.y)) + float(
-            np.max(np.abs(self.y[positive]))
-        ) * _sum_up(self._w)
         rounding = _PINBALL_USES * n * _U * size
         purity = 2.0**max_depth * PURITY_RTOL * self._root_loss(tau)
         return (rounding + purity + self._moved) * (1.0 + 1e-6)
+
+    @functools.cached_property
+    def _size(self) -> tuple[int, float]:
+        """The rows of positive weight, and the magnitude their sums can
+        reach (``sum w |y| + Y sum w``)."""
+        positive = self._w > 0
+        n = int(np.count_nonzero(positive))
+        if n == 0:
+            return 0, 0.0
+        size = _sum_up(self._w * np.abs(self.y)) + float(
+            np.max(np.abs(self.y[positive]))
+        ) * _sum_up(self._w)
+        return n, size
 
     def _root_loss(self, tau):
         """The loss of all rows as one leaf (a little above), whose
@@ -120,6 +131,52 @@ def _sum_up(values) -> float:
     return math.fsum(values) * (1.0 + 4 * _U)
 
 
+class ExactRows:
+    """The rows of a fit as exact integers, to price trees on them exactly
+    (:meth:`tree_loss`); made once for the several trees of one fit.
+
+    Parameters
+    ----------
+    y : ndarray
+        The targets of the rows the trees were fitted on.
+    weights : ndarray or None
+    """
+
+    def __init__(self, y, weights):
+        self.y = np.asarray(y, dtype=np.float64)
+        self.y_int, self.y_exp = _integers(self.y)
+        if weights is None:
+            self.w_int, self.w_exp = None, 0
+        else:
+            self.w_int, self.w_exp = _integers(np.asarray(weights, np.float64))
+
+    def tree_loss(self, tree, X, kind: str, tau: float = 0.5) -> Fraction:
+        """The loss of ``tree`` on the rows ``X``, exactly: each leaf's rows
+        against the double the leaf holds, in rational arithmetic (see
+        :func:`exact_tree_loss`)."""
+        leaves = tree.apply(X)
+        values = np.asarray(tree.value, dtype=np.float64)[:, 0]
+        leaf_int, leaf_exp = _integers(values)
+        low = min(self.y_exp, leaf_exp)
+        row_y = self.y_int << (self.y_exp - low) if self.y_exp > low else self.y_int
+        leaf_y = leaf_int << (leaf_exp - low) if leaf_exp > low else leaf_int
+        d = row_y - leaf_y[leaves]
+        if kind == "squared":
+            terms = d * d
+            total = terms.sum() if self.w_int is None else (self.w_int * terms).sum()
+            return Fraction(int(total)) * _power(self.w_exp + 2 * low)
+        up = self.y >= values[leaves]  # d >= 0, compared exactly as doubles
+        if self.w_int is not None:
+            d = self.w_int * d
+        above = int(d[up].sum())
+        below = -int(d[~up].sum())
+        tau = Fraction(0.5 if kind == "absolute" else tau)
+        loss = tau * above + (1 - tau) * below
+        if kind == "absolute":
+            loss *= 2
+        return loss * _power(self.w_exp + low)
+
+
 def exact_tree_loss(tree, X, y, weights, kind: str, tau: float = 0.5) -> Fraction:
     """The loss of ``tree`` on ``(X, y)``, exactly: each leaf's rows
     against the double the leaf holds, in rational arithmetic.
@@ -134,29 +191,7 @@ def exact_tree_loss(tree, X, y, weights, kind: str, tau: float = 0.5) -> Fractio
     tau : float, default=0.5
         The pinball loss's quantile (``kind="quantile"``).
     """
-    y = np.asarray(y, dtype=np.float64)
-    w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-    leaves = tree.apply(X)
-    values = np.asarray(tree.value)[:, 0]
-    y_int, y_exp = _integers(np.concatenate([y, values]))
-    w_int, w_exp = _integers(w)
-    row_y, leaf_y = y_int[: len(y)], y_int[len(y) :]
-    tau = Fraction(0.5 if kind == "absolute" else tau)
-    above = below = 0
-    for i, leaf in enumerate(leaves.tolist()):
-        d = row_y[i] - leaf_y[leaf]
-        if kind == "squared":
-            above += w_int[i] * d * d
-        elif d >= 0:
-            above += w_int[i] * d
-        else:
-            below -= w_int[i] * d
-    if kind == "squared":
-        return Fraction(above) * _power(w_exp + 2 * y_exp)
-    loss = tau * above + (1 - tau) * below
-    if kind == "absolute":
-        loss *= 2
-    return loss * _power(w_exp + y_exp)
+    return ExactRows(y, weights).tree_loss(tree, X, kind, tau)
 
 
 def exact_squared_leaf(y, weights):
@@ -186,12 +221,13 @@ def exact_squared_leaf(y, weights):
 
 
 def _integers(values: np.ndarray):
-    """``values`` as Python integers times ``2**exponent`` (one exponent)."""
-    mantissa, exponent = np.frexp(values)
-    digits = (mantissa * 2.0**53).astype(np.int64).tolist()
-    shifts = (exponent - 53).tolist()
-    low = min(shifts, default=0)
-    return [m << (e - low) for m, e in zip(digits, shifts)], low
+    """``values`` as Python integers (an object array) times
+    ``2**exponent`` (one exponent)."""
+    mantissa, exponent = np.frexp(np.asarray(values, dtype=np.float64))
+    digits = (mantissa * 2.0**53).astype(np.int64).astype(object)
+    shifts = exponent.astype(np.int64) - 53
+    low = int(shifts.min()) if shifts.size else 0
+    return digits << (shifts - low).astype(object), low
 
 
 def _power(exponent: int) -> Fraction:

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from odtstudy.base import BaseTreeRegressor, _validate_X
 from odtstudy.dl85.engine._certify import (
     EXACT_LEAF_ROWS,
+    ExactRows,
     certified_result,
     exact_squared_leaf,
     exact_tree_loss,
@@ -385,6 +386,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 "with a small k, binarise X, or fit one quantile per fit"
             ) from None
         outs = searched.outs
+        rows = ExactRows(y, sample_weight)
         results, trees = [], []
         for tau, out in zip(taus, outs):
             error = pinball.error(self.max_depth, float(tau)) * scale
@@ -395,7 +397,7 @@ class DL85Regressor(NumericInputMixin, SearchOptionsMixin, BaseTreeRegressor):
                 value_of = _leaf_values("quantile", tau, y, sample_weight)
             tree = build_tree(out, 1, value_of, X=searched.X, kind="regressor")
             tree = searched.decoded(tree)
-            loss = exact_tree_loss(tree, X, y, sample_weight, "quantile", float(tau))
+            loss = rows.tree_loss(tree, X, "quantile", float(tau))
             results.append(certified_result(out, tree, loss, error=error))
             trees.append(tree)
         result = combine_results(results, trees, [out.stats for out in outs])
