@@ -93,9 +93,9 @@ REGRESSION_STATS_RULE = _STATS_RULE.format(
 )
 
 
-def _split_text(frame: pd.DataFrame, protocol: dict, regression: bool) -> str:
-    """How the runs chose their test rows: folds, all rows, or (per
-    dataset) a held-out test file."""
+def _split_text(frame: pd.DataFrame, protocol: dict, regression: bool) -> tuple:
+    """How the runs chose their test rows: folds or all rows, and a sentence
+    naming the datasets tested on a held-out test file ("" if none)."""
     folds = protocol["folds"]
     if folds > 1:
         split = f"{folds}-fold CV" if regression else f"{folds}-fold stratified CV"
@@ -114,15 +114,16 @@ def _split_text(frame: pd.DataFrame, protocol: dict, regression: bool) -> str:
         if name in recorded
     ]
     if not held_out:
-        return split
+        return split, ""
+    sentence = f" Held-out test files, no folds: {'; '.join(held_out)}."
     if recorded <= set(files):
-        return "; ".join(held_out)
-    return f"{split} ({'; '.join(held_out)})"
+        return "every dataset tested on its held-out test file", sentence
+    return f"{split} for the datasets without a test file", sentence
 
 
 def _protocol_text(frame: pd.DataFrame, regression: bool = False) -> str:
     protocol = json.loads(frame["protocol"].dropna().iloc[0])
-    split = _split_text(frame, protocol, regression)
+    split, held_out = _split_text(frame, protocol, regression)
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
     thresholds = protocol["max_thresholds"]
@@ -137,7 +138,7 @@ def _protocol_text(frame: pd.DataFrame, regression: bool = False) -> str:
         f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
         f"{protocol['grace_s']:g} s before the hard kill), memory limit "
         f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised "
-        f"{binarised} for 0/1 learners. {len(frame)} runs recorded; "
+        f"{binarised} for 0/1 learners.{held_out} {len(frame)} runs recorded; "
         f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
         f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}. "
         + provenance_text(frame, protocol)
