@@ -141,6 +141,7 @@ def test_the_report_names_the_test_file_and_never_says_all_rows(tmp_path):
     # credit's cells expect one run (one seed), vote's two (2 folds)
     assert "| credit | 2 | cart | 1/1 | yes |" in report
     assert "| vote | 2 | cart | 2/2 | yes |" in report
+    assert "its cells expect one run per seed" in report
 
 
 def test_all_row_fits_beside_a_test_file_say_which_is_which(tmp_path):

@@ -43,7 +43,12 @@ from odtstudy.study.report._proofs import (
 )
 from odtstudy.study.report._provenance_text import provenance_text
 from odtstudy.study.report._quantile_family import quantile_family_section
-from odtstudy.study.report._records import CELL_RULE, StudyRecords, complete_cells
+from odtstudy.study.report._records import (
+    CELL_RULE,
+    TEST_FILE_CELL_RULE,
+    StudyRecords,
+    complete_cells,
+)
 from odtstudy.study.report._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study.report._regression_report import consistency_count, error_tables
 from odtstudy.study.report._speed import (
@@ -616,7 +621,9 @@ def protocol_section(
         shown = failed[["dataset", "method", "depth", "fold", "status", "error"]]
         doc.table(shown.head(50))
     doc.heading("All cells")
-    doc.text(CELL_RULE)
+    doc.text(
+        CELL_RULE + (f" {TEST_FILE_CELL_RULE}" if records.test_file_datasets else "")
+    )
     doc.begin_details(f"{len(records.cells)} cells (dataset × depth × method)")
     means = {"means": tables.ERROR_CELL_MEANS} if regression else {}
     doc.table(tables.cells_table(records, **means))

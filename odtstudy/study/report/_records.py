@@ -36,10 +36,16 @@ DEFAULT_FAMILY = "misclassification"
 DEFAULT_TOOL = "odtstudy"
 DEFAULT_TASK = "classification"
 
+#: A cell of a dataset with a held-out test file: printed after
+#: :data:`CELL_RULE` when the records hold one.
+TEST_FILE_CELL_RULE = (
+    "A dataset with a held-out test file has no folds: its cells expect one "
+    "run per seed, fitted on every row of its training file and tested on "
+    "its test file."
+)
 #: How a cell (dataset x method x depth) is summarised; printed in the report.
 CELL_RULE = (
-    "Each cell (dataset × method × depth) expects one run per fold and seed "
-    "(one per seed for a dataset with a held-out test file). "
+    "Each cell (dataset × method × depth) expects one run per fold and seed. "
     "`runs ok` counts the runs whose fit returned (`k/n ok`); `own tree` the "
     "runs that returned, within the allowed time (time limit × 1.1 + 1 s), a "
     "tree of their own: not a fallback leaf standing in for a solver that gave "
