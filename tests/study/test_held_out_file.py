@@ -69,8 +69,8 @@ def _study(tmp_path, datasets='["credit"]', folds=2, methods='["cart", "dl85"]')
     return toml
 
 
-def _run(tmp_path, **study):
-    config = load_config(str(_study(tmp_path, **study)))
+def _run(tmp_path, toml=None, **study):
+    config = load_config(str(toml or _study(tmp_path, **study)))
     store = run_study(config, output_dir=tmp_path / "out", quiet=True)
     make_report(tmp_path / "out" / "held")
     report = (tmp_path / "out" / "held" / "report.md").read_text()
@@ -235,3 +235,19 @@ def test_a_changed_test_file_is_another_protocol(tmp_path):
     after = expand_runs(load_config(str(toml)))[0]
     assert after["protocol_id"] != before["protocol_id"]
     assert after["run_id"] != before["run_id"]  # a resumed study runs it again
+
+
+def test_a_regression_table_reports_test_mse_on_its_test_file(tmp_path):
+    toml = _study(tmp_path, methods='["cart-reg"]')
+    for path in (tmp_path / "credit-train.csv", tmp_path / "credit-test.csv"):
+        _rewrite(path, lambda f: f.assign(label=2 * f["a"] - f["c"]))
+    regression = 'name = "held"\ntask = "regression"'
+    toml.write_text(toml.read_text().replace('name = "held"', regression))
+    frame, report = _run(tmp_path, toml)
+    train = pd.read_csv(tmp_path / "credit-train.csv")
+    test = pd.read_csv(tmp_path / "credit-test.csv")
+    regressor = _make("cart-reg").fit(train[FEATURES].to_numpy(), train["label"])
+    error = test["label"] - regressor.predict(test[FEATURES].to_numpy())
+    assert frame["test_mse"].iloc[0] == pytest.approx(float(np.mean(error**2)))
+    assert "## Test MSE per depth" in report and "fitted on all rows" not in report
+    assert "credit: fitted on the 80 rows of credit-train.csv" in report
