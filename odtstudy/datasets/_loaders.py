@@ -57,6 +57,10 @@ class Dataset:
         For a user table: its categorical columns (one-hot encoded for the
         learners).
     task : {"classification", "regression"}
+    n_train : int or None
+        For a user table loaded with its held-out test file
+        (``load_dataset(name, test_file=True)``): the rows before this index
+        are the training file's, the others the test file's; else None.
     """
 
     X: np.ndarray
@@ -67,6 +71,7 @@ class Dataset:
     name: str = ""
     categorical: tuple = ()
     task: str = "classification"
+    n_train: int | None = None
 
     @property
     def shape(self):
@@ -208,7 +213,7 @@ def _read_sklearn(entry):
     )
 
 
-def load_dataset(name: str) -> Dataset:
+def load_dataset(name: str, test_file: bool = False) -> Dataset:
     """Load a dataset by name.
 
     Parameters
@@ -224,6 +229,10 @@ def load_dataset(name: str) -> Dataset:
         ``"segment"`` CP4IM's (``"contree/segment"`` is the numeric one,
         ``"contree-train/segment"`` its training split), ``"bean"`` is
         ``"contree-train/bean"``.
+    test_file : bool, default=False
+        For a user table registered with a ``test_path``: append the test
+        file's rows after the training rows and set ``Dataset.n_train``.
+        Without it (and for every other table) only the training rows.
 
     Returns
     -------
@@ -243,9 +252,10 @@ def load_dataset(name: str) -> Dataset:
     key = _resolve(name)
     user = user_dataset(key)
     if key not in _catalog() and user is not None:
-        X, y, names, kind, categorical = load_user(user)
+        X, y, names, kind, categorical, n_train = load_user(user, test_file)
+        held_out = n_train if test_file and user.test_path is not None else None
         source = user_source(user)
-        return Dataset(X, y, names, kind, source, key, categorical, user.task)
+        return Dataset(X, y, names, kind, source, key, categorical, user.task, held_out)
     entry = _catalog()[key]
     reader = _read_sklearn if entry["collection"] == "sklearn" else _read_vendored
     X, y, names = reader(entry)

@@ -1,16 +1,17 @@
 """The user's own tables (CSV or Parquet), registered by name for this process.
 
 A study file declares them (``[datasets.<name>] path / target /
-categorical / task``); :func:`register_dataset` checks the file once and records
-its absolute path, so :func:`odtstudy.datasets.load_dataset` finds it by name
-in this process and in the study's workers, which are forked from it.
+categorical / task``, and ``test_path`` for a held-out test file);
+:func:`register_dataset` checks the files once and records their absolute
+paths, so :func:`odtstudy.datasets.load_dataset` finds the table by name in
+this process and in the study's workers, which are forked from it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 
 __all__ = [
     "USER_COLLECTION",
+    "held_out_entry",
     "load_user",
     "register_dataset",
     "user_dataset",
@@ -43,6 +45,8 @@ class UserDataset:
     target: str
     categorical: tuple = ()
     task: str = "classification"
+    #: The held-out test file (same columns), or None: no test file.
+    test_path: str | None = None
 
     @property
     def key(self) -> str:
@@ -175,20 +179,121 @@ def _check_labels(y, spec) -> None:
         )
 
 
-def _arrays(spec):
-    """``(X, y, feature_names, kind, categorical)`` of a user table."""
-    features, y, categorical = _columns(_read_frame(Path(spec.path)), spec)
-    names = list(features.columns)
+def _test_columns(frame, features, y_train, spec):
+    """Feature frame (in the training file's column order) and labels of
+    the held-out test file, checked against the training file's
+    ``features`` and labels ``y_train``."""
+    columns = [str(c) for c in frame.columns]
+    _check_unique_names(columns, Path(spec.test_path))
+    frame = frame.set_axis(columns, axis=1)
+    if spec.target not in columns:
+        raise ValueError(
+            f"it has no target column {spec.target!r} (the training file's); "
+            "give it the training file's header"
+        )
+    _check_same_columns(columns, [*features.columns, spec.target])
+    if len(frame) == 0:
+        raise ValueError(
+            "it has a header but no rows; put the held-out rows in it, or drop "
+            "test_path to cross-validate the training file"
+        )
+    y = frame[spec.target]
+    if y.isna().any():
+        raise ValueError(
+            f"target column {spec.target!r} has {int(y.isna().sum())} missing "
+            "values; drop those rows"
+        )
+    test = frame[list(features.columns)]
+    holes = test.columns[test.isna().any()].tolist()
+    if holes:
+        raise ValueError(
+            f"column {holes[0]!r} has missing values; impute or drop them first"
+        )
+    _check_numeric_like_training(test, features, spec)
+    if spec.task == "regression":
+        return test, _regression_target(y, spec)
+    _check_known_classes(y.to_numpy(), y_train, spec)
+    return test, y.to_numpy()
+
+
+def _check_same_columns(columns, expected) -> None:
+    missing = [c for c in expected if c not in columns]
+    extra = [c for c in columns if c not in expected]
+    if missing or extra:
+        parts = [f"missing {', '.join(map(repr, missing))}"] if missing else []
+        parts += [f"extra {', '.join(map(repr, extra))}"] if extra else []
+        raise ValueError(
+            f"its columns differ from the training file's ({'; '.join(parts)}); "
+            "give both files the same header"
+        )
+
+
+def _is_numeric(column) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(
+        column
+    )
+
+
+def _check_numeric_like_training(test, features, spec) -> None:
+    """A column numeric in the training file is numeric in the test file."""
+    for name in features.columns:
+        if name in spec.categorical or not _is_numeric(features[name]):
+            continue
+        if not _is_numeric(test[name]):
+            values = test[name]
+            example = values[pd.to_numeric(values, errors="coerce").isna()].iloc[0]
+            raise ValueError(
+                f"column {name!r} holds {example!r}, not a number, but it is "
+                "numeric in the training file; fix the value, or list the "
+                f"column in categorical = [{name!r}]"
+            )
+
+
+def _check_known_classes(y_test, y_train, spec) -> None:
+    """Refuse test labels that no training row has: no learner predicts them."""
+    unseen = np.unique(y_test[~np.isin(y_test, y_train)])
+    if len(unseen):
+        shown = ", ".join(repr(v) for v in unseen[:5].tolist())
+        raise ValueError(
+            f"target column {spec.target!r} holds class(es) {shown} that no row "
+            "of the training file has, so no learner can predict them; drop "
+            "those rows from the test file, or move some into the training file"
+        )
+
+
+def _matrix(features, categorical):
+    """``(X, kind, categorical)`` of a feature frame."""
     if categorical:
         X = features.astype(object).to_numpy()
-        for j, name in enumerate(names):
+        for j, name in enumerate(features.columns):
             if name in categorical:
                 X[:, j] = features[name].astype(str).to_numpy()
-        return X, y, names, "categorical", tuple(categorical)
+        return X, "categorical", tuple(categorical)
     X = features.to_numpy(dtype=np.float64)
     if np.isin(X, (0.0, 1.0)).all():
-        return X.astype(np.uint8), y, names, "binary", ()
-    return X, y, names, "numeric", ()
+        return X.astype(np.uint8), "binary", ()
+    return X, "numeric", ()
+
+
+def _arrays(spec, with_test=False):
+    """``(X, y, feature_names, kind, categorical, n_train)`` of a user table.
+
+    With a test file, its kind and encodings are those of the training and
+    test rows together; ``with_test`` appends the test rows after the
+    ``n_train`` training rows.
+    """
+    features, y, categorical = _columns(_read_frame(Path(spec.path)), spec)
+    n_train = len(y)
+    if spec.test_path is not None:
+        test, y_test = _test_columns(
+            _read_frame(Path(spec.test_path)), features, y, spec
+        )
+        features = pd.concat([features, test], ignore_index=True)
+        y = np.concatenate([y, y_test])
+    X, kind, categorical = _matrix(features, categorical)
+    if not with_test:
+        X, y = X[:n_train], y[:n_train]
+    return X, y, list(features.columns), kind, categorical, n_train
 
 
 def _digest(path) -> str:
@@ -197,7 +302,13 @@ def _digest(path) -> str:
 
 
 def register_dataset(
-    name, path, target, categorical=(), base_dir=None, task="classification"
+    name,
+    path,
+    target,
+    categorical=(),
+    base_dir=None,
+    task="classification",
+    test_path=None,
 ) -> dict:
     """Check a user table and register it under ``name`` (``user/<name>``).
 
@@ -227,24 +338,48 @@ def register_dataset(
     ValueError
         For a missing or unreadable file, an unknown column, missing values,
         a single class or a target that does not fit ``task``; the message
-        names the problem.
+        names the problem. A problem of the test file (missing, unreadable,
+        empty, other columns, a class the training file lacks, text in a
+        numeric column) starts with ``test file``.
     """
     if task not in _TASKS:
         raise ValueError(f"task must be one of {_TASKS}, got {task!r}")
+    file = _resolved(path, base_dir)
+    spec = UserDataset(str(name), str(file), str(target), tuple(categorical), task)
+    X, y, _, kind, _, _ = _checked_arrays(spec, file)
+    if test_path is not None:
+        try:
+            test = _resolved(test_path, base_dir)
+            spec = replace(spec, test_path=str(test))
+            X, y, _, kind, _, _ = _checked_arrays(spec, test)
+        except ValueError as exc:
+            raise ValueError(f"test file {Path(test_path).name}: {exc}") from None
+    _USER[spec.name] = spec
+    return _entry(spec, X, y, kind)
+
+
+def _resolved(path, base_dir) -> Path:
+    """The absolute path of an existing table file (relative to ``base_dir``)."""
     file = Path(path)
     if not file.is_absolute() and base_dir is not None:
         file = Path(base_dir) / file
     file = file.resolve()
     if not file.is_file():
-        raise ValueError(f"file {file} does not exist")
+        raise ValueError(
+            f"file {file} does not exist; fix the path (a relative path starts "
+            "at the study file's folder)"
+        )
     _format(file)
-    spec = UserDataset(str(name), str(file), str(target), tuple(categorical), task)
+    return file
+
+
+def _checked_arrays(spec, file):
+    """:func:`_arrays` of a table being registered; ``file`` is the one read
+    last (named when it cannot be read)."""
     try:
-        X, y, _, kind, _ = _arrays(spec)
+        return _arrays(spec)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"cannot read {file}: {exc}") from None
-    _USER[spec.name] = spec
-    return _entry(spec, X, y, kind)
 
 
 def _entry(spec, X, y, kind) -> dict:
@@ -259,12 +394,18 @@ def _entry(spec, X, y, kind) -> dict:
     }
     if spec.task == "classification":
         entry["classes"] = len(np.unique(y))
+    if spec.test_path is not None:
+        entry["test_path"] = spec.test_path
     return entry
 
 
 def user_source(spec: UserDataset) -> str:
-    """Where a user table comes from: its path, content hash and target."""
-    return f"{spec.path} (sha256 {_digest(spec.path)}, target {spec.target!r})"
+    """Where a user table comes from: its path, content hash and target (and
+    its test file's path and hash)."""
+    source = f"{spec.path} (sha256 {_digest(spec.path)}, target {spec.target!r})"
+    if spec.test_path is None:
+        return source
+    return f"{source}; test file {spec.test_path} (sha256 {_digest(spec.test_path)})"
 
 
 def user_dataset(name: str) -> UserDataset | None:
@@ -278,12 +419,27 @@ def user_datasets() -> list:
     return list(_USER.values())
 
 
-def load_user(spec: UserDataset):
-    """``(X, y, feature_names, kind, categorical)`` of a registered table."""
-    return _arrays(spec)
+def load_user(spec: UserDataset, with_test: bool = False):
+    """``(X, y, feature_names, kind, categorical, n_train)`` of a registered
+    table: its training rows, and with ``with_test`` its test file's rows
+    after them."""
+    return _arrays(spec, with_test)
 
 
 def user_info(spec: UserDataset) -> dict:
     """Provenance of a registered table (reads it to count rows)."""
-    X, y, _, kind, _ = _arrays(spec)
+    X, y, _, kind, _, _ = _arrays(spec)
     return _entry(spec, X, y, kind)
+
+
+def held_out_entry(spec: UserDataset) -> dict | None:
+    """The files and row counts of a table with a test file, else None."""
+    if spec.test_path is None:
+        return None
+    _, y, _, _, _, n_train = _arrays(spec, with_test=True)
+    return {
+        "train": spec.path,
+        "test": spec.test_path,
+        "train_rows": n_train,
+        "test_rows": len(y) - n_train,
+    }

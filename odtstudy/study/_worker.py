@@ -26,7 +26,7 @@ from odtstudy._incumbent import listening
 from odtstudy._isolation import use_temp_dir
 from odtstudy.datasets import Binarizer, load_dataset
 from odtstudy.study import _memory, _tuning
-from odtstudy.study._folds import kfold_splits
+from odtstudy.study._folds import TEST_FILE, kfold_splits
 from odtstudy.study._regression_scores import (
     family_loss,
     pinball_taus,
@@ -78,12 +78,28 @@ def fold_indices(y, n_folds, fold, seed, task="classification"):
     return splits[fold]
 
 
+def _run_rows(run):
+    """The run's dataset and its training and test row indices: a fold of
+    the rows, or (``split = "test-file"``) the training file's rows and the
+    held-out test file's."""
+    if run.get("split") == TEST_FILE:
+        dataset = load_dataset(run["dataset"], test_file=True)
+        rows = np.arange(len(dataset.y))
+        return dataset, rows[: dataset.n_train], rows[dataset.n_train :]
+    dataset = load_dataset(run["dataset"])
+    train, test = fold_indices(
+        dataset.y, run["n_folds"], run["fold"], run["seed"], dataset.task
+    )
+    return dataset, train, test
+
+
 def prepare_data(dataset, method, train, test, max_thresholds, params=None):
     """Train/test matrices in the form the method accepts with ``params``.
 
     0/1-only methods get binarised data (thresholds fitted on the training
-    fold only); other methods get numeric data, with categorical columns
-    one-hot encoded.
+    rows only); other methods get numeric data, with categorical columns
+    one-hot encoded (the categories of the training rows: a category seen
+    only in the test rows is all zeros).
     """
     binary = method.data_for(params) == "binary"
     if dataset.categorical:
@@ -267,11 +283,8 @@ def execute_run(run: dict, fd: int | None = None) -> dict:
     frames on it while the fit runs.
     """
     started = time.perf_counter()
-    dataset = load_dataset(run["dataset"])
+    dataset, train, test = _run_rows(run)
     task = dataset.task
-    train, test = fold_indices(
-        dataset.y, run["n_folds"], run["fold"], run["seed"], task
-    )
     method = get_method(run["method"])
     X_train, X_test, _ = prepare_data(
         dataset, method, train, test, run.get("max_thresholds"), run["params"]

@@ -22,16 +22,29 @@ from pathlib import Path
 
 import pandas as pd
 
+from odtstudy.study._folds import split_of
 from odtstudy.study._regression_scores import REGRESSION_COLUMNS
 from odtstudy.study._solver_tree import solver_tree_column
 
-__all__ = ["COLUMNS", "ResultsStore", "StudyLock", "StudyLockedError", "typed"]
+__all__ = [
+    "COLUMNS",
+    "ResultsStore",
+    "StudyLock",
+    "StudyLockedError",
+    "split_column",
+    "typed",
+]
 
 #: Columns copied from the run's definition (its identity and limit).
 IDENTITY_COLUMNS = [
     "run_id", "protocol_id", "study", "scale", "dataset", "method", "params",
-    "depth", "fold", "n_folds", "seed", "time_limit",
+    "depth", "fold", "n_folds", "split", "seed", "time_limit",
 ]  # fmt: skip
+#: How a run's test rows were chosen (:data:`odtstudy.study._folds.SPLITS`):
+#: ``"cross-validation"``, ``"all-rows"`` or ``"test-file"`` (a user
+#: table's held-out test file); older records lack it and are read from
+#: ``n_folds``.
+SPLIT_COLUMN = "split"
 #: Set by adapters of published solvers; missing in older records.
 TOOL_COLUMNS = ["tool", "objective_family"]
 #: ``"classification"`` or ``"regression"``; older records lack it and are
@@ -190,7 +203,8 @@ class ResultsStore:
 
     def load(self) -> pd.DataFrame:
         """All records as a DataFrame (the latest record per run id); a
-        record without ``task`` is a classification run's, and the
+        record without ``task`` is a classification run's, one without
+        ``split`` is read from its ``n_folds``, and the
         regression columns of classification records are null."""
         rows = self.records()
         if not rows:
@@ -202,6 +216,7 @@ class ResultsStore:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
         task = frame[TASK_COLUMN].astype(object)
         frame[TASK_COLUMN] = task.where(task.notna(), DEFAULT_TASK)
+        frame[SPLIT_COLUMN] = split_column(frame)
         written = frame["has_solver_tree"]  # missing in older records: derived
         for column in _BOOL_COLUMNS:
             frame[column] = [value is True for value in frame[column]]
@@ -245,6 +260,20 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             frame[column] = frame[column].astype("string")
     return frame
+
+
+def split_column(frame: pd.DataFrame) -> pd.Series:
+    """The records' ``split``, derived from ``n_folds`` where it is missing
+    (records written before the column existed)."""
+    derived = pd.Series(
+        [split_of(n) for n in frame["n_folds"].fillna(1)],
+        index=frame.index,
+        dtype=object,
+    )
+    if SPLIT_COLUMN not in frame:
+        return derived
+    split = frame[SPLIT_COLUMN].astype(object)
+    return split.where(split.notna(), derived)
 
 
 def _parse(line: bytes) -> dict | None:

@@ -45,8 +45,9 @@ import psutil
 
 from odtstudy._deadline import allowed_fit_time
 from odtstudy._isolation import GroupChild, GroupGuard
-from odtstudy.datasets._user import user_dataset, user_source
+from odtstudy.datasets._user import held_out_entry, user_dataset, user_source
 from odtstudy.study import _memory, _provenance
+from odtstudy.study._folds import split_of
 from odtstudy.study._provenance import package_versions
 from odtstudy.study._worker import child_main, read_frames
 from odtstudy.study.config import StudyConfig
@@ -142,9 +143,24 @@ def protocol_of(config: StudyConfig) -> dict:
     }
     if user_tables:  # a changed file changes the meaning of its numbers
         protocol["user_datasets"] = user_tables
+    held_out = _held_out_files(config)
+    if held_out:
+        protocol["held_out_files"] = held_out
     if config.task != "classification":  # classification protocols unchanged
         protocol["task"] = config.task
     return protocol
+
+
+def _held_out_files(config: StudyConfig) -> dict:
+    """Dataset name -> its training and test files and their rows, for the
+    user tables of ``config`` with a held-out test file."""
+    entries = {}
+    for name in config.datasets:
+        spec = user_dataset(name)
+        entry = None if spec is None else held_out_entry(spec)
+        if entry is not None:
+            entries[name] = entry
+    return entries
 
 
 def _module_source_digest(method) -> str:
@@ -181,8 +197,10 @@ def expand_runs(config: StudyConfig) -> list:
         method = get_method(spec.method)
         labels[spec.label] = (method.tool(), method.objective_family(spec.params))
     runs = []
-    for dataset, spec, depth, seed, fold in _cells(config):
+    held_out = protocol.get("held_out_files", {})
+    for dataset, spec, depth, seed, fold in _cells(config, held_out):
         method = protocol["methods"][spec.label]
+        n_folds = 1 if dataset in held_out else config.folds
         run = {
             "protocol_id": protocol_id,
             "tool": labels[spec.label][0],
@@ -196,7 +214,8 @@ def expand_runs(config: StudyConfig) -> list:
             "params": spec.params,
             "depth": int(depth),
             "fold": fold,
-            "n_folds": config.folds,
+            "n_folds": n_folds,
+            "split": split_of(n_folds, dataset in held_out),
             "seed": int(seed),
             "time_limit": method["time_limit"],
             "max_thresholds": config.max_thresholds,
@@ -213,15 +232,17 @@ def expand_runs(config: StudyConfig) -> list:
     return runs
 
 
-def _cells(config: StudyConfig):
-    """(dataset, method spec, depth, seed, fold) of every run, tier by tier."""
+def _cells(config: StudyConfig, held_out=()):
+    """(dataset, method spec, depth, seed, fold) of every run, tier by tier;
+    the datasets in ``held_out`` (with a test file) have one fold."""
     specs = {spec.label: spec for spec in config.methods}
     for datasets, labels, depths in config.grids():
         for dataset in datasets:
+            folds = 1 if dataset in held_out else config.folds
             for label in labels:
                 for depth in depths:
                     for seed in config.seeds:
-                        for fold in range(config.folds):
+                        for fold in range(folds):
                             yield dataset, specs[label], depth, seed, fold
 
 

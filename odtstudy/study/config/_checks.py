@@ -16,6 +16,7 @@ from odtstudy.datasets._loaders import (
     list_datasets,
     load_dataset,
 )
+from odtstudy.datasets._user import user_dataset
 from odtstudy.study._tuning import tune_problem
 from odtstudy.study.config._layout import check_params, unknown_method
 from odtstudy.study.config._preflight import preflight_check
@@ -145,9 +146,15 @@ def _rows(name) -> int:
     return int(info["rows"]) if "rows" in info else len(load_dataset(name).y)
 
 
+def _has_test_file(name) -> bool:
+    """Whether ``name`` is a user table with a held-out test file (no folds)."""
+    spec = user_dataset(name)
+    return spec is not None and spec.test_path is not None
+
+
 def _check_datasets(config, where):
     """Names resolve, every dataset is of the study's task, and every dataset
-    can be split into ``folds`` folds."""
+    without a held-out test file can be split into ``folds`` folds."""
     for name in config.datasets:
         try:
             _resolve(name)
@@ -162,10 +169,11 @@ def _check_datasets(config, where):
                 f"a {config.task} study: remove it, or use a {config.task} "
                 f"dataset (e.g. {', '.join(others[:4])}, ...)",
             )
-    if config.folds == 1:
+    folded = [name for name in config.datasets if not _has_test_file(name)]
+    if config.folds == 1 or not folded:
         return
     if config.task != "classification":
-        rows = {name: _rows(name) for name in config.datasets}
+        rows = {name: _rows(name) for name in folded}
         bound = min(rows.values())
         for name, n in rows.items():
             if config.folds > n:
@@ -175,7 +183,7 @@ def _check_datasets(config, where):
                     f"rows; use folds <= {bound}",
                 )
         return
-    sizes = {name: _class_sizes(name) for name in config.datasets}
+    sizes = {name: _class_sizes(name) for name in folded}
     bound = min(min(rows, smallest) for rows, smallest, _ in sizes.values())
     for name, (rows, smallest, label) in sizes.items():
         if config.folds > rows:

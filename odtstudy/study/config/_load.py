@@ -30,6 +30,7 @@ A study is a TOML file (the built-in ones live in ``odtstudy/study/configs``)::
     target = "label"
     categorical = ["colour"]     # optional (non-numeric columns always are)
     task = "regression"          # optional: the study's task
+    test_path = "data/my-test.csv"  # optional: held-out rows, no folds
 
     [methods.mine]               # the user's learner: methods = ["mine", ...]
     target = "mypkg.trees:MyTree"  # any scikit-learn classifier
@@ -129,7 +130,12 @@ Checks
   (forked from it). A table in no ``datasets`` list is an error. ``task``
   (default: the study's) is ``"regression"`` for a numeric target, which is
   then refused when not numeric; a classification table whose target holds
-  many non-integer numbers is refused (a regression target);
+  many non-integer numbers is refused (a regression target). ``test_path``
+  (optional, relative like ``path``) is a held-out test file: it reads, has
+  rows and the training file's columns, no missing value, no text in a
+  column numeric in the training file, and (classification) no class the
+  training file lacks; its runs fit on every training row and test on its
+  rows, with no folds (``folds`` is not checked against it);
 * ``[methods.<label>] target = "module:Class"`` (the user's learner,
   imported with the study file's folder on ``sys.path``): it imports and
   has ``fit``; ``data`` is ``"numeric"`` or ``"binary"`` (the runner

@@ -25,7 +25,7 @@ from odtstudy.study.registry import (
 
 __all__ = ["USER_METHOD_KEYS", "register_user_datasets", "register_user_methods"]
 
-_DATASET_KEYS = ("path", "target", "categorical", "task")
+_DATASET_KEYS = ("path", "target", "categorical", "task", "test_path")
 #: Keys of a ``[methods.<label>]`` table that define a user learner (the
 #: others are its constructor parameters).
 USER_METHOD_KEYS = ("target", "data", "exact", "objective_family", "tasks")
@@ -41,10 +41,16 @@ def _dataset_problem(name, table) -> tuple[str, str] | None:
     for key in table:
         if key not in _DATASET_KEYS:
             return key, (f"unknown key; a dataset table has {', '.join(_DATASET_KEYS)}")
-    for key in ("path", "target"):
+    examples = {
+        "path": 'path = "data/my.csv"',
+        "target": 'target = "label"',
+        "test_path": 'test_path = "data/my-test.csv"',
+    }
+    for key, example in examples.items():
+        if key == "test_path" and key not in table:
+            continue  # optional
         value = table.get(key)
         if not isinstance(value, str) or not value:
-            example = 'path = "data/my.csv"' if key == "path" else 'target = "label"'
             return key, f"expected a non-empty string, got {value!r}; e.g. {example}"
     categorical = table.get("categorical", [])
     if not isinstance(categorical, list) or not all(
@@ -74,7 +80,7 @@ def register_user_datasets(
     Parameters
     ----------
     tables : dict
-        ``name -> {path, target, categorical, task}``.
+        ``name -> {path, target, categorical, task, test_path}``.
     used : set of str
         Dataset names in some ``datasets`` list of the study.
     where : odtstudy.study.config._values.Where
@@ -105,11 +111,14 @@ def register_user_datasets(
                 table.get("categorical", []),
                 base_dir=base_dir,
                 task=table.get("task", task),
+                test_path=table.get("test_path"),
             )
         except ValueError as exc:
             message = str(exc)
             key = "path"
-            if message.startswith(("target", "the target")):
+            if message.startswith("test file"):
+                key = "test_path"
+            elif message.startswith(("target", "the target")):
                 key = "target"
             elif message.startswith("categorical"):
                 key = "categorical"

@@ -43,7 +43,12 @@ from odtstudy.study.report._proofs import (
 )
 from odtstudy.study.report._provenance_text import provenance_text
 from odtstudy.study.report._quantile_family import quantile_family_section
-from odtstudy.study.report._records import CELL_RULE, StudyRecords, complete_cells
+from odtstudy.study.report._records import (
+    CELL_RULE,
+    TEST_FILE_CELL_RULE,
+    StudyRecords,
+    complete_cells,
+)
 from odtstudy.study.report._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study.report._regression_report import consistency_count, error_tables
 from odtstudy.study.report._speed import (
@@ -93,21 +98,37 @@ REGRESSION_STATS_RULE = _STATS_RULE.format(
 )
 
 
+def _split_text(frame: pd.DataFrame, protocol: dict, regression: bool) -> tuple:
+    """How the runs chose their test rows: folds or all rows, and a sentence
+    naming the datasets tested on a held-out test file ("" if none)."""
+    folds = protocol["folds"]
+    if folds > 1:
+        split = f"{folds}-fold CV" if regression else f"{folds}-fold stratified CV"
+    else:
+        same = (
+            "error = training error" if regression else "accuracy = training accuracy"
+        )
+        split = f"fitted on all rows (test {same})"
+    files = protocol.get("held_out_files", {})
+    recorded = set(frame["dataset"])
+    held_out = [
+        f"{name}: fitted on the {entry['train_rows']} rows of "
+        f"{Path(entry['train']).name}, tested on the {entry['test_rows']} rows "
+        f"of {Path(entry['test']).name}"
+        for name, entry in sorted(files.items())
+        if name in recorded
+    ]
+    if not held_out:
+        return split, ""
+    sentence = f" Held-out test files, no folds: {'; '.join(held_out)}."
+    if recorded <= set(files):
+        return "every dataset tested on its held-out test file", sentence
+    return f"{split} for the datasets without a test file", sentence
+
+
 def _protocol_text(frame: pd.DataFrame, regression: bool = False) -> str:
     protocol = json.loads(frame["protocol"].dropna().iloc[0])
-    folds = protocol["folds"]
-    if regression:
-        split = (
-            f"{folds}-fold CV"
-            if folds > 1
-            else "fitted on all rows (test error = training error)"
-        )
-    else:
-        split = (
-            f"{folds}-fold stratified CV"
-            if folds > 1
-            else "fitted on all rows (test accuracy = training accuracy)"
-        )
+    split, held_out = _split_text(frame, protocol, regression)
     memory = protocol["memory_limit_mb"]
     limits = sorted({m["time_limit"] for m in protocol["methods"].values()})
     thresholds = protocol["max_thresholds"]
@@ -122,7 +143,7 @@ def _protocol_text(frame: pd.DataFrame, regression: bool = False) -> str:
         f"{', '.join(f'{t:g}' for t in limits)} s per fit (+ grace "
         f"{protocol['grace_s']:g} s before the hard kill), memory limit "
         f"{f'{memory:g} MB' if memory else 'none'}, numeric data binarised "
-        f"{binarised} for 0/1 learners. {len(frame)} runs recorded; "
+        f"{binarised} for 0/1 learners.{held_out} {len(frame)} runs recorded; "
         f"{frame['dataset'].nunique()} datasets, {frame['method'].nunique()} "
         f"methods, depths {sorted(int(d) for d in frame['depth'].unique())}. "
         + provenance_text(frame, protocol)
@@ -243,16 +264,23 @@ def _statistics(doc, records, tests, folder, prefix) -> None:
         doc.end_details()
 
 
+def _fits_on_all_rows(records: StudyRecords) -> str:
+    if records.test_file_datasets:
+        return "the study fits its datasets without a test file on all rows"
+    return "the study fits on all rows"
+
+
 def _no_ranks_note(records: StudyRecords) -> str:
+    fits = _fits_on_all_rows(records)
     if isinstance(records, RegressionRecords):
         return (
-            "No ranks: the study fits on all rows, so there is no held-out "
+            f"No ranks: {fits}, so there is no held-out "
             "error; the training error is not ranked (exact methods of one "
             "objective family reach the same optimum when they prove it). See "
             "the proofs of exact methods and the gaps to the proven optimum."
         )
     return (
-        "No ranks: the study fits on all rows, so there is no held-out "
+        f"No ranks: {fits}, so there is no held-out "
         "accuracy; training accuracy is not ranked (exact methods of one "
         "objective family reach the same optimum when they prove it). See "
         "the proofs of exact methods and the gaps to the proven optimum."
@@ -498,11 +526,7 @@ def _objective_note(frame: pd.DataFrame, exact: list, regression: bool) -> str:
 
 
 def _accuracy_tables(doc, records, style, folder, prefix, objective_note) -> None:
-    doc.heading(
-        "Test accuracy per depth"
-        if records.held_out
-        else "Training accuracy per depth (fitted on all rows)"
-    )
+    doc.heading(records.per_depth_heading("accuracy"))
     doc.text(
         "Mean ± std over folds and seeds; the best complete cell of a row in "
         "bold; (brackets): incomplete cell, never bolded or ranked; —: no tree "
@@ -522,7 +546,7 @@ def _accuracy_tables(doc, records, style, folder, prefix, objective_note) -> Non
             style,
             folder,
             prefix + "test_accuracy",
-            label=None if records.held_out else "training accuracy (all rows)",
+            label=records.figure_label("accuracy"),
         ),
         f"{records.accuracy_heading} vs depth per dataset (complete cells; bars: std)",
     )
@@ -597,7 +621,9 @@ def protocol_section(
         shown = failed[["dataset", "method", "depth", "fold", "status", "error"]]
         doc.table(shown.head(50))
     doc.heading("All cells")
-    doc.text(CELL_RULE)
+    doc.text(
+        CELL_RULE + (f" {TEST_FILE_CELL_RULE}" if records.test_file_datasets else "")
+    )
     doc.begin_details(f"{len(records.cells)} cells (dataset × depth × method)")
     means = {"means": tables.ERROR_CELL_MEANS} if regression else {}
     doc.table(tables.cells_table(records, **means))

@@ -75,7 +75,7 @@ def proof_table(records: StudyRecords) -> pd.DataFrame:
             runs = frame[(frame["depth"] == depth) & (frame["method"] == method)]
             if runs.empty:
                 continue
-            n_runs = records.expected * runs["dataset"].nunique()
+            n_runs = sum(map(records.expected_for, runs["dataset"].unique()))
             proven = runs[runs["optimal"] & runs["has_tree"]]
             own = runs[runs["has_tree"] & runs["has_solver_tree"]]
             open_runs = own[~own["optimal"]]

@@ -15,8 +15,10 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from odtstudy.study._folds import ALL_ROWS, CROSS_VALIDATION, TEST_FILE
 from odtstudy.study._solver_tree import solver_tree_column
 from odtstudy.study.registry import get_method
+from odtstudy.study.results import split_column
 
 __all__ = [
     "CELL_KEYS",
@@ -34,6 +36,13 @@ DEFAULT_FAMILY = "misclassification"
 DEFAULT_TOOL = "odtstudy"
 DEFAULT_TASK = "classification"
 
+#: A cell of a dataset with a held-out test file: printed after
+#: :data:`CELL_RULE` when the records hold one.
+TEST_FILE_CELL_RULE = (
+    "A dataset with a held-out test file has no folds: its cells expect one "
+    "run per seed, fitted on every row of its training file and tested on "
+    "its test file."
+)
 #: How a cell (dataset x method x depth) is summarised; printed in the report.
 CELL_RULE = (
     "Each cell (dataset × method × depth) expects one run per fold and seed. "
@@ -137,7 +146,8 @@ class StudyRecords:
     frame : DataFrame
         Records as :meth:`ResultsStore.load` gives them.
     expected : int
-        Runs per cell (folds × seeds).
+        Runs per cell (folds × seeds) of a cross-validated dataset (see
+        :meth:`expected_for`).
     methods : dict
         Method label -> ``{"method": base name, "time_limit": seconds, ...}``
         (the protocol's ``methods``).
@@ -207,20 +217,77 @@ class StudyRecords:
         ]
 
     @cached_property
+    def _splits(self) -> pd.Series:
+        return split_column(self.frame)
+
+    @cached_property
+    def test_file_datasets(self) -> list:
+        """Datasets tested on a held-out test file (fitted on every row of
+        their training file, no folds)."""
+        return sorted(self.frame.loc[self._splits == TEST_FILE, "dataset"].unique())
+
+    @cached_property
+    def seeds(self) -> int:
+        """Seeds of the protocol (else those recorded)."""
+        protocols = self.frame["protocol"].dropna() if "protocol" in self.frame else ()
+        if len(protocols):
+            return len(json.loads(protocols.iloc[0])["seeds"])
+        return max(1, int(self.frame["seed"].nunique()))
+
+    def expected_for(self, dataset) -> int:
+        """Runs per cell of ``dataset``: one per seed with a held-out test
+        file, else :attr:`expected`."""
+        return self.seeds if dataset in self.test_file_datasets else self.expected
+
+    @cached_property
     def held_out(self) -> bool:
-        """True when accuracy is measured on held-out folds (not all rows)."""
-        return bool((self.frame["n_folds"] > 1).all())
+        """True when accuracy is measured on held-out rows (folds or a test
+        file) for every dataset, never on the training rows."""
+        return bool((self._splits != ALL_ROWS).all())
 
     @cached_property
     def accuracy_heading(self) -> str:
         """What a cell's accuracy is, e.g. ``test acc (mean over 5 folds)``."""
-        folds = int(self.frame["n_folds"].max())
-        seeds = max(1, self.expected // max(folds, 1))
+        files = self.test_file_datasets
+        seeds = self.seeds
         over = f" × {seeds} seeds" if seeds > 1 else ""
+        runs = f", mean over {seeds} seeds" if seeds > 1 else ""
+        on_file = f"{', '.join(files)}: on the held-out test file"
         if not self.held_out:
-            runs = f", mean over {seeds} seeds" if seeds > 1 else ""
+            if files:
+                return (
+                    f"training acc (fitted on all rows; test acc for {on_file}{runs})"
+                )
             return f"training acc (fitted on all rows{runs})"
-        return f"test acc (mean over {folds} folds{over})"
+        cv = self.frame.loc[self._splits == CROSS_VALIDATION, "n_folds"]
+        if cv.empty:
+            return f"test acc (on the held-out test file{runs})"
+        tail = f"; {on_file}" if files else ""
+        return f"test acc (mean over {int(cv.max())} folds{over}{tail})"
+
+    def per_depth_heading(self, measure: str) -> str:
+        """The heading of the per-depth tables of ``measure`` (``accuracy``,
+        ``MSE``): test, training (all rows), or both in a study that fits
+        some datasets on all rows and tests others on a held-out file."""
+        if self.held_out:
+            return f"Test {measure} per depth"
+        files = self.test_file_datasets
+        if files:
+            return (
+                f"{measure[0].upper()}{measure[1:]} per depth (training "
+                f"{measure}, fitted on all rows; test {measure} for "
+                f"{', '.join(files)}, on the held-out test file)"
+            )
+        return f"Training {measure} per depth (fitted on all rows)"
+
+    def figure_label(self, measure: str) -> str | None:
+        """The y label of a per-depth figure of ``measure`` when it is not
+        all test scores (None: the figure's own)."""
+        if self.held_out:
+            return None
+        if self.test_file_datasets:
+            return f"{measure} (training on all rows; test on held-out files)"
+        return f"training {measure} (all rows)"
 
     @cached_property
     def depths(self) -> list:
@@ -241,10 +308,11 @@ class StudyRecords:
         """One row per cell: counts, completeness and means over the runs
         with a tree of their own.
 
-        Columns: ``n_ok``, ``n_trees`` (runs with a tree of their own),
-        ``n_not_own`` (runs with a tree not their own), ``complete``,
-        ``test_acc``, ``test_std``, ``train_acc``, ``objective``, ``proven``,
-        ``all_proven``, ``fit_time`` (mean), ``fit_mem`` (max), ``n_train``.
+        Columns: ``expected`` (runs the cell expects), ``n_ok``, ``n_trees``
+        (runs with a tree of their own), ``n_not_own`` (runs with a tree not
+        their own), ``complete``, ``test_acc``, ``test_std``, ``train_acc``,
+        ``objective``, ``proven``, ``all_proven``, ``fit_time`` (mean),
+        ``fit_mem`` (max), ``n_train``.
         """
         frame = self.frame
         index = frame.groupby(CELL_KEYS).size().index
@@ -257,7 +325,9 @@ class StudyRecords:
         table["n_not_own"] = (
             not_own.groupby(CELL_KEYS).size().reindex(index, fill_value=0)
         )
-        table["complete"] = table["n_trees"] >= self.expected
+        datasets = table.index.get_level_values("dataset")
+        table["expected"] = [self.expected_for(d) for d in datasets]
+        table["complete"] = table["n_trees"] >= table["expected"]
         table["test_acc"] = trees["test_acc"].mean()
         table["test_std"] = trees["test_acc"].std()
         table["train_acc"] = trees["train_acc"].mean()
@@ -265,7 +335,7 @@ class StudyRecords:
         table["n_train"] = trees["n_train"].mean()
         proven = frame[frame["optimal"] & frame["has_tree"]].groupby(CELL_KEYS).size()
         table["proven"] = proven.reindex(index, fill_value=0)
-        table["all_proven"] = table["proven"] >= self.expected
+        table["all_proven"] = table["proven"] >= table["expected"]
         table["fit_time"] = trees["fit_time_s"].mean()
         table["fit_mem"] = trees["fit_mem_mb"].max()
         return table.reset_index()

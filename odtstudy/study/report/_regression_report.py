@@ -51,11 +51,7 @@ def error_tables(
     """Per depth: test MSE (datasets × methods), the training objective of
     the exact methods of each objective family, and every test error per
     dataset and method; then the test-MSE figure."""
-    doc.heading(
-        "Test MSE per depth"
-        if records.held_out
-        else "Training MSE per depth (fitted on all rows)"
-    )
+    doc.heading(records.per_depth_heading("MSE"))
     doc.text(
         "Mean squared error (lower is better), mean ± std over folds and "
         "seeds; the best complete cell of a row in bold; (brackets): "
@@ -94,7 +90,7 @@ def error_tables(
             style,
             folder,
             prefix + "test_mse",
-            label=None if records.held_out else "training MSE (all rows)",
+            label=records.figure_label("MSE"),
         ),
         f"{records.error_heading} vs depth per dataset (complete cells; bars: std)",
     )

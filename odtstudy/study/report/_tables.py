@@ -172,7 +172,7 @@ def summary_table(
                 continue
             runs = frame[(frame["depth"] == depth) & (frame["method"] == method)]
             times = runs["fit_time_s"].dropna()
-            n_runs = records.expected * len(part)
+            n_runs = int(part["expected"].sum())
             complete = part[part["complete"]]
             row = {"depth": depth, "method": method}
             if ranked:
@@ -327,9 +327,9 @@ def cells_table(records: StudyRecords, means=_CELL_MEANS) -> pd.DataFrame:
     brackets; ``means``: (heading, cells column) pairs) and the runs with a
     tree of their own (``own tree``)."""
     cells = records.cells.copy()
-    expected = records.expected
+    expected = cells["expected"]
     table = pd.DataFrame({key: cells[key] for key in CELL_KEYS})
-    table["runs ok"] = [f"{n}/{expected}" for n in cells["n_ok"]]
+    table["runs ok"] = [f"{n}/{e}" for n, e in zip(cells["n_ok"], expected)]
     table["complete"] = cells["complete"].map({True: "yes", False: "incomplete"})
     for name, column in means:
         if column not in cells:
@@ -341,5 +341,5 @@ def cells_table(records: StudyRecords, means=_CELL_MEANS) -> pd.DataFrame:
     table["proven"] = cells["proven"].astype(int)
     table["fit time (s)"] = cells["fit_time"]
     table["fit memory (MB)"] = cells["fit_mem"]
-    table["own tree"] = [f"{n}/{expected}" for n in cells["n_trees"]]
+    table["own tree"] = [f"{n}/{e}" for n, e in zip(cells["n_trees"], expected)]
     return table
