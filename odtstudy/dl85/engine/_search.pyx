@@ -939,7 +939,8 @@ cdef class Searcher(Skeleton):
         ``i0 .. n_all - 1``, not searched: for each child its optimum or
         bound in the cache, its similarity bound or its floor, whichever is
         greatest. Stops once ``all_lb`` is at most the node's floor or ``lb``
-        (no candidate can lower it then)."""
+        (no candidate can lower it then). Returns it, or the node's floor
+        when greater (a bound of the node, not of a candidate)."""
         cdef double floor = self._floor(d), v0, v1, s
         cdef int i, f, v
         cdef bint solved0, solved1
@@ -967,7 +968,8 @@ cdef class Searcher(Skeleton):
                     v0 = max(v0, s)
             if v0 + v1 < all_lb:
                 all_lb = v0 + v1
-        return all_lb
+        # the floor bounds the node itself, whatever its candidates' bounds
+        return all_lb if all_lb > floor else floor
 
     # ------------------------------------------------------------ results
     def tree_arrays(self):
