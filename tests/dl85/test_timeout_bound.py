@@ -186,5 +186,6 @@ def test_the_bound_at_a_time_out_is_positive_on_hard_data():
     for name, depth in (("cp4im/splice-1", 4), ("cp4im/anneal", 7)):
         data = load_dataset(name)
         est = DL85Classifier(max_depth=depth, time_limit=1.0).fit(data.X, data.y)
-        assert est.status_ == "timeout"
+        # (a machine fast enough to end the search proves the optimum: > 0)
+        assert est.status_ in ("timeout", "optimal")
         assert 0 < est.lower_bound_ <= est.objective_
