@@ -21,6 +21,7 @@ import numpy as np
 from odtstudy._deadline import Deadline
 from odtstudy.base import FitResult
 from odtstudy.dl85.engine._bitset import pack_columns
+from odtstudy.dl85.engine._floor import floor_values
 from odtstudy.dl85.engine._objective import make_objective
 from odtstudy.dl85.engine._search import Searcher
 from odtstudy.tree import TreeBuilder
@@ -256,10 +257,20 @@ def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **obje
         cmask = _pack_classes(y_class, n_classes)
     else:
         cmask = pack_columns(np.ones((n, 1), dtype=np.uint8))
+    floor = floor_values(
+        X,
+        kind,
+        y_class=y_class,
+        n_classes=n_classes,
+        weights=weights,
+        y=y,
+        cost=objective.get("cost"),
+        quantile=objective.get("quantile", 0.5),
+    )
 
     def make():
         """A searcher of these rows with its own objective (a thread's)."""
-        return Searcher(
+        searcher = Searcher(
             cols,
             cmask,
             n,
@@ -288,6 +299,9 @@ def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **obje
                 **objective,
             ),
         )
+        if floor is not None:
+            searcher.set_floor(floor)
+        return searcher
 
     searcher = make()
     n_jobs = int(opts["n_jobs"] or 1)
@@ -418,7 +432,7 @@ def fit_result(out: SearchOutput, tree, *, max_depth, max_error, loss_unit=1.0):
     return FitResult(
         tree=tree,
         objective=objective,
-        lower_bound=objective if optimal else float(out.lower_bound),
+        lower_bound=objective if optimal else min(float(out.lower_bound), objective),
         optimal=optimal,
         status="optimal" if optimal else "timeout",
         stats=stats,

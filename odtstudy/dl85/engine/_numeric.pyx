@@ -804,6 +804,11 @@ cdef class NumericSearcher(NumericPricing):
         f_out[0] = bf
         t_out[0] = bt
         min_lb_out[0] = min_lb
+        if self.timed_out or self.restricted:
+            # cut short: thresholds of other features not reached, whose
+            # children have no bound without a search (no floor here: rows
+            # rarely repeat on real features), so the node keeps its own
+            min_lb_out[0] = lb
         return SPLIT_SEARCHED
 
     # ------------------------------------------------------------ results

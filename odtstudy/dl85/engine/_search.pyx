@@ -100,7 +100,7 @@ from odtstudy.dl85.engine._cache cimport (
 )
 from odtstudy.dl85.engine._covers cimport Covers
 from odtstudy.dl85.engine._depth2 cimport Depth2
-from odtstudy.dl85.engine._kernels cimport odt_popcount
+from odtstudy.dl85.engine._kernels cimport odt_ctz, odt_popcount
 from odtstudy.dl85.engine._objective cimport Objective
 from odtstudy.dl85.engine._objective import Objective as _Objective
 from odtstudy.dl85.engine._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
@@ -211,6 +211,10 @@ cdef class Searcher(Skeleton):
     cdef double* qleaf        # scratch: a cover's leaf loss per quantile
     cdef double* qerr         # scratch: its depth-2 optimum per quantile
     cdef int* qf              # and root feature
+    # the floor (``set_floor``): rows carrying the loss of their group of
+    # identical rows, and those losses (per row, 0 elsewhere)
+    cdef uint64_t* fl_mask
+    cdef double* fl_val
 
     def __cinit__(self, const uint64_t[:, ::1] cols, const uint64_t[:, ::1] cmask,
                   int n_rows, int max_depth, int min_sup=1, str branching="data",
@@ -332,6 +336,51 @@ cdef class Searcher(Skeleton):
         free(self.qleaf)
         free(self.qerr)
         free(self.qf)
+        free(self.fl_mask)
+        free(self.fl_val)
+
+    def set_floor(self, const double[::1] values):
+        """Give each row ``values[i]`` (>= 0) to the floor of the covers
+        holding it (``_floor``): the loss of its group of identical rows on
+        one row of the group, 0 on the others. The floor of a cover is then
+        the sum of its groups' losses, a lower bound of any tree over it."""
+        cdef Py_ssize_t i
+        if values.shape[0] != self.n:
+            raise ValueError("set_floor takes one value per row")
+        if self.nq:
+            raise ValueError("the floor is per quantile: not with several")
+        free(self.fl_mask)
+        free(self.fl_val)
+        self.fl_mask = NULL
+        self.fl_val = NULL
+        for i in range(self.n):
+            if values[i] > 0.0:
+                break
+        else:
+            return
+        self.fl_mask = <uint64_t*>_alloc(self.W * sizeof(uint64_t))
+        self.fl_val = <double*>_alloc(self.n * sizeof(double))
+        for i in range(self.W):
+            self.fl_mask[i] = 0
+        for i in range(self.n):
+            self.fl_val[i] = values[i]
+            if values[i] > 0.0:
+                self.fl_mask[i >> 6] |= (<uint64_t>1) << (i & 63)
+
+    cdef double _floor(self, int d) noexcept nogil:
+        cdef int j, nnz = self.cv.cnnz[d]
+        cdef uint64_t* w = self.cv.cov + d * self.W
+        cdef int32_t* ix = self.cv.cidx + d * self.W
+        cdef uint64_t x
+        cdef double total = 0.0
+        if self.fl_mask == NULL:
+            return 0.0
+        for j in range(nnz):
+            x = w[j] & self.fl_mask[ix[j]]
+            while x:
+                total += self.fl_val[64 * ix[j] + odt_ctz(x)]
+                x &= x - 1
+        return total
 
     # ------------------------------------------------------------ leaves
     cdef double _leaf(self, int d) noexcept nogil:
@@ -622,6 +671,9 @@ cdef class Searcher(Skeleton):
                              "(max_cache_size=None)")
         if self.nq or K < 2:
             raise ValueError("quantiles takes at least 2 quantiles, once")
+        # the floor is the loss at one quantile: none for several
+        free(self.fl_mask)
+        self.fl_mask = NULL
         self.qtau = <double*>_alloc(K * sizeof(double))
         self.qeps = <double*>_alloc(K * sizeof(double))
         self.qleaf = <double*>_alloc(K * sizeof(double))
@@ -750,10 +802,14 @@ cdef class Searcher(Skeleton):
         """The features of the depth-d itemset (entry e), in order: both
         children of a feature are solved under the hierarchical upper bound
         unless their cached or similarity bounds exceed it; subtrees of
-        depth <= ``d2_depth`` go to the depth-2 solver."""
+        depth <= ``d2_depth`` go to the depth-2 solver. A search cut short
+        (time-out, pass) answers in ``min_lb`` the least bound of the leaf
+        and every candidate (``_unreached`` for those it did not reach)."""
         cdef double s, best, cur_ub, min_lb = leaf, v0, v1, lbs
         cdef double b1, b2, err1, err2, l1, l2
-        cdef int r = self.max_depth - d, f, nc, i, first, bestf
+        cdef double all_lb = leaf     # the least bound of every candidate
+        cdef int r = self.max_depth - d, f, nc, n_all, i, first, bestf
+        cdef int rest = -1            # the first candidate not reached
         cdef Py_ssize_t e0, e1
         cdef bint solved0, solved1
         cdef bint batch = (not self.dl8 and not self.bounded
@@ -768,7 +824,8 @@ cdef class Searcher(Skeleton):
                 best_out[0] = self._depth2(d, r, leaf, &f)
             f_out[0] = f
             return SPLIT_EXACT
-        nc = self._breadth(d, self._candidates(d, self._rows(d)))
+        n_all = self._candidates(d, self._rows(d))
+        nc = self._breadth(d, n_all)
         if leaf < ub:
             best = leaf
             bestf = FEATURE_LEAF
@@ -781,6 +838,9 @@ cdef class Searcher(Skeleton):
             if lb >= cur_ub:
                 if lb < min_lb:
                     min_lb = lb
+                if lb < all_lb:
+                    all_lb = lb     # the node's bound holds for every split
+                rest = n_all
                 break
             if not self._claim(d, i, &cur_ub):
                 continue
@@ -825,6 +885,8 @@ cdef class Searcher(Skeleton):
                 if v0 + v1 >= cur_ub:
                     if v0 + v1 < min_lb:
                         min_lb = v0 + v1
+                    if v0 + v1 < all_lb:
+                        all_lb = v0 + v1
                     continue
             # larger lower bound first (ties: the left branch, not-f)
             first = 1 if (self.dynamic and v1 > v0) else 0
@@ -836,12 +898,17 @@ cdef class Searcher(Skeleton):
             if not (err1 < b1) or (self.dl8 and err1 >= cur_ub):
                 if not self.timed_out and l1 + lbs < min_lb:
                     min_lb = l1 + lbs
+                if l1 + lbs < all_lb:
+                    all_lb = l1 + lbs
                 if self.timed_out:
+                    rest = i + 1
                     break
                 continue
             self._make_child(d, f, 1 - first)
             b2 = INFINITY if self.dl8 else cur_ub - err1
             err2 = self._solve(d + 1, b2, &l2)
+            if l1 + l2 < all_lb:
+                all_lb = l1 + l2
             if err1 + err2 < cur_ub:
                 best = err1 + err2
                 bestf = f
@@ -855,11 +922,54 @@ cdef class Searcher(Skeleton):
             elif not self.timed_out and err1 + l2 < min_lb:
                 min_lb = err1 + l2
             if self.timed_out:
+                rest = i + 1
                 break
         best_out[0] = best
         f_out[0] = bestf
         min_lb_out[0] = min_lb
+        if self.timed_out or self.restricted:
+            if rest < 0:
+                rest = nc
+            min_lb_out[0] = self._unreached(d, rest, n_all, lb, all_lb)
         return SPLIT_SEARCHED
+
+    cdef double _unreached(self, int d, int i0, int n_all, double lb,
+                           double all_lb) noexcept nogil:
+        """``all_lb`` lowered to the bounds of the depth-d node's candidates
+        ``i0 .. n_all - 1``, not searched: for each child its optimum or
+        bound in the cache, its similarity bound or its floor, whichever is
+        greatest. Stops once ``all_lb`` is at most the node's floor or ``lb``
+        (no candidate can lower it then). Returns it, or the node's floor
+        when greater (a bound of the node, not of a candidate)."""
+        cdef double floor = self._floor(d), v0, v1, s
+        cdef int i, f, v
+        cdef bint solved0, solved1
+        cdef Py_ssize_t e0, e1
+        for i in range(i0, n_all):
+            if all_lb <= floor or all_lb <= lb:
+                break
+            f = self.order[d * (self.m + 1) + i].idx
+            self._lock()
+            e0 = self._child_entry(d, f, 0, False)
+            e1 = self._child_entry(d, f, 1, False)
+            v0 = self._child_value(e0, &solved0)
+            v1 = self._child_value(e1, &solved1)
+            self._unlock()
+            for v in range(2):
+                if solved1 if v else solved0:
+                    continue
+                self._make_child(d, f, v)
+                s = self._floor(d + 1)
+                if self.use_sim:
+                    s = max(s, self._sim_lb(d + 1))
+                if v:
+                    v1 = max(v1, s)
+                else:
+                    v0 = max(v0, s)
+            if v0 + v1 < all_lb:
+                all_lb = v0 + v1
+        # the floor bounds the node itself, whatever its candidates' bounds
+        return all_lb if all_lb > floor else floor
 
     # ------------------------------------------------------------ results
     def tree_arrays(self):

@@ -71,6 +71,8 @@ cdef class Skeleton:
     cdef bint use_inf_lb
     cdef double eps             # purity: a leaf of loss <= eps is not split
     cdef double time_limit, deadline, t_start, t_limit_run
+    cdef double tick            # > 0: the clock counts ``_check_time`` calls,
+    cdef long long ticks        # ``tick`` seconds each (``set_node_clock``)
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
     cdef double probe_seconds   # the exact search before the descent
@@ -114,8 +116,8 @@ cdef class Skeleton:
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil
     @cython.final
-    cdef double _passes(self, double best, double until,
-                        bint while_improving) noexcept nogil
+    cdef double _passes(self, double best, double until, bint while_improving,
+                        double* bound) noexcept nogil
     @cython.final
     cdef Py_ssize_t _start(self, double* value, bint* solved) except -3
     @cython.final
@@ -128,10 +130,19 @@ cdef class Skeleton:
     @cython.final
     cdef double _descend(self, int d, Py_ssize_t e, double leaf) noexcept nogil
 
+    cdef inline double _clock(self) noexcept nogil:
+        """The search's clock: seconds, or the node clock of the tests
+        (``set_node_clock``), which makes a stop independent of the
+        machine's speed."""
+        if self.tick > 0:
+            self.ticks += 1
+            return self.ticks * self.tick
+        return _now()
+
     cdef inline bint _check_time(self) noexcept nogil:
         if self.timed_out:
             return True
-        if self.time_limit > 0 and _now() >= self.deadline:
+        if self.time_limit > 0 and self._clock() >= self.deadline:
             self.timed_out = True
         if self.abort_flag[0]:
             # a Python loss raised: stop (``run`` re-raises)
@@ -207,6 +218,7 @@ cdef class Skeleton:
     cdef double _leaf_loss(self, int d) noexcept nogil
     cdef double _rows(self, int d) noexcept nogil
     cdef double _extra_lb(self, int d) noexcept nogil
+    cdef double _floor(self, int d) noexcept nogil
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
                      double* best, int* f, int* t, double* min_lb) noexcept nogil
     cdef void _store_solved(self, int d, Py_ssize_t e, double err, int f,

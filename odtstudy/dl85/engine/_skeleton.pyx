@@ -85,6 +85,25 @@ bounds ``[lo, hi]`` its loss is known to lie in after a proof (a sibling's
 loss subtracted from the parent's), or with a short time budget after a
 time-out (the tree returned may then beat the incumbent; the trace ends
 with it).
+
+The bound at a time-out
+-----------------------
+A search cut short (the time limit, or a limited-discrepancy pass) still
+answers a valid lower bound of each node it leaves: the greatest of its
+entry's bound, its extra bound and ``min(min_lb, best)``, where the
+searches' ``_splits`` give as ``min_lb`` the least lower bound over the
+leaf and every candidate split: a split searched contributes the sum of
+its children's bounds (their optima when solved, their own cut-short
+bounds when interrupted), a split not reached the bounds its children have
+without a search (cached bounds, the similarity bound, the floor). The
+floor (``_floor``) is the loss of the node's rows grouped by identical
+feature vectors, each group one leaf: no tree of any depth separates
+identical rows, and a leaf's loss (a minimum over one prediction of a sum
+over rows) is at least the sum of its groups' (0 where the objective gives
+none). The bound is stored in the node's entry (with
+``use_infeasibility_lb``), so later phases start from it; ``run`` answers
+the greatest root bound of its phases (probe, restart, passes), never
+above the incumbent.
 """
 
 cimport cython
@@ -101,6 +120,17 @@ cdef double PASSES_SHARE = 0.1
 #: most of them, pay nothing for the descent
 PROBE_SECONDS = 1.0
 cdef double PROBE_SHARE = 0.05
+#: > 0: searchers made from now on run on the node clock (``set_node_clock``)
+cdef double _node_tick = 0.0
+
+
+def set_node_clock(seconds_per_node=None):
+    """Make the searchers created from now on count their time in nodes:
+    each time check advances their clock by ``seconds_per_node`` (None: the
+    real clock again). For tests: a time limit then stops a search at the
+    same point on any machine (on one thread)."""
+    global _node_tick
+    _node_tick = 0.0 if seconds_per_node is None else float(seconds_per_node)
 
 from odtstudy.dl85.engine._util cimport _alloc, _now, _trace_point
 
@@ -122,6 +152,8 @@ cdef class Skeleton:
         self.min_sup = min_sup
         self.time_limit = time_limit
         self.t_limit_run = time_limit
+        self.tick = _node_tick
+        self.ticks = 0
         self.timed_out = False
         self.use_inf_lb = use_inf_lb
         self.max_cache_size = max_cache_size
@@ -200,6 +232,9 @@ cdef class Skeleton:
             return INFINITY
         leaf = self._leaf_loss(d)
         if self._check_time():
+            s = self._floor(d)
+            if s > lb:
+                out_lb[0] = s if s < leaf else leaf
             return self._keep_incumbent(d, e, leaf, -1, -1)
         self.n_explored += 1
         if leaf <= self.eps or r == 0 or self._rows(d) < 2 * self.min_sup or lb >= leaf:
@@ -230,7 +265,13 @@ cdef class Skeleton:
             out_lb[0] = best
             return best
         if self.timed_out or self.restricted:
-            # an incumbent, not an optimum: the search was cut short
+            # an incumbent, not an optimum: the search was cut short; its
+            # bound is the least over the leaf and the candidates
+            newlb = min_lb if min_lb < best else best
+            if newlb > lb:
+                lb = newlb
+                if self.use_inf_lb:
+                    self._store_bound(d, e, lb)
             out_lb[0] = lb
             return self._keep_incumbent(d, e, best, f, t)
         if best < ub:
@@ -323,6 +364,8 @@ cdef class Skeleton:
                 h.time_limit = self.time_limit
                 h.t_start = self.t_start
                 h.deadline = self.deadline
+                h.tick = self.tick
+                h.ticks = self.ticks
                 h.timed_out = False
                 h.restricted = False
                 h.tracing = False
@@ -468,8 +511,8 @@ cdef class Skeleton:
         return v
 
     @cython.final
-    cdef double _passes(self, double best, double until,
-                        bint while_improving) noexcept nogil:
+    cdef double _passes(self, double best, double until, bint while_improving,
+                        double* bound) noexcept nogil:
         """Limited-discrepancy passes until ``until`` (and, with
         ``while_improving``, until a pass finds no better tree), from
         incumbent ``best``: each pass tries, at a node, its first ``k + 1``
@@ -477,7 +520,8 @@ cdef class Skeleton:
         its children getting the discrepancy left (``k`` doubles each pass),
         looks for trees below the incumbent only and keeps what it finds as
         incumbents. Returns the best loss; the search is left timed out (no
-        proof: the caller resets it)."""
+        proof: the caller resets it). ``bound`` is raised to the greatest
+        lower bound of the root a pass found."""
         cdef double v, lb
         cdef int k = 1
         self.deadline = until
@@ -488,6 +532,8 @@ cdef class Skeleton:
             self.cut = False
             self._root_node()
             v = self._solve(0, best, &lb)
+            if lb > bound[0]:
+                bound[0] = lb
             if v < best:
                 best = v
             elif while_improving:
@@ -507,7 +553,7 @@ cdef class Skeleton:
         root = self._open(0, value, solved)
         if root == CACHE_FAILED:
             raise MemoryError("the DL8.5 cache could not store the root")
-        self.t_start = _now()
+        self.t_start = self._clock()
         self.deadline = self.t_start + self.time_limit
         self.t_limit_run = self.time_limit
         return root
@@ -521,6 +567,7 @@ cdef class Skeleton:
         method returns (:meth:`tree_arrays`).
         """
         cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
+        cdef double bound = 0.0     # the best root bound of a phase cut short
         cdef bint solved = False, greedy_optimal = False, descend
         cdef double probe, early
         cdef Py_ssize_t root
@@ -544,6 +591,8 @@ cdef class Skeleton:
                     probe = self.probe_seconds
                 self.deadline = self.t_start + probe
             err = self._solve(0, ub, &lb)
+            if self.timed_out and lb > bound:
+                bound = lb
             if (descend and self.timed_out and not self.abort_flag[0]
                     and not self._cache_full()):
                 # the search did not end in the probe: a greedy tree, then
@@ -560,10 +609,10 @@ cdef class Skeleton:
                         greedy = err
                     # passes for as long as the probe: a better tree early,
                     # and a tighter bound for the search that follows
-                    early = _now() + probe
+                    early = self._clock() + probe
                     if early > self.deadline:
                         early = self.deadline
-                    greedy = self._passes(greedy, early, True)
+                    greedy = self._passes(greedy, early, True, &bound)
                     self.timed_out = False
                     self.deadline = self.t_start + (1.0 - PASSES_SHARE) * self.time_limit
                     if (greedy < max_error and not self.bounded
@@ -573,9 +622,18 @@ cdef class Skeleton:
                         ub = greedy
                 self._root_node()
                 err = self._solve(0, ub, &lb)
+                if self.timed_out and lb > bound:
+                    bound = lb
             if (self.first_descent and self.timed_out and self.time_limit > 0
                     and not self.abort_flag[0] and not self._cache_full()):
-                err = self._passes(err, self.t_start + self.time_limit, False)
+                err = self._passes(err, self.t_start + self.time_limit, False, &bound)
+            if self.timed_out:
+                # every phase's root bound holds: the greatest, never above
+                # the incumbent
+                if bound > lb:
+                    lb = bound
+                if lb > err:
+                    lb = err
         if err == INFINITY and ub < max_error and not self.timed_out:
             # no tree beats the greedy one: it is optimal
             err = ub
@@ -738,7 +796,7 @@ cdef class Skeleton:
         if timed:
             budget = 0.1 * self.t_limit_run
             self.time_limit = budget if budget > 0.05 else 0.05
-            self.deadline = _now() + self.time_limit
+            self.deadline = self._clock() + self.time_limit
             self._solve(d, INFINITY, &lb)
             self.time_limit = 0.0
             self.timed_out = False
@@ -790,6 +848,12 @@ cdef class Skeleton:
 
     cdef double _extra_lb(self, int d) noexcept nogil:
         """A lower bound of the depth-d node besides its entry's (0: none)."""
+        return 0.0
+
+    cdef double _floor(self, int d) noexcept nogil:
+        """A lower bound of the depth-d node at any depth, for the bound at a
+        time-out: the loss of its rows grouped by identical feature vectors
+        (0: none known)."""
         return 0.0
 
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
