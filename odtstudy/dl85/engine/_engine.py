@@ -257,16 +257,24 @@ def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **obje
         cmask = _pack_classes(y_class, n_classes)
     else:
         cmask = pack_columns(np.ones((n, 1), dtype=np.uint8))
-    floor = floor_values(
-        X,
-        kind,
-        y_class=y_class,
-        n_classes=n_classes,
-        weights=weights,
-        y=y,
-        cost=objective.get("cost"),
-        quantile=objective.get("quantile", 0.5),
-    )
+    searchers = []
+
+    def set_floors():
+        """The floor of every searcher (``_floor.floor_values``): made only
+        when a search is cut short, the one use of it."""
+        floor = floor_values(
+            X,
+            kind,
+            y_class=y_class,
+            n_classes=n_classes,
+            weights=weights,
+            y=y,
+            cost=objective.get("cost"),
+            quantile=objective.get("quantile", 0.5),
+        )
+        if floor is not None:
+            for each in searchers:
+                each.set_floor(floor)
 
     def make():
         """A searcher of these rows with its own objective (a thread's)."""
@@ -299,14 +307,14 @@ def _searcher(X, options, kind, y, weights, *, y_class=None, n_classes=1, **obje
                 **objective,
             ),
         )
-        if floor is not None:
-            searcher.set_floor(floor)
+        searchers.append(searcher)
         return searcher
 
     searcher = make()
     n_jobs = int(opts["n_jobs"] or 1)
     if n_jobs > 1:
         searcher.share_root([make() for _ in range(n_jobs - 1)])
+    searcher.floor_source = set_floors
     return searcher, opts
 
 

@@ -674,6 +674,7 @@ cdef class Searcher(Skeleton):
         # the floor is the loss at one quantile: none for several
         free(self.fl_mask)
         self.fl_mask = NULL
+        self.floor_source = None
         self.qtau = <double*>_alloc(K * sizeof(double))
         self.qeps = <double*>_alloc(K * sizeof(double))
         self.qleaf = <double*>_alloc(K * sizeof(double))

@@ -96,6 +96,9 @@ cdef class Skeleton:
     cdef list helpers
     cdef list _threads
     cdef object _interrupt      # an exception met while waiting for the threads
+    # called (once) when a search is first cut short: gives the searchers
+    # their floor (``_floor``), which only bounds searches cut short
+    cdef public object floor_source
     cdef bint _stopped          # the abort flag after it
     cdef const bint* _saved_flag
     cdef int n_helpers

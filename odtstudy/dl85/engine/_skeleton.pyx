@@ -569,7 +569,7 @@ cdef class Skeleton:
         cdef double err, lb, leaf, value = 0.0, greedy = INFINITY, ub = max_error
         cdef double bound = 0.0     # the best root bound of a phase cut short
         cdef bint solved = False, greedy_optimal = False, descend
-        cdef double probe, early
+        cdef double probe = 0.0, early
         cdef Py_ssize_t root
         if self.trace == NULL:
             raise TypeError("Skeleton is the base of the DL8.5 searches: run a "
@@ -593,6 +593,12 @@ cdef class Skeleton:
             err = self._solve(0, ub, &lb)
             if self.timed_out and lb > bound:
                 bound = lb
+        if self.timed_out and self.floor_source is not None:
+            # cut short: the floor bounds the phases that follow (made now,
+            # not before: most searches end in the probe and never use it)
+            source, self.floor_source = self.floor_source, None
+            source()
+        with nogil:
             if (descend and self.timed_out and not self.abort_flag[0]
                     and not self._cache_full()):
                 # the search did not end in the probe: a greedy tree, then
