@@ -264,12 +264,10 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 def split_column(frame: pd.DataFrame) -> pd.Series:
     """The records' ``split``, derived from ``n_folds`` where it is missing
-    (records written before the column existed)."""
-    derived = pd.Series(
-        [split_of(n) for n in frame["n_folds"].fillna(1)],
-        index=frame.index,
-        dtype=object,
-    )
+    (records written before the column existed; a frame of cells without
+    ``n_folds`` reads as cross-validated)."""
+    folds = frame["n_folds"].fillna(1) if "n_folds" in frame else [2] * len(frame)
+    derived = pd.Series([split_of(n) for n in folds], index=frame.index, dtype=object)
     if SPLIT_COLUMN not in frame:
         return derived
     split = frame[SPLIT_COLUMN].astype(object)
