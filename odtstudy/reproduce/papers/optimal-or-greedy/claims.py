@@ -76,7 +76,8 @@ def _effect(differences: pd.Series) -> str:
     n = len(differences)
     if math.isnan(low):
         return f"{points(mean)} (n = {n}: too few for an interval)"
-    return f"{points(mean)} [{points(low)}, {points(high)}] over {n} data sets"
+    bounds = f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+    return f"{points(mean)} {bounds} over {n} data sets"
 
 
 def _unproven(frame: pd.DataFrame, methods) -> str:
