@@ -35,8 +35,9 @@ GREEDY = "cart"
 TUNED = "-tuned"
 #: What the published column says of every claim: no number is transcribed.
 PUBLISHED = "figure only: a sentence of the abstract, no number transcribed"
-#: Mean differences this close to 0 are ties (floating-point noise).
-_NOISE = 1e-12
+#: Decimals kept of a data set's mean difference: equal means tie exactly,
+#: whatever the order their folds were summed in.
+_DECIMALS = 12
 
 
 def set_differences(cells: pd.DataFrame, a: str, b: str, depths=None) -> pd.Series:
@@ -113,7 +114,7 @@ def _pair(rules, records, a: str, b: str, depths=None) -> tuple:
             f"{label}: no data set",
             f"{label}: no data set where both cells are complete",
         )
-    ahead, behind, tied = sign_counts(differences.to_numpy(), _NOISE)
+    ahead, behind, tied = sign_counts(differences.round(_DECIMALS).to_numpy())
     verdict, evidence = tested_share(
         ahead, ahead + behind, rules, minimum=rules["min_sets"], tied=tied
     )
