@@ -47,6 +47,7 @@ def _axes(svg_text):
     ("name", "n_axes"),
     [
         ("test_accuracy", 3),  # one panel per dataset
+        ("test_accuracy_over_datasets", 1),  # the datasets pooled
         ("cactus", 2),  # one per depth
         ("performance_profile", 2),
         ("cost_vs_depth", 2),  # time and memory
@@ -333,3 +334,28 @@ def test_cd_diagram_joins_every_method_when_friedman_does_not_reject(
     title = ax.get_title()
     assert ("no significant difference" in title) == (pvalue >= 0.05)
     figures.plt().close(drawn[0])
+
+
+def test_accuracy_over_datasets_pairs_the_datasets_and_bootstraps_them(tmp_path):
+    datasets = [f"s{i}" for i in range(7)]
+    rows = [
+        {"dataset": d, "depth": 2, "method": m, "complete": True, "test_acc": acc}
+        for i, d in enumerate(datasets)
+        for m, acc in (("a", 0.8 + 0.01 * i), ("b", 0.7))
+    ]
+    rows[-1]["complete"] = False  # b incomplete on s6: s6 is not compared
+    cells = pd.DataFrame(rows)
+    wide = figures.paired_dataset_means(cells, ["a", "b"], 2)
+    assert list(wide.index) == datasets[:6] and list(wide.columns) == ["a", "b"]
+    style = figures.MethodStyle(["a", "b"])
+    name = figures.accuracy_over_datasets_figure(
+        cells, ["a", "b"], style, tmp_path, "acc"
+    )
+    svg = (tmp_path / "acc.svg").read_text()
+    assert name == "acc.png" and _axes(svg) == 1
+    assert "d2: 6" in unquote(svg) or "d2: 6" in svg
+    empty = cells.assign(complete=False)
+    assert (
+        figures.accuracy_over_datasets_figure(empty, ["a"], style, tmp_path, "x")
+        is None
+    )

@@ -292,7 +292,8 @@ def test_classification_report_text_is_unchanged(tmp_path):
     file written by odtstudy at 226da36 from these records; its PAR-2 column
     added with it; its speed
     section rewritten when speed ratios became per problem and per dataset;
-    its cactus caption when tiered studies got a panel per tier)."""
+    its cactus caption when tiered studies got a panel per tier; the figure
+    of accuracy over datasets with its bootstrap interval added)."""
     write_study(tmp_path / "classification", classification_records())
     text = make_report("classification", tmp_path).read_text()
     assert text == GOLDEN.read_text()

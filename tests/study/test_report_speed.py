@@ -17,6 +17,7 @@ from odtstudy.study.report._speed import (
     OTHER_FAMILY,
     SEED,
     assign_references,
+    bootstrap_mean,
     geometric_ratio,
     paired_wilcoxon,
     speed_table,
@@ -70,6 +71,16 @@ def test_ratio_and_interval_match_a_plain_bootstrap():
     assert (estimate.low, estimate.high) == pytest.approx((low, high))
     assert estimate.low < estimate.ratio < estimate.high
     assert geometric_ratio(a, b) == estimate  # seeded: the same every time
+
+
+def test_bootstrap_mean_of_differences():
+    values = np.array([0.02, -0.01, 0.03, 0.0, 0.05, 0.01, 0.02])
+    draws = np.random.default_rng(SEED).integers(0, 7, size=(N_RESAMPLES, 7))
+    low, high = np.percentile(values[draws].mean(axis=1), [2.5, 97.5])
+    assert bootstrap_mean(values) == pytest.approx((values.mean(), low, high))
+    mean, low, high = bootstrap_mean(values[:5])  # too few units: no interval
+    assert mean == pytest.approx(0.018) and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(v) for v in bootstrap_mean([]))
 
 
 def test_no_pair_and_bad_times():

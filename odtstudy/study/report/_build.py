@@ -52,6 +52,7 @@ from odtstudy.study.report._records import (
 from odtstudy.study.report._regression import REGRESSION, RegressionRecords, study_task
 from odtstudy.study.report._regression_report import consistency_count, error_tables
 from odtstudy.study.report._speed import (
+    MIN_UNITS,
     SPEED_RULE,
     assign_references,
     speed_table,
@@ -550,6 +551,20 @@ def _accuracy_tables(doc, records, style, folder, prefix, objective_note) -> Non
         ),
         f"{records.accuracy_heading} vs depth per dataset (complete cells; bars: std)",
     )
+    if len(records.datasets) > 1:
+        doc.figure(
+            figures.accuracy_over_datasets_figure(
+                records.cells,
+                records.method_order,
+                style,
+                folder,
+                prefix + "test_accuracy_over_datasets",
+                label="test accuracy" if records.held_out else "training accuracy",
+            ),
+            f"{records.accuracy_heading} vs depth over datasets (the datasets "
+            "where every method has a complete cell; bars: 95 % bootstrap "
+            f"interval over them, none below {MIN_UNITS} datasets)",
+        )
 
 
 def protocol_section(

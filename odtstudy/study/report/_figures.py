@@ -29,10 +29,12 @@ from odtstudy.study.report._plotstyle import (
     save,
     symlog_axis,
 )
+from odtstudy.study.report._speed import MIN_UNITS, bootstrap_mean
 
 __all__ = [
     "MethodStyle",
     "accuracy_figure",
+    "accuracy_over_datasets_figure",
     "anytime_figure",
     "cactus_figure",
     "cd_figure",
@@ -162,6 +164,90 @@ def accuracy_figure(
     rows measures training accuracy).
     """
     fig = _draw_accuracy(cells, methods, style, runs, label=label)
+    return _saved(fig, folder, name)
+
+
+def paired_dataset_means(cells, methods, depth) -> pd.DataFrame:
+    """Mean test accuracy per dataset (rows) and method (columns) at ``depth``,
+    on the datasets where every method with a complete cell there has one.
+
+    Parameters
+    ----------
+    cells : DataFrame
+        :attr:`StudyRecords.cells`.
+    methods : sequence of str
+        The columns, in order; one without a complete cell at ``depth`` is
+        left out.
+    depth : int
+
+    Returns
+    -------
+    DataFrame
+        No NaN: a dataset missing any column's cell is dropped.
+    """
+    part = cells[(cells["depth"] == depth) & cells["method"].isin(methods)]
+    part = part[part["complete"].fillna(False).astype(bool)]
+    wide = part.pivot_table(
+        index="dataset", columns="method", values="test_acc", aggfunc="first"
+    )
+    return wide.reindex(columns=[m for m in methods if m in wide]).dropna()
+
+
+def _depth_estimates(cells, methods, depths) -> tuple:
+    """Per method, (depth, mean, low, high) rows over the paired datasets of
+    each depth; and the number of those datasets per depth."""
+    estimates = {method: [] for method in methods}
+    counts = {}
+    for depth in depths:
+        wide = paired_dataset_means(cells, methods, depth)
+        counts[depth] = len(wide)
+        for method in wide.columns if not wide.empty else []:
+            estimates[method].append((depth, *bootstrap_mean(wide[method])))
+    return {m: rows for m, rows in estimates.items() if rows}, counts
+
+
+def _draw_over_datasets(cells, methods, style, label):
+    depths = sorted(int(d) for d in cells["depth"].unique())
+    estimates, counts = _depth_estimates(cells, methods, depths)
+    if not estimates:
+        return None
+    fig, (ax,) = panels(1, width=4.8, height=3.4)
+    width = 0.6 / max(1, len(methods))
+    for i, method in enumerate(methods):
+        if method not in estimates:
+            continue
+        depth, mean, low, high = np.array(estimates[method], dtype=float).T
+        bars = np.nan_to_num(np.vstack([mean - low, high - mean]))
+        ax.errorbar(
+            depth + _dodge(i, len(methods), width), mean, yerr=bars,
+            markersize=4, linewidth=0.8, elinewidth=0.8, capsize=2,
+            **style(method),
+        )  # fmt: skip
+    depth_axis(ax, depths)
+    ax.set_ylabel(f"mean {label} over datasets")
+    legend(fig, style, [m for m in methods if m in estimates])
+    fig.tight_layout()
+    shown = ", ".join(f"d{d}: {n}" for d, n in counts.items())
+    footnote(
+        fig,
+        f"Datasets where every method shown has a complete cell ({shown}); "
+        f"bars: 95 % bootstrap interval over them (none below {MIN_UNITS}).",
+    )
+    return fig
+
+
+def accuracy_over_datasets_figure(
+    cells, methods, style, folder, name, label="test accuracy"
+) -> str | None:
+    """Mean test accuracy vs depth over datasets, one point per method and
+    depth, with its 95 % percentile bootstrap interval over datasets.
+
+    At each depth only the datasets where every method drawn has a complete
+    cell count (:func:`paired_dataset_means`), so the methods are compared
+    on the same datasets; fewer than
+    :data:`~odtstudy.study.report._speed.MIN_UNITS` of them: no interval.
+    """
+    fig = _draw_over_datasets(cells, methods, style, label)
     return _saved(fig, folder, name)
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "SPEED_RULE",
     "RatioEstimate",
     "assign_references",
+    "bootstrap_mean",
     "geometric_ratio",
     "paired_wilcoxon",
     "speed_table",
@@ -168,17 +169,40 @@ def geometric_ratio(
         When the arrays differ in length or hold a time that is not positive.
     """
     logs = _unit_logs(numerator, denominator, units)
-    if len(logs) == 0:
-        return RatioEstimate(math.nan, math.nan, math.nan, 0)
-    ratio = float(np.exp(logs.mean()))
-    if len(logs) < MIN_UNITS:
-        return RatioEstimate(ratio, math.nan, math.nan, len(logs))
+    mean, low, high = bootstrap_mean(logs, n_resamples, seed)
+    return RatioEstimate(
+        float(np.exp(mean)), float(np.exp(low)), float(np.exp(high)), len(logs)
+    )
+
+
+def bootstrap_mean(values, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple:
+    """The mean of independent units' values with its bootstrap interval.
+
+    Parameters
+    ----------
+    values : array-like of float
+        One value per independent unit (a dataset's mean difference).
+    n_resamples, seed : int
+        As in :func:`geometric_ratio`, which bootstraps its log ratios here.
+
+    Returns
+    -------
+    tuple of float
+        ``(mean, low, high)``: the bounds of the 95 % percentile bootstrap
+        interval, NaN with fewer than :data:`MIN_UNITS` units (all NaN for
+        none).
+    """
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(values.mean())
+    if len(values) < MIN_UNITS:
+        return mean, math.nan, math.nan
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(logs), size=(n_resamples, len(logs)))
-    means = logs[picks].mean(axis=1)
+    picks = rng.integers(0, len(values), size=(n_resamples, len(values)))
     tail = (1 - LEVEL) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return RatioEstimate(ratio, float(np.exp(low)), float(np.exp(high)), len(logs))
+    low, high = np.percentile(values[picks].mean(axis=1), [tail, 100 - tail])
+    return mean, float(low), float(high)
 
 
 def paired_wilcoxon(numerator, denominator, units=None) -> float:
