@@ -29,7 +29,7 @@ import pandas as pd
 
 from odtstudy.reproduce._claims import VERDICTS, legend_text
 from odtstudy.reproduce._published import list_reproductions, load_published
-from odtstudy.reproduce._report import evaluate_claims
+from odtstudy.reproduce._report import claims_module, evaluate_claims
 from odtstudy.study.report import newest_records
 from odtstudy.study.report._proofs import proof_table
 from odtstudy.study.report._provenance_text import _parsed
@@ -378,6 +378,15 @@ def _reproductions(reports: Path) -> str:
     return "\n".join(lines)
 
 
+def _optimal_or_greedy(reports: Path) -> str:
+    """The README's one-sentence answer of the ``optimal-or-greedy`` records."""
+    name = "optimal-or-greedy"
+    records = newest_records(reports / name)
+    alpha = load_published(name).thresholds["alpha"].value
+    sentence = claims_module(name).answer(records, alpha)
+    return f"{sentence} (Records at {_revision(records)}.)"
+
+
 def figures(reports: Path) -> dict:
     """Every README figure by region name, from the records under ``reports``."""
     verdicts = _folder_verdicts
@@ -407,6 +416,7 @@ def figures(reports: Path) -> dict:
         "quick-elapsed": _elapsed(quick),
     }
     values["reproductions"] = _reproductions(Path(reports))
+    values["optimal-or-greedy-answer"] = _optimal_or_greedy(Path(reports))
     values["verdict-legend"] = legend_text()
     return values
 

@@ -203,3 +203,43 @@ def test_objective_note_only_where_exact_methods_solve_different_problems(tmp_pa
         write_study(folder / "s", records)
         text = make_report("s", output_dir=folder).read_text()
         assert ("their optima differ" in text) is noted
+
+
+def test_a_tuned_refit_is_checked_only_against_runs_tuned_to_the_same_choice():
+    import json
+
+    from odtstudy.study.report._anytime import anytime_curves, primal_integrals
+
+    def run(label, objective, chosen=None, tool="odtstudy"):
+        spec = {"method": label.split("-")[0], "data": "binary"}
+        stats = {"anytime": [[0.01, objective]]}
+        if chosen is not None:
+            spec["tune"] = {"folds": 5, "max_depth": "up-to-depth"}
+            stats["tuned"] = {"max_depth": chosen}
+        return dict(
+            method=label, objective=objective, optimal=True, depth=3, tool=tool,
+            protocol=json.dumps({"methods": {label: spec}}), stats=json.dumps(stats),
+            has_tree=True, n_trees=float("nan"), fit_time_s=0.02, lower_bound=objective,
+            objective_family="misclassification",
+        )  # fmt: skip
+
+    # untuned at depth 3: 4 errors; tuned refits at the depth their inner
+    # cross-validation chose: 7 at depth 2, never a disagreement with 4
+    frame = _frame(
+        [
+            run("dl85", 4.0),
+            run("dl85-tuned", 7.0, chosen=2),
+            run("pystreed-tuned", 7.0, chosen=2, tool="pystreed"),
+        ]
+    )
+    assert consistency_violations(frame).empty
+    # the same choice, another objective: two tools disagree
+    frame.loc[2, "objective"] = 6.0
+    found = consistency_violations(frame)
+    assert len(found) == 1 and found["tools"].iloc[0] == 2
+    assert found["problem"].iloc[0] == "4 features; tuned to max_depth 2"
+    # a tuned refit's primal integral is measured against its own choice's best
+    frame.loc[2, "objective"] = 7.0
+    curves = anytime_curves(frame, ["dl85", "dl85-tuned"])
+    integrals = primal_integrals(frame, curves, {"dl85": 1.0, "dl85-tuned": 1.0})
+    assert integrals["primal_integral"].tolist() == [0.01, 0.01]

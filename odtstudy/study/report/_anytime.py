@@ -6,7 +6,8 @@ improvement. The primal integral (Berthold, 2013) of a run over a horizon
 ``T`` is ``∫_0^T p(t) dt`` with ``p(t) = 1`` before the first incumbent and
 ``|z(t) - z*| / max(|z(t)|, |z*|)`` after it (0 when both are 0), where
 ``z*`` is the best objective any single-tree method reached on the same
-run: lower is better, in seconds.
+run (for a tuned learner's refit: any run tuned to the same choice): lower is
+better, in seconds.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from odtstudy.study.report._records import RUN_KEYS
+from odtstudy.study.report._records import RUN_KEYS, tuned_choice
 
 __all__ = ["anytime_curves", "primal_integral", "primal_integrals"]
 
-_INSTANCE = [*RUN_KEYS, "n_features", "objective_family"]
+# a tuned run's refit searches the depth its inner cross-validation chose
+_INSTANCE = [*RUN_KEYS, "n_features", "objective_family", "tuned_to"]
 
 
 def _trace(stats) -> list:
@@ -38,6 +40,7 @@ def anytime_curves(frame: pd.DataFrame, methods) -> pd.DataFrame:
     the run ended.
     """
     rows = []
+    frame = frame.assign(tuned_to=tuned_choice(frame))
     runs = frame[frame["method"].isin(methods) & frame["has_tree"]]
     for run in runs.itertuples(index=False):
         trace = _trace(run.stats)
@@ -118,6 +121,7 @@ def primal_integrals(frame: pd.DataFrame, curves: pd.DataFrame, horizons: dict):
     """
     if curves.empty:
         return pd.DataFrame(columns=[*_INSTANCE, "method", "primal_integral"])
+    frame = frame.assign(tuned_to=tuned_choice(frame))
     trees = frame[frame["has_tree"] & frame["n_trees"].isna()]
     best = trees.groupby(_INSTANCE)["objective"].min()
     best = np.minimum(

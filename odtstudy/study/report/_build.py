@@ -614,6 +614,16 @@ def protocol_section(
         doc.text(rank_verdict(test, depth, heading))
     measure = {"column": "test_mse", "heading": heading, "fmt": ".4g"}
     doc.table(tables.summary_table(records, tests, **(measure if regression else {})))
+    if records.tuned_methods:
+        doc.text(
+            "Tuned methods (" + ", ".join(records.tuned_methods) + "): the fit "
+            "time, memory, proof and anytime trace are those of the refit on "
+            "the whole training fold with the chosen parameters; the tuning "
+            "time is that of the inner fits before it. A tuned refit solves "
+            "the problem of its chosen parameters, so it is compared (speed, "
+            "consistency, anytime) only with runs tuned to the same choice, "
+            "never with an untuned run at the nominal depth."
+        )
 
     _consistency(doc, frame, gaps, regression)
     _exact_methods(doc, records, reference)

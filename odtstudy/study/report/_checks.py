@@ -9,7 +9,12 @@ import pandas as pd
 
 from odtstudy.datasets import dataset_info
 from odtstudy.study.registry import get_method
-from odtstudy.study.report._records import RUN_KEYS, single_tree_runs, with_defaults
+from odtstudy.study.report._records import (
+    RUN_KEYS,
+    single_tree_runs,
+    tuned_choice,
+    with_defaults,
+)
 from odtstudy.study.report._regression import (
     REGRESSION,
     objective_tolerance,
@@ -62,7 +67,9 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
     midpoint search the same trees (all thresholds). Otherwise the problem is
     the matrix the learner saw, identified by its number of features (a 0/1
     learner given at most k thresholds per feature, or a numeric one told to
-    search at most k, solves a restricted problem).
+    search at most k, solves a restricted problem). A tuned learner's tree
+    solves the problem of the parameters its inner cross-validation chose
+    (``"...; tuned to max_depth 2"``): never the untuned learner's problem.
     """
     if "problem" in frame:  # added already
         return frame
@@ -81,6 +88,11 @@ def with_problem(frame: pd.DataFrame) -> pd.DataFrame:
             problems.append(ALL_THRESHOLDS)
         else:  # the matrix the learner saw, identified by its width
             problems.append(f"{row.n_features:g} features")
+    tuned = tuned_choice(frame)
+    problems = [
+        f"{problem}; tuned to {choice}" if choice else problem
+        for problem, choice in zip(problems, tuned)
+    ]
     return frame.assign(problem=problems)
 
 

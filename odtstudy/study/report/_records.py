@@ -27,6 +27,7 @@ __all__ = [
     "StudyRecords",
     "complete_cells",
     "own_trees",
+    "tuned_choice",
 ]
 
 #: A run is identified by these within a method (same data, same fold).
@@ -69,6 +70,23 @@ def _stat(stats, key):
 def _n_trees(stats) -> float:
     value = _stat(stats, "n_trees")
     return np.nan if value is None else float(value)
+
+
+def _choice_text(stats) -> str:
+    chosen = _stat(stats, "tuned")
+    if not isinstance(chosen, dict):
+        return ""
+    return ", ".join(f"{key} {value:g}" for key, value in sorted(chosen.items()))
+
+
+def tuned_choice(frame: pd.DataFrame) -> pd.Series:
+    """What inner cross-validation chose for each run of a tuned learner
+    (``"max_depth 2"``, ``"ccp_alpha 0.001, max_depth 3"``); ``""`` for an
+    untuned run. A tuned run's tree solves the problem of its chosen
+    parameters, not the nominal depth's."""
+    if "stats" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
+    return frame["stats"].map(_choice_text).astype(object)
 
 
 def with_defaults(frame: pd.DataFrame) -> pd.DataFrame:
@@ -206,6 +224,11 @@ class StudyRecords:
 
     def _base(self, label: str) -> str:
         return str(self.methods.get(label, {}).get("method", label))
+
+    @cached_property
+    def tuned_methods(self) -> list:
+        """Methods tuned by inner cross-validation (``[methods.X.tune]``)."""
+        return [m for m in self.method_order if self.methods.get(m, {}).get("tune")]
 
     @cached_property
     def heuristic_methods(self) -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from odtstudy.study.report._records import CELL_KEYS, StudyRecords
+from odtstudy.study.report._records import CELL_KEYS, StudyRecords, _stat
 from odtstudy.study.report._regression import objective_tolerance
 
 __all__ = [
@@ -195,6 +195,7 @@ def summary_table(
                     else "",
                     "median fit time (s)": _seconds(times.median()),
                     "geo-mean fit time (s)": _seconds(_geomean(times)),
+                    **_tuning_column(runs, method, records),
                     "median fit memory (MB)": _seconds(runs["fit_mem_mb"].median()),
                     "trees": _seconds(runs["n_trees"].mean()),
                 }
@@ -204,6 +205,18 @@ def summary_table(
     if "trees" in table and not table["trees"].astype(bool).any():
         table = table.drop(columns="trees")  # no forest in the study
     return table
+
+
+def _tuning_column(runs: pd.DataFrame, method: str, records: StudyRecords) -> dict:
+    """The median time of a tuned method's inner fits, in a study with tuned
+    methods (empty for another method); no column in a study without."""
+    if not records.tuned_methods:
+        return {}
+    median = ""
+    if method in records.tuned_methods:
+        seconds = runs["stats"].map(lambda stats: _stat(stats, "tuning_time_s"))
+        median = _seconds(pd.to_numeric(seconds, errors="coerce").dropna().median())
+    return {"median tuning time (s)": median}
 
 
 def primal_integral_table(

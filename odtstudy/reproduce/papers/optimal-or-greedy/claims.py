@@ -23,11 +23,12 @@ from odtstudy.reproduce._evidence import (
     limit_decided,
     points,
     sign_counts,
+    sign_test,
     tested_share,
 )
 from odtstudy.study.report._speed import MIN_UNITS, bootstrap_mean
 
-__all__ = ["evaluate", "set_differences"]
+__all__ = ["answer", "evaluate", "set_differences"]
 
 #: The optimal learners, each untuned (max_depth = d) and tuned (``-tuned``).
 OPTIMAL = ("dl85", "dl85-numeric", "pystreed")
@@ -183,3 +184,61 @@ def evaluate(records, published) -> list:
         ),
     }
     return judge_claims(published, judges)
+
+
+def answer(records, alpha: float) -> str:
+    """The README's one sentence: tuned optimal trees against tuned CART.
+
+    Parameters
+    ----------
+    records : StudyRecords
+        The ``optimal-or-greedy`` study's records of one protocol.
+    alpha : float
+        The significance level of ``[thresholds]`` in ``published.toml``.
+    """
+    greedy = f"{GREEDY}{TUNED}"
+    parts, significant, p_values, means = [], [], [], []
+    for a, b, _ in _tuned_pairs():
+        if not {a, b} <= set(records.method_order):
+            continue
+        differences = set_differences(records.cells, a, b)
+        if differences.empty:
+            continue
+        ahead, behind, _ = sign_counts(differences.round(_DECIMALS).to_numpy())
+        better = sign_test(ahead, ahead + behind)
+        worse = sign_test(ahead, ahead + behind, alternative="less")
+        p_values.append(min(better, worse))
+        if better < alpha:
+            significant.append(f"{a} better (p = {better:.2g})")
+        elif worse < alpha:
+            significant.append(f"{greedy} better than {a} (p = {worse:.2g})")
+        mean, low, high = bootstrap_mean(differences.to_numpy())
+        means.append(mean)
+        interval = "" if math.isnan(low) else f" [{100 * low:+.2f}, {100 * high:+.2f}]"
+        parts.append(
+            f"{a} ahead on {ahead} of {ahead + behind} untied data sets, "
+            f"{points(mean)}{interval}"
+        )
+    if not parts:
+        return "No tuned optimal learner and tuned CART share a complete data set."
+    depths = [str(d) for d in records.depths]
+    limit = records.time_limit(_tuned_pairs()[0][0])
+    protocol = (
+        f"depth{'s' if len(depths) > 1 else ''} {' and '.join(depths)}, "
+        f"{records.frame['fold'].nunique()}-fold cross-validation, "
+        f"{limit:g} s per fit"
+    )
+    verdict = (
+        "; significant: " + "; ".join(significant)
+        if significant
+        else f"; no sign test is significant (p >= {min(p_values):.2g}): the "
+        f"tuned optimal trees are not better on significantly many data sets, "
+        f"and their mean advantage is {100 * min(means):+.2f} to "
+        f"{100 * max(means):+.2f} accuracy points"
+    )
+    return (
+        f"Out of sample, on {len(records.datasets)} data sets ({protocol}), "
+        f"tuned optimal trees against tuned CART (mean difference of test "
+        f"accuracy over data sets, 95 % bootstrap interval): {'; '.join(parts)}"
+        f"{verdict}."
+    )
