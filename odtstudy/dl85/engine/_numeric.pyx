@@ -31,7 +31,12 @@ on the order instead of one bitset per threshold:
   only grow with its rows); and a position's children differ from a
   neighbour's by the rows between them, so its cost is at least the
   neighbour's minus those rows' largest losses. Whole intervals of
-  thresholds are thereby pruned without being evaluated;
+  thresholds are thereby pruned without being evaluated. A position's two
+  children are solved larger first under the incumbent; the smaller one is
+  solved even when the larger found no tree under it, with the bound left
+  over plus the rows to the interval's farther end (ConTree's budget of the
+  smaller child), so its loss is known well enough to prune the positions
+  beyond it;
 * at the root of a search of depth 3 or more, each feature's best single
   split is first tried as the root of a full subtree (``_try_seeds``; on
   threads each seed goes to the first thread to claim it). Without it the
