@@ -149,6 +149,10 @@ NOT_MEASURED = {
         "2 s",
     ): "time-limits' per-fit limit (odtstudy/study/configs/time-limits.toml)",
     (
+        "docs/guide/studies.md",
+        "300 s",
+    ): "contree-depth4's per-fit limit (odtstudy/study/configs/contree-depth4.toml)",
+    (
         "docs/guide/reports.md",
         "95 %",
     ): "the interval's level (odtstudy/study/report/_speed.py LEVEL)",

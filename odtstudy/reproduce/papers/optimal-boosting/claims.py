@@ -79,8 +79,20 @@ def _stat(stats, key) -> float:
     return np.nan if value is None else float(value)
 
 
+#: The last records' runs (``our_value`` is called once per published row
+#: on the same records; parsing every run's stats each time took 20 s).
+_LAST_RUNS: list = [None, None]
+
+
 def _runs(records) -> pd.DataFrame:
-    """Boosting runs with a forest: family, pricing, D and the measures."""
+    """Boosting runs with a forest: family, pricing, D and the measures
+    (computed once per records object; callers only read it)."""
+    if _LAST_RUNS[0] is not records:
+        _LAST_RUNS[:] = [records, _boosting_runs(records)]
+    return _LAST_RUNS[1]
+
+
+def _boosting_runs(records) -> pd.DataFrame:
     frame = records.frame
     columns = [
         "dataset",
