@@ -53,7 +53,7 @@ def _pairs_of(config):
     }
 
 
-def test_scales_follow_the_thesis():
+def test_scales_follow_the_thesis(no_preflight):
     paper = load_config(NAME, scale="paper")
     assert paper.depths == [3] and paper.folds == 5 and paper.seeds == [0]
     assert set(paper.datasets) == set(PUBLISHED.values["dataset"].dropna())

@@ -4,6 +4,7 @@ instances their configs' rules name: whole suites, never a pick by outcome."""
 from pathlib import Path
 
 import pytest
+from no_preflight import preflight_off
 
 from odtstudy.datasets import dataset_info, list_datasets
 from odtstudy.datasets._published import CONTREE_OPTIMA
@@ -16,10 +17,7 @@ from odtstudy.study import expand_runs, get_method, load_config
 
 @pytest.fixture(scope="module")
 def tiers():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            "odtstudy.study.config._checks.preflight_check", lambda config, where: None
-        )
+    with preflight_off():
         config = load_config("headline")
     return config, {tier["name"]: tier for tier in config.tiers}
 
