@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from no_preflight import preflight_off
 
 
 @pytest.fixture
@@ -16,3 +17,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("ci_slow") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def no_preflight():
+    """Configs load without the preflight fit of each method
+    (:func:`no_preflight.preflight_off`)."""
+    with preflight_off():
+        yield

@@ -13,7 +13,7 @@ def _installed():
         pytest.skip(f"not installed: {missing} (pip install 'odtstudy[external]')")
 
 
-def test_versus_runs_every_adapter_at_every_scale():
+def test_versus_runs_every_adapter_at_every_scale(no_preflight):
     _installed()
     for scale in ("smoke", "default", "paper"):
         config = load_config("versus", scale=scale)

@@ -44,7 +44,7 @@ def test_smoke_reproduction_report(tmp_path):
         ), row
 
 
-def test_study_scales_follow_the_paper():
+def test_study_scales_follow_the_paper(no_preflight):
     paper = load_config("tmo", scale="paper")
     assert paper.depths == [2, 3, 4] and paper.folds == 5 and paper.time_limit == 600
     assert {"uci/phishing", "uci/a4a", "uci/spambase"} <= set(paper.datasets)

@@ -361,7 +361,9 @@ def test_repeats_flag_sets_the_study_repeats(tmp_path, capsys, no_preflight):
     assert three.split("protocol ")[1] != one.split("protocol ")[1]
 
 
-def test_repeats_key_is_checked(tmp_path):
+def test_repeats_key_is_checked(tmp_path, no_preflight):
+    # the override's check, not quick's learners (their preflight fits, ~5 s,
+    # run in test_study_configs.py)
     toml = tmp_path / "bad.toml"
     toml.write_text(
         textwrap.dedent(

@@ -4,6 +4,7 @@ import time
 
 import pandas as pd
 import pytest
+from no_preflight import preflight_off
 from study_doubles import unit_config
 
 from odtstudy.cart import CARTClassifier
@@ -192,7 +193,10 @@ def test_config_errors_come_before_any_run(tmp_path):
 
 def test_quick_config_and_cli_smoke(tmp_path, capsys):
     assert "quick" in list_studies()
-    config = load_config("quick", scale="smoke")
+    # quick's grid only: its preflight fits (~5 s) run in test_study_configs.py;
+    # the tiny study below has its own
+    with preflight_off():
+        config = load_config("quick", scale="smoke")
     assert config.folds == 2 and config.depths == [2]
     assert "cart" in [m.label for m in config.methods]
     toml = tmp_path / "tiny.toml"
@@ -229,7 +233,11 @@ def test_quick_is_the_overview_cut_by_the_rule_its_description_states(no_preflig
 
 
 @pytest.mark.parametrize("where", ["dev-null", "under-a-file", "read-only"])
-def test_unwritable_output_is_one_clear_error_before_any_run(tmp_path, capsys, where):
+def test_unwritable_output_is_one_clear_error_before_any_run(
+    tmp_path, capsys, where, no_preflight
+):
+    # the output's check, not quick's learners (their preflight fits: in
+    # test_study_configs.py)
     if where == "dev-null":
         output = "/dev/null"
     elif where == "under-a-file":

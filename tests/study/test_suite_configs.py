@@ -4,15 +4,21 @@ instances their configs' rules name: whole suites, never a pick by outcome."""
 from pathlib import Path
 
 import pytest
+from no_preflight import preflight_off
 
 from odtstudy.datasets import dataset_info, list_datasets
 from odtstudy.datasets._published import CONTREE_OPTIMA
 from odtstudy.study import expand_runs, get_method, load_config
 
+# These tests read what a config resolves to (tiers, methods, the grid). Its
+# learners' preflight fits (up to 15 s for time-limits) are left out: they
+# run, at the same scale, in test_study_configs.py.
+
 
 @pytest.fixture(scope="module")
 def tiers():
-    config = load_config("headline")
+    with preflight_off():
+        config = load_config("headline")
     return config, {tier["name"]: tier for tier in config.tiers}
 
 
@@ -56,7 +62,9 @@ def test_the_budget_arithmetic_counts_the_grid(tiers):
     assert config.workers == 1 and config.folds == 1 and config.repeats == 3
 
 
-def test_threads_study_runs_the_headline_suites_with_one_parameter_changed(tiers):
+def test_threads_study_runs_the_headline_suites_with_one_parameter_changed(
+    tiers, no_preflight
+):
     _, headline = tiers
     config = load_config("threads")
     by_name = {tier["name"]: tier for tier in config.tiers}
@@ -69,7 +77,7 @@ def test_threads_study_runs_the_headline_suites_with_one_parameter_changed(tiers
     assert config.workers == 1  # a two-thread fit takes both cores
 
 
-def test_milp_runs_the_8_cp4im_sets_of_fewest_cells():
+def test_milp_runs_the_8_cp4im_sets_of_fewest_cells(no_preflight):
     config = load_config("milp")
     cells = {
         name.split("/")[-1]: dataset_info(name)["rows"] * dataset_info(name)["features"]
@@ -81,7 +89,7 @@ def test_milp_runs_the_8_cp4im_sets_of_fewest_cells():
     assert config.methods[0].label == "dl85"  # the reference optimum
 
 
-def test_time_limits_fits_every_installed_learner_and_the_big_models():
+def test_time_limits_fits_every_installed_learner_and_the_big_models(no_preflight):
     from odtstudy.study.registry import get_method, list_methods
 
     config = load_config("time-limits")
@@ -127,7 +135,9 @@ def test_time_limits_fits_every_installed_learner_and_the_big_models():
     assert config.time_limit == 2 and config.repeats == 1 and config.folds == 1
 
 
-def test_costs_runs_the_cp4im_suite_whole_with_one_matrix_for_both_tools():
+def test_costs_runs_the_cp4im_suite_whole_with_one_matrix_for_both_tools(
+    no_preflight,
+):
     config = load_config("costs")
     suite = sorted(name.split("/")[-1] for name in list_datasets("cp4im"))
     assert sorted(config.datasets) == suite and len(suite) == 23
