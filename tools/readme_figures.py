@@ -382,8 +382,10 @@ def _optimal_or_greedy(reports: Path) -> str:
     """The README's one-sentence answer of the ``optimal-or-greedy`` records."""
     name = "optimal-or-greedy"
     records = newest_records(reports / name)
-    alpha = load_published(name).thresholds["alpha"].value
-    sentence = claims_module(name).answer(records, alpha)
+    thresholds = load_published(name).thresholds
+    sentence = claims_module(name).answer(
+        records, thresholds["alpha"].value, thresholds["min_sets"].value
+    )
     return f"{sentence} (Records at {_revision(records)}.)"
 
 

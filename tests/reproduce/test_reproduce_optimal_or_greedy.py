@@ -188,16 +188,33 @@ def test_smoke_reproduction_report(tmp_path):
 
 def test_the_readme_answer_follows_the_records():
     alpha = PUBLISHED.thresholds["alpha"].value
+    min_sets = PUBLISHED.thresholds["min_sets"].value
+
+    def answer(records):
+        return claims.answer(records, alpha, min_sets)
+
     ahead = _records(shared.grid(_accuracies(0.85, 0.8, 0.01), EIGHT, (2, 3)))
-    text = claims.answer(ahead, alpha)
+    text = answer(ahead)
     assert text.startswith("Out of sample, on 8 data sets (depths 2 and 3, 5-fold")
     # tuned optimal 0.86 against tuned CART 0.81 on each of 8 sets: p = 0.0039
     assert "dl85-tuned ahead on 8 of 8 untied data sets, +5.00 pts" in text
     assert "significant: dl85-tuned better (p = 0.0039)" in text
     behind = _records(shared.grid(_accuracies(0.75, 0.8, 0.01), EIGHT, (2, 3)))
-    assert "cart-tuned better than dl85-numeric-tuned (p = 0.0039)" in claims.answer(
-        behind, alpha
-    )
-    tied = _records(shared.grid(_accuracies(0.8, 0.8), EIGHT, (2, 3)))
-    text = claims.answer(tied, alpha)
+    assert "cart-tuned better than dl85-numeric-tuned (p = 0.0039)" in answer(behind)
+    # some sets ahead, some behind: tested, nothing significant
+    mixed = shared.grid(_accuracies(0.8, 0.8), EIGHT, (2, 3))
+    for i, dataset in enumerate(EIGHT):
+        for depth in (2, 3):
+            for method in ("dl85-tuned", "dl85-numeric-tuned", "pystreed-tuned"):
+                mixed[(dataset, depth, method)] = 0.8 + (0.02 if i % 2 else -0.02)
+    text = answer(_records(mixed))
     assert "no sign test is significant" in text and "not better" in text
+    assert "nan" not in text
+    # every set tied, or five sets: no test and no p-value
+    tied = answer(_records(shared.grid(_accuracies(0.8, 0.8), EIGHT, (2, 3))))
+    assert "ahead on 0 of 0 untied data sets (too few for a test)" in tied
+    five = answer(
+        _records(shared.grid(_accuracies(0.85, 0.8, 0.01), EIGHT[:5], (2, 3)))
+    )
+    assert "no test: fewer than 6 untied data sets" in five
+    assert "p =" not in five and "p >=" not in five and "nan" not in five

@@ -72,14 +72,18 @@ def set_differences(cells: pd.DataFrame, a: str, b: str, depths=None) -> pd.Seri
     return differences.rename("difference")
 
 
+def _interval(low: float, high: float) -> str:
+    """A bootstrap interval of a difference of fractions, in points."""
+    return f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+
+
 def _effect(differences: pd.Series) -> str:
     """The mean difference over data sets with its bootstrap interval."""
     mean, low, high = bootstrap_mean(differences.to_numpy())
     n = len(differences)
     if math.isnan(low):
         return f"{points(mean)} (n = {n}: too few for an interval)"
-    bounds = f"[{100 * low:+.2f}, {100 * high:+.2f}]"
-    return f"{points(mean)} {bounds} over {n} data sets"
+    return f"{points(mean)} {_interval(low, high)} over {n} data sets"
 
 
 def _unproven(frame: pd.DataFrame, methods) -> str:
@@ -186,17 +190,21 @@ def evaluate(records, published) -> list:
     return judge_claims(published, judges)
 
 
-def answer(records, alpha: float) -> str:
+def answer(records, alpha: float, min_sets: int) -> str:
     """The README's one sentence: tuned optimal trees against tuned CART.
 
     Parameters
     ----------
     records : StudyRecords
         The ``optimal-or-greedy`` study's records of one protocol.
-    alpha : float
-        The significance level of ``[thresholds]`` in ``published.toml``.
+    alpha, min_sets : float, int
+        ``[thresholds]`` of ``published.toml``: the significance level, and
+        the fewest untied data sets a sign test is made on (never below
+        :data:`~odtstudy.study.report._speed.MIN_UNITS`); below it the
+        sentence gives no p-value.
     """
     greedy = f"{GREEDY}{TUNED}"
+    minimum = max(int(min_sets), MIN_UNITS)
     parts, significant, p_values, means = [], [], [], []
     for a, b, _ in _tuned_pairs():
         if not {a, b} <= set(records.method_order):
@@ -205,20 +213,22 @@ def answer(records, alpha: float) -> str:
         if differences.empty:
             continue
         ahead, behind, _ = sign_counts(differences.round(_DECIMALS).to_numpy())
-        better = sign_test(ahead, ahead + behind)
-        worse = sign_test(ahead, ahead + behind, alternative="less")
+        untied = ahead + behind
+        mean, low, high = bootstrap_mean(differences.to_numpy())
+        means.append(mean)
+        interval = "" if math.isnan(low) else f" {_interval(low, high)}"
+        text = f"{a} ahead on {ahead} of {untied} untied data sets"
+        if untied < minimum:
+            parts.append(f"{text} (too few for a test), {points(mean)}{interval}")
+            continue
+        better = sign_test(ahead, untied)
+        worse = sign_test(ahead, untied, alternative="less")
         p_values.append(min(better, worse))
         if better < alpha:
             significant.append(f"{a} better (p = {better:.2g})")
         elif worse < alpha:
             significant.append(f"{greedy} better than {a} (p = {worse:.2g})")
-        mean, low, high = bootstrap_mean(differences.to_numpy())
-        means.append(mean)
-        interval = "" if math.isnan(low) else f" [{100 * low:+.2f}, {100 * high:+.2f}]"
-        parts.append(
-            f"{a} ahead on {ahead} of {ahead + behind} untied data sets, "
-            f"{points(mean)}{interval}"
-        )
+        parts.append(f"{text}, {points(mean)}{interval}")
     if not parts:
         return "No tuned optimal learner and tuned CART share a complete data set."
     depths = [str(d) for d in records.depths]
@@ -228,14 +238,23 @@ def answer(records, alpha: float) -> str:
         f"{records.frame['fold'].nunique()}-fold cross-validation, "
         f"{limit:g} s per fit"
     )
-    verdict = (
-        "; significant: " + "; ".join(significant)
-        if significant
-        else f"; no sign test is significant (p >= {min(p_values):.2g}): the "
-        f"tuned optimal trees are not better on significantly many data sets, "
-        f"and their mean advantage is {100 * min(means):+.2f} to "
+    advantage = (
+        f"their mean advantage is {100 * min(means):+.2f} to "
         f"{100 * max(means):+.2f} accuracy points"
     )
+    if significant:
+        verdict = "; significant: " + "; ".join(significant)
+    elif p_values:
+        verdict = (
+            f"; no sign test is significant (p >= {min(p_values):.2g}): the "
+            f"tuned optimal trees are not better on significantly many data "
+            f"sets, and {advantage}"
+        )
+    else:
+        verdict = (
+            f"; no test: fewer than {minimum} untied data sets for each "
+            f"learner, so our data cannot tell, and {advantage}"
+        )
     return (
         f"Out of sample, on {len(records.datasets)} data sets ({protocol}), "
         f"tuned optimal trees against tuned CART (mean difference of test "
