@@ -17,6 +17,7 @@ ctypedef struct BoxEntry:
     int32_t flags
     double error         # best loss found (the optimum when solved)
     double lb            # proven lower bound
+    double left          # the left child's loss in ``error`` (< 0: unknown)
 
 
 cdef class BoxCache:

@@ -149,6 +149,7 @@ cdef class BoxCache:
             wipe.new_entry(&self.policy, e, key[0])
         ent.error = 1e308
         ent.lb = 0.0
+        ent.left = -1.0
         memcpy(self.keys + self.n_keys, key, length * sizeof(int32_t))
         self.n_keys += length
         self.n_entries += 1

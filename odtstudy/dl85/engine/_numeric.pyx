@@ -456,6 +456,7 @@ cdef class NumericSearcher(NumericPricing):
             ent.lb = err
             ent.feature = f
             ent.threshold = t
+            ent.left = self.counted_left[d] if f >= 0 else -1.0
             ent.flags = ent.flags | BOX_SOLVED
         self._unlock()
 
@@ -476,6 +477,7 @@ cdef class NumericSearcher(NumericPricing):
                 ent.error = err
                 ent.feature = f
                 ent.threshold = t
+                ent.left = self.counted_left[d] if f >= 0 else -1.0
             kept = ent.error
         self._unlock()
         return kept
@@ -491,6 +493,17 @@ cdef class NumericSearcher(NumericPricing):
 
     cdef bint _out_of_memory(self) noexcept nogil:
         return self.cache.out_of_memory
+
+    cdef bint _counted(self, int d, int f, int t, double* left) noexcept nogil:
+        cdef Py_ssize_t e = self.cache.find(self.key + d * self.L, self.keylen[d], False)
+        cdef BoxEntry* ent
+        if e < 0:
+            return False
+        ent = &self.cache.entries[e]
+        if ent.feature != f or ent.threshold != t or ent.left < 0.0:
+            return False
+        left[0] = ent.left
+        return True
 
     # ------------------------------------------------- the nodes (hooks)
     cdef double _leaf_loss(self, int d) noexcept nogil:
@@ -605,6 +618,7 @@ cdef class NumericSearcher(NumericPricing):
             if errR < INFINITY and errL + errR < cur_ub[0]:
                 cur_ub[0] = errL + errR
                 best[0] = cur_ub[0]
+                self.counted_left[d] = errL if big_left else errR
                 f_out[0] = f
                 t_out[0] = pt[j]
                 found = True
@@ -647,6 +661,7 @@ cdef class NumericSearcher(NumericPricing):
         best_out[0] = best
         f_out[0] = bf
         t_out[0] = bt
+        self.counted_left[d] = -1.0
         if r == 1 or best <= self.eps or lb >= best:
             return SPLIT_EXACT
         qsort(order, p, sizeof(KeyIdx), _cmp_keyidx)
@@ -781,6 +796,7 @@ cdef class NumericSearcher(NumericPricing):
                 if Lex and Rex and Lj + Rj < cur_ub:
                     best = Lj + Rj
                     cur_ub = best
+                    self.counted_left[d] = Lj
                     bf = f
                     bt = pt[j]
                     found = True

@@ -5,7 +5,7 @@
 cimport cython
 from libc.math cimport INFINITY
 
-from odtstudy.dl85.engine._util cimport _now, _trace_point
+from odtstudy.dl85.engine._util cimport _now, _thread_cpu_now, _trace_point
 
 
 cdef enum:
@@ -73,6 +73,11 @@ cdef class Skeleton:
     cdef double time_limit, deadline, t_start, t_limit_run
     cdef double tick            # > 0: the clock counts ``_check_time`` calls,
     cdef long long ticks        # ``tick`` seconds each (``set_node_clock``)
+    cdef bint cpu_clock         # the clock is the thread's CPU time (a rebuild)
+    cdef double rebuild_end     # the rebuild's deadline on that clock
+    # the left child's loss in the loss a search of the depth-d node last
+    # returned with a split (< 0: unknown), for the entry that keeps it
+    cdef double counted_left[61]
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
     cdef double probe_seconds   # the exact search before the descent
@@ -140,6 +145,8 @@ cdef class Skeleton:
         if self.tick > 0:
             self.ticks += 1
             return self.ticks * self.tick
+        if self.cpu_clock:
+            return _thread_cpu_now()
         return _now()
 
     cdef inline bint _check_time(self) noexcept nogil:
@@ -230,6 +237,7 @@ cdef class Skeleton:
     cdef double _keep_incumbent(self, int d, Py_ssize_t e, double err, int f,
                                 int t) noexcept nogil
     cdef void _remember(self, int d, double value) noexcept nogil
+    cdef bint _counted(self, int d, int f, int t, double* left) noexcept nogil
     cdef void _root_node(self) noexcept nogil
     cdef int _tree_of(self, int d, double* err, int* f, int* t) noexcept nogil
     cdef double _direct(self, int d, int r, double leaf, int* f, int* t) noexcept nogil

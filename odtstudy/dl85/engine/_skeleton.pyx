@@ -120,6 +120,10 @@ cdef double PASSES_SHARE = 0.1
 #: most of them, pay nothing for the descent
 PROBE_SECONDS = 1.0
 cdef double PROBE_SHARE = 0.05
+#: after a time-out of T seconds, the rebuild of the incumbent's wiped nodes
+#: may take REBUILD_SHARE * T of CPU time, at least REBUILD_MIN_S
+cdef double REBUILD_SHARE = 0.1
+cdef double REBUILD_MIN_S = 0.25
 #: > 0: searchers made from now on run on the node clock (``set_node_clock``)
 cdef double _node_tick = 0.0
 
@@ -412,6 +416,7 @@ cdef class Skeleton:
                 best[0] = h.sh_best
                 f[0] = h.sh_f
                 t[0] = h.sh_t
+                self.counted_left[0] = h.counted_left[0]
             if h.sh_min_lb < min_lb[0]:
                 min_lb[0] = h.sh_min_lb
 
@@ -468,7 +473,7 @@ cdef class Skeleton:
         into. Once the time is up, nodes stay leaves.
         """
         cdef int r = self.max_depth - d, f = -1, t = -1, side
-        cdef double lb, value, total = 0.0
+        cdef double lb, value, total = 0.0, left = 0.0
         cdef bint solved = False
         cdef Py_ssize_t c
         if r <= self.direct_depth or leaf <= self.eps or self._rows(d) < 2 * self.min_sup:
@@ -484,11 +489,13 @@ cdef class Skeleton:
             c = self._open(d + 1, &value, &solved)
             if c == CACHE_FAILED:
                 return self._keep_incumbent(d, e, leaf, -1, -1)
-            if solved:
-                total += value
-            else:
-                total += self._descend(d + 1, c, self._leaf_loss(d + 1))
+            if not solved:
+                value = self._descend(d + 1, c, self._leaf_loss(d + 1))
+            if side == 0:
+                left = value
+            total += value
         if total < leaf:
+            self.counted_left[d] = left
             return self._keep_incumbent(d, e, total, f, t)
         return self._keep_incumbent(d, e, leaf, -1, -1)
 
@@ -722,6 +729,13 @@ cdef class Skeleton:
         self._out = ([], [], [], [], [], [])
         self.time_limit = 0.0     # the search is over: no deadline here
         self.timed_out = False
+        # after a time-out, wiped nodes are re-solved within this much of
+        # this thread's CPU time (which load does not eat), in all
+        self.cpu_clock = True
+        self.rebuild_end = self._clock() + (
+            REBUILD_SHARE * self.t_limit_run
+            if REBUILD_SHARE * self.t_limit_run > REBUILD_MIN_S else REBUILD_MIN_S)
+        self.cpu_clock = False
         tol = 1e-9 * (err if err > 1.0 else 1.0)
         try:
             self._root_node()
@@ -752,16 +766,19 @@ cdef class Skeleton:
         ``[lo, hi]`` unless ``timed``); returns the sum of its leaves."""
         cdef int r = self.max_depth - d, f = -1, t = -1, state, node
         cdef double leaf = self._leaf_loss(d), err = leaf, v, tol, llo, lhi, left
+        cdef double counted = -1.0
         cdef list left_of, right_of
         if not (r == 0 or leaf <= self.eps or self._rows(d) < 2 * self.min_sup):
             state = self._tree_of(d, &err, &f, &t)
-            if state == TREE_SOLVED or (timed and state == TREE_INCUMBENT):
+            if state == TREE_SOLVED or (timed and state == TREE_INCUMBENT and err <= hi):
                 pass
             elif r <= self.direct_depth:
                 err = self._direct(d, r, leaf, &f, &t)
-            elif timed and state != NO_ENTRY:
+            elif timed and state == TREE_NONE and hi == INFINITY:
                 f = -1
             else:
+                # wiped, or re-made holding a worse tree than the one its
+                # parent's incumbent counted (at most hi)
                 err = self._resolve(d, lo, hi, timed, &f, &t)
         if f < 0:
             f = -1
@@ -777,15 +794,27 @@ cdef class Skeleton:
             llo, lhi = v - tol, v + tol
         elif self._child_known(d, f, t, 1, &v):
             llo, lhi = err - v - tol, err - v + tol
+        elif timed and self._counted(d, f, t, &counted):
+            # an incumbent: each child's loss in it, a tree that exists
+            llo, lhi = 0.0, counted + tol
+        elif timed:
+            llo, lhi = 0.0, INFINITY
         else:
             llo, lhi = 0.0, err + tol
         self._child(d, f, t, 0)
         left_of[node] = len(self._out[0])
         left = self._walk(d + 1, llo, lhi, timed)
         v = err - left
+        if timed and counted >= 0.0:
+            v = err - (counted if counted < left else left)
+            llo, lhi = 0.0, v + tol
+        elif timed:
+            llo, lhi = 0.0, INFINITY
+        else:
+            llo, lhi = v - tol, v + tol
         self._child(d, f, t, 1)
         right_of[node] = len(self._out[0])
-        return left + self._walk(d + 1, v - tol, v + tol, timed)
+        return left + self._walk(d + 1, llo, lhi, timed)
 
     @cython.final
     cdef double _resolve(self, int d, double lo, double hi, bint timed,
@@ -800,10 +829,14 @@ cdef class Skeleton:
         cdef Py_ssize_t e
         self.n_reconstituted += 1
         if timed:
-            budget = 0.1 * self.t_limit_run
-            self.time_limit = budget if budget > 0.05 else 0.05
-            self.deadline = self._clock() + self.time_limit
-            self._solve(d, INFINITY, &lb)
+            # a tree below the loss its parent's incumbent counted (hi),
+            # within what is left of the rebuild's budget
+            self.cpu_clock = True
+            self.time_limit = 1.0     # > 0: the deadline holds
+            self.deadline = self.rebuild_end
+            if self._clock() < self.deadline:
+                self._solve(d, hi, &lb)
+            self.cpu_clock = False
             self.time_limit = 0.0
             self.timed_out = False
         else:
@@ -817,8 +850,8 @@ cdef class Skeleton:
         if state == TREE_SOLVED and err < hi:
             return err
         if timed:
-            if state == TREE_INCUMBENT:
-                return err
+            if state == TREE_SOLVED or state == TREE_INCUMBENT:
+                return err    # the best held, if none below hi was found
             f[0] = -1
             return self._leaf_loss(d)
         raise RuntimeError("DL8.5: a wiped node was not re-solved")  # pragma: no cover
@@ -890,6 +923,11 @@ cdef class Skeleton:
         """A node's optimum or bound is known (the similarity bound's
         memory)."""
         pass
+
+    cdef bint _counted(self, int d, int f, int t, double* left) noexcept nogil:
+        """The left child's loss in the depth-d node's incumbent of split
+        ``f`` / ``t``, if its entry keeps it."""
+        return False
 
     cdef void _root_node(self) noexcept nogil:
         """Make the depth-0 node the whole training set."""

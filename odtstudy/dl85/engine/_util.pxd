@@ -6,7 +6,7 @@ that both searches price)."""
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t
 from libc.stdlib cimport calloc
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from posix.time cimport CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec
 
 
 cdef inline void* _alloc(Py_ssize_t nbytes) except NULL:
@@ -21,6 +21,14 @@ cdef inline double _now() noexcept nogil:
     """Monotonic clock, in seconds."""
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef inline double _thread_cpu_now() noexcept nogil:
+    """CPU time of the calling thread, in seconds: a budget on it is not
+    cut short when the machine is loaded."""
+    cdef timespec ts
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
