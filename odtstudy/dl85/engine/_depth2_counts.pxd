@@ -18,6 +18,9 @@ ctypedef struct _Quantiles:
     const double* c
     int K
     int stride            # the branches of quantile j at j * stride in bl / br
+    const int32_t* rank   # rank of quantile j among c rows at j * R + c
+    int R
+    double* lq            # one pair's quadrant losses, at 4 j + quadrant
 
 ctypedef fused _Taus:
     _Quantile
@@ -124,6 +127,8 @@ cdef class Depth2Counts:
     cdef double* mc
     cdef double* mbl          # bl / br of each quantile, m + 1 apart
     cdef double* mbr
+    cdef int32_t* mrank       # rank of quantile j among c rows, at j * (64 W + 1) + c
+    cdef double* mlq          # one pair's quadrant losses, at 4 j + quadrant
     # the children of a depth-3 node by difference (``_d2_sibling``: two
     # classes, misclassification, min_sup = 1); sp_ the parent, ss_ the
     # smaller child of the current split feature

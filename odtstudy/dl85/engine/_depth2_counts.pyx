@@ -220,6 +220,8 @@ cdef class Depth2Counts:
         free(self.ma)
         free(self.mc)
         free(self.mbl)
+        free(self.mrank)
+        free(self.mlq)
         free(self.mbr)
         free(self.sp_fid)
         free(self.split_key)
