@@ -159,6 +159,21 @@ cdef inline void _quadrant_losses(
         lq[4 * j + x] = _side_loss(n, kq, sx, qv, sb, a[j], c[j])
 
 
+cdef inline void _improve_branches(const bint* v, const double* lq, double* bl,
+                                   double* br, int i, int k) noexcept nogil:
+    """The four candidate branches of a pair (i, k) from its quadrant losses
+    ``lq`` (0 = i and k, 1 = i only, 2 = k only, 3 = neither): each valid one
+    (``v``) improves the best right / left branch of root i or k."""
+    if v[0] and lq[0] + lq[1] < br[i]:
+        br[i] = lq[0] + lq[1]
+    if v[1] and lq[2] + lq[3] < bl[i]:
+        bl[i] = lq[2] + lq[3]
+    if v[2] and lq[0] + lq[2] < br[k]:
+        br[k] = lq[0] + lq[2]
+    if v[3] and lq[1] + lq[3] < bl[k]:
+        bl[k] = lq[1] + lq[3]
+
+
 cdef class Depth2Order(Depth2Counts):
     """The order-statistics solvers of the depth-2 search (base of
     ``_depth2.Depth2``)."""
@@ -456,8 +471,6 @@ cdef class Depth2Order(Depth2Counts):
         cdef const double* tab = self.otab
         cdef const double* oy = self.oy
         cdef double tau, a, c
-        cdef double* blj
-        cdef double* brj
         cdef int n[4]
         cdef bint v[4]
         cdef int kq[4]
@@ -513,24 +526,10 @@ cdef class Depth2Order(Depth2Counts):
                                          gi, gk, c11, cpi, cpk, s11, spi, spk, cs, tab, oy,
                                          q.lq)
                     for j in range(nq):
-                        blj, brj = bl + j * q.stride, br + j * q.stride
-                        for x in range(4):
-                            lq[x] = q.lq[4 * j + x]
-                        if v[0] and lq[0] + lq[1] < brj[i]:
-                            brj[i] = lq[0] + lq[1]
-                        if v[1] and lq[2] + lq[3] < blj[i]:
-                            blj[i] = lq[2] + lq[3]
-                        if v[2] and lq[0] + lq[2] < brj[k]:
-                            brj[k] = lq[0] + lq[2]
-                        if v[3] and lq[1] + lq[3] < blj[k]:
-                            blj[k] = lq[1] + lq[3]
-                    continue
-                for j in range(nq):
-                    if _Taus is _Quantile:
-                        tau, a, c, blj, brj = q.tau, q.a, q.c, bl, br
-                    else:
-                        tau, a, c = q.tau[j], q.a[j], q.c[j]
-                        blj, brj = bl + j * q.stride, br + j * q.stride
+                        _improve_branches(v, q.lq + 4 * j, bl + j * q.stride,
+                                          br + j * q.stride, i, k)
+                else:
+                    tau, a, c = q.tau, q.a, q.c
                     for x in range(4):
                         kq[x] = _rank(tau, n[x])
                         wq[x] = 0
@@ -556,14 +555,7 @@ cdef class Depth2Order(Depth2Counts):
                         lq[x] = _side_loss(n[x], kq[x],
                                            _quadrant(x, s11[nw], spi[nw], spk[nw], cs[nw]),
                                            qv[x], sb[x], a, c)
-                    if v[0] and lq[0] + lq[1] < brj[i]:
-                        brj[i] = lq[0] + lq[1]
-                    if v[1] and lq[2] + lq[3] < blj[i]:
-                        blj[i] = lq[2] + lq[3]
-                    if v[2] and lq[0] + lq[2] < brj[k]:
-                        brj[k] = lq[0] + lq[2]
-                    if v[3] and lq[1] + lq[3] < blj[k]:
-                        blj[k] = lq[1] + lq[3]
+                    _improve_branches(v, lq, bl, br, i, k)
 
     cdef int quantiles(self, const double* taus, int K) except -1:
         """Prepare ``solve_quantiles`` for the pinball losses at ``taus[:K]``."""
