@@ -160,6 +160,25 @@ def test_numeric_helpers_search_root_features():
     assert two.stats_["root_candidates_of_helpers"] > 0
 
 
+def test_numeric_threads_take_intervals_of_a_root_feature_from_each_other():
+    # two features: once out of root candidates, a thread takes half of the
+    # other's queue of intervals; the proof is the same as on one thread
+    taken = []
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        X = rng.integers(0, 400, size=(3000, 2)).astype(float)
+        noise = rng.normal(0, 60, 3000)
+        y = ((X[:, 0] + 0.5 * X[:, 1] + noise) > 300).astype(int) + (X[:, 1] > 200)
+        one = DL85Classifier(max_depth=3, thresholds="all").fit(X, y)
+        two = DL85Classifier(max_depth=3, thresholds="all", n_jobs=2).fit(X, y)
+        _same_outcome(one, two)
+        assert two.optimal_
+        assert two.objective_ == np.sum(two.predict(X) != y)
+        assert one.stats_["root_intervals_taken"] == 0
+        taken.append(two.stats_["root_intervals_taken"])
+    assert sum(taken) > 0
+
+
 @pytest.mark.parametrize("thresholds", [None, "all"])
 def test_a_time_limit_holds_on_threads(thresholds):
     data = load_dataset("splice-1")

@@ -93,15 +93,29 @@ cimport numpy as cnp
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, qsort
+from libc.string cimport memcpy
 
 from odtstudy.dl85.engine._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
 from odtstudy.dl85.engine._numeric_pricing cimport PY_CHUNK, NumericPricing
 from odtstudy.dl85.engine._objective cimport Objective
-from odtstudy.dl85.engine._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Skeleton,
-                                      _tree_state)
+from odtstudy.dl85.engine._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Share,
+                                      Skeleton, _tree_state, odt_spin_lock,
+                                      odt_spin_unlock)
 from odtstudy.dl85.engine._util cimport KeyIdx, _alloc, _cmp_keyidx
 
 cnp.import_array()
+
+
+ctypedef struct RootQueue:
+    # the intervals of positions of one root feature still to search, on
+    # threads: a thread out of root candidates takes the first half of the
+    # busiest thread's (``_steal``); every field under ``Share.lock``
+    int f               # the feature; -1: none (nothing to take)
+    int P               # its positions
+    int head, top       # the first in first out queue of intervals in ``stk``
+    int32_t* stk
+    double* low         # the owner's lower bounds on the children's losses at
+                        # each position (left, then right at ``+ n + 2``)
 
 
 @cython.final
@@ -133,6 +147,8 @@ cdef class NumericSearcher(NumericPricing):
     cdef readonly BoxCache cache
     cdef readonly long long n_d2, n_evals, n_interval_pruned
     cdef readonly long long n_seeds     # root seeds tried (``_try_seeds``)
+    cdef readonly long long n_stolen    # root intervals taken from another thread
+    cdef RootQueue rq
 
     def __cinit__(self, const int32_t[:, ::1] rank, const int32_t[::1] n_thresholds,
                   const double[:, ::1] stats, Objective objective, int max_depth,
@@ -625,6 +641,51 @@ cdef class NumericSearcher(NumericPricing):
                 self._trace_root(best[0], lb)
         return found
 
+    cdef void* _root_queue(self) noexcept nogil:
+        self.rq.f = -1
+        self.rq.head = 0
+        self.rq.top = 0
+        self.rq.stk = self.stk
+        self.rq.low = self.stkb
+        return &self.rq
+
+    cdef bint _steal(self, int* f_out) noexcept nogil:
+        """At the root on threads, out of candidates: the first half of the
+        intervals queued by the thread with the most (at least two), its
+        bounds at every position of their feature (lower bounds for any
+        thread) copied, become this thread's queue. Whether any were taken;
+        their feature in ``f_out``."""
+        cdef Share* sh = self.share
+        cdef RootQueue* q = &self.rq
+        cdef RootQueue* v
+        cdef RootQueue* most = NULL
+        cdef int qcap = self.n + 2, k, cnt, most_cnt = 1, i
+        odt_spin_lock(&sh.lock)
+        for k in range(sh.n_busy):
+            v = <RootQueue*>sh.queues[k]
+            if v == NULL or v == q or v.f < 0:
+                continue
+            cnt = (v.top - v.head + qcap) % qcap
+            if cnt > most_cnt:
+                most_cnt = cnt
+                most = v
+        if most != NULL:
+            k = most_cnt // 2
+            for i in range(k):
+                q.stk[2 * i] = most.stk[2 * most.head]
+                q.stk[2 * i + 1] = most.stk[2 * most.head + 1]
+                most.head = (most.head + 1) % qcap
+            memcpy(q.low, most.low, most.P * sizeof(double))
+            memcpy(q.low + qcap, most.low + qcap, most.P * sizeof(double))
+            q.f = most.f
+            q.P = most.P
+            q.head = 0
+            q.top = k
+            f_out[0] = q.f
+            self.n_stolen += k
+        odt_spin_unlock(&sh.lock)
+        return most != NULL
+
     cdef int _splits(self, int d, Py_ssize_t e, double ub, double lb, double leaf,
                      double* best_out, int* f_out, int* t_out,
                      double* min_lb_out) noexcept nogil:
@@ -632,8 +693,11 @@ cdef class NumericSearcher(NumericPricing):
         of the features), then the thresholds of each feature searched as
         intervals of positions under the hierarchical upper bound."""
         cdef int r = self.max_depth - d, n = self.n, p = self.p, g, f, i, P, j
-        cdef int lo, hi, top, head, bf = -1, bt = -1, seed, first, k
+        cdef int lo, hi, top = 0, head = 0, bf = -1, bt = -1, seed, first, k, nb
         cdef int qcap = n + 2
+        cdef int* hp
+        cdef int* tp
+        cdef RootQueue* q
         cdef bint big_left
         cdef double best, cur_ub, min_lb, v
         cdef double bL, bR, Lj, Rj, errL, errR, lL, lR, slack, min_before, other
@@ -680,40 +744,67 @@ cdef class NumericSearcher(NumericPricing):
                 min_lb_out[0] = lb
                 return SPLIT_SEARCHED
         min_lb = best
-        for i in range(self._breadth(d, p)):
-            if lb >= cur_ub:
+        # the queue of intervals; at the root on threads it is shared
+        # (``RootQueue``: its fields under the lock)
+        q = &self.rq if d == 0 and self.share != NULL else NULL
+        hp = &q.head if q != NULL else &head
+        tp = &q.top if q != NULL else &top
+        nb = self._breadth(d, p)
+        i = -1
+        while lb < cur_ub:
+            i += 1
+            if i < nb and order[i].key != INFINITY:
+                if not self._claim(d, i + p if seeds else i, &cur_ub):
+                    continue
+                f = order[i].idx
+                P = self._positions(d, f)
+                if P == 0:
+                    continue
+                self._spend(d, i)
+                seed = self._seed_position(d, f, P)
+                # lowL / lowR: lower bounds on the losses of the two
+                # children at each position, raised after every evaluation
+                for j in range(P):
+                    lowL[j] = 0.0
+                    lowR[j] = 0.0
+                first = 1
+                # intervals of positions, first in first out (coarse to fine)
+                if q != NULL:
+                    odt_spin_lock(&self.share.lock)
+                    q.f = f
+                    q.P = P
+                stk[0] = 0
+                stk[1] = P - 1
+                hp[0] = 0
+                tp[0] = 1
+                if q != NULL:
+                    odt_spin_unlock(&self.share.lock)
+            elif q != NULL and self._steal(&f):
+                # out of root candidates: half of another thread's intervals
+                P = self._positions(d, f)
+                first = 0
+                seed = -1
+            else:
                 break
-            f = order[i].idx
-            if order[i].key == INFINITY:
-                break
-            if not self._claim(d, i + p if seeds else i, &cur_ub):
-                continue
-            P = self._positions(d, f)
-            if P == 0:
-                continue
-            self._spend(d, i)
             min_before = min_lb
-            seed = self._seed_position(d, f, P)
-            # lowL / lowR: lower bounds on the losses of the two children
-            # at each position, raised after every evaluation
-            for j in range(P):
-                lowL[j] = 0.0
-                lowR[j] = 0.0
-            # intervals of positions, first in first out (coarse to fine)
-            stk[0] = 0
-            stk[1] = P - 1
-            head = 0
-            top = 1
-            first = 1
-            while head != top:
+            while True:
                 if self._check_time():
                     break
-                if d == 0 and self.share != NULL:
+                if q != NULL:
+                    odt_spin_lock(&self.share.lock)
                     # the other threads' best root loss
-                    self._claim_root(-1, &cur_ub)
-                lo = stk[2 * head]
-                hi = stk[2 * head + 1]
-                head = (head + 1) % qcap
+                    if self.share.best < cur_ub:
+                        cur_ub = self.share.best
+                if hp[0] == tp[0]:
+                    if q != NULL:
+                        q.f = -1
+                        odt_spin_unlock(&self.share.lock)
+                    break
+                lo = stk[2 * hp[0]]
+                hi = stk[2 * hp[0] + 1]
+                hp[0] = (hp[0] + 1) % qcap
+                if q != NULL:
+                    odt_spin_unlock(&self.share.lock)
                 while lo <= hi and lowL[lo] + lowR[lo] >= cur_ub:
                     self._pruned(lowL[lo] + lowR[lo], &min_lb)
                     lo += 1
@@ -810,14 +901,23 @@ cdef class NumericSearcher(NumericPricing):
                     self._raise_bounds(d, P, j, Lj, Rj)
                     lowL[j] = Lj
                     lowR[j] = Rj
+                if q != NULL:
+                    odt_spin_lock(&self.share.lock)
                 if lo < j:
-                    stk[2 * top] = lo
-                    stk[2 * top + 1] = j - 1
-                    top = (top + 1) % qcap
+                    stk[2 * tp[0]] = lo
+                    stk[2 * tp[0] + 1] = j - 1
+                    tp[0] = (tp[0] + 1) % qcap
                 if j < hi:
-                    stk[2 * top] = j + 1
-                    stk[2 * top + 1] = hi
-                    top = (top + 1) % qcap
+                    stk[2 * tp[0]] = j + 1
+                    stk[2 * tp[0] + 1] = hi
+                    tp[0] = (tp[0] + 1) % qcap
+                if q != NULL:
+                    odt_spin_unlock(&self.share.lock)
+            if q != NULL:
+                # cut short: the intervals left are not another's to take
+                odt_spin_lock(&self.share.lock)
+                q.f = -1
+                odt_spin_unlock(&self.share.lock)
             if self.timed_out:
                 break
             if self.monotone and not found:
@@ -861,11 +961,13 @@ cdef class NumericSearcher(NumericPricing):
         cdef NumericSearcher h
         cdef long long n_d2 = self.n_d2, n_evals = self.n_evals
         cdef long long n_pruned = self.n_interval_pruned, n_seeds = self.n_seeds
+        cdef long long n_stolen = self.n_stolen
         for h in self.helpers:
             n_d2 += h.n_d2
             n_evals += h.n_evals
             n_pruned += h.n_interval_pruned
             n_seeds += h.n_seeds
+            n_stolen += h.n_stolen
         return {
             "itemsets_explored": int(self.n_explored),
             "cache_hits": int(self.n_hits),
@@ -873,6 +975,7 @@ cdef class NumericSearcher(NumericPricing):
             "thresholds_evaluated": int(n_evals),
             "thresholds_pruned": int(n_pruned),
             "root_seeds_tried": int(n_seeds),
+            "root_intervals_taken": int(n_stolen),
             "timeout": bool(self.timed_out),
             **self.thread_stats(),
             **self.cache.stats(),

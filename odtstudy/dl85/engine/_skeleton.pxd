@@ -63,6 +63,9 @@ ctypedef struct Share:
     int growing              # an array is being moved: wait (``Cache.share_world``)
     int** busy               # each thread's flag: inside a guarded section
     int n_busy
+    # each thread's work at the root that another may share (``_root_queue``;
+    # NULL: none), as many as ``busy``
+    void** queues
 
 
 cdef class Skeleton:
@@ -114,6 +117,7 @@ cdef class Skeleton:
     cdef double sh_best, sh_min_lb
 
     cdef int _adopt(self, Skeleton helper) except -1
+    cdef void* _root_queue(self) noexcept nogil
     cdef void _launch(self, Py_ssize_t e, double ub, double lb) noexcept
     cdef void _gather(self, bint combine, double* best, int* f, int* t,
                       double* min_lb) noexcept

@@ -67,7 +67,11 @@ found without it, and looks up its candidates' children in the trie
 (``_peek_chunk``), in guarded sections (``_enter`` / ``_leave``) that an
 insertion moving the entry array or the trie's edges waits out
 (``Cache.share_world``), each entry's fields under its own lock bit
-(``_spin.h``). Each candidate being searched
+(``_spin.h``). The numeric search's root candidate is a feature whose
+thresholds are searched as a queue of intervals (``_numeric._splits``): a
+thread out of candidates takes the first half of the queue of the thread
+with the most (``_root_queue``, ``_steal``), so the last features do not
+leave one thread idle. Each candidate being searched
 or pruned by one thread, the best of their answers is the root's optimum
 and the least of their bounds its bound. A thread that finds a tree at the
 root's lower bound ends the others' searches (``_check_time``). The descent
@@ -210,6 +214,12 @@ cdef class Skeleton:
         """Give ``helper`` this searcher's cache (the subclasses)."""
         raise TypeError("Skeleton is the base of the DL8.5 searches")
 
+    cdef void* _root_queue(self) noexcept nogil:
+        """This thread's work at the root that the other threads may share
+        (``Share.queues``), emptied for a new search; NULL: none (the
+        subclasses)."""
+        return NULL
+
     # ------------------------------------------------------------ search
     @cython.final
     cdef double _solve(self, int d, double ub, double* out_lb) noexcept nogil:
@@ -327,12 +337,16 @@ cdef class Skeleton:
         sh.growing = 0
         sh.n_busy = 1 + self.n_helpers
         sh.busy = <int**>malloc(sh.n_busy * sizeof(int*))
-        if sh.busy == NULL:
+        sh.queues = <void**>malloc(sh.n_busy * sizeof(void*))
+        if sh.busy == NULL or sh.queues == NULL:
             # no thread to share with: this one searches every candidate
+            free(sh.busy)
+            free(sh.queues)
             sh.n_busy = 0
             return self._splits(0, e, ub, lb, leaf, best, f, t, min_lb)
         self.busy = 0
         sh.busy[0] = &self.busy
+        sh.queues[0] = self._root_queue()
         self.share = &sh
         self._shared(True)
         with gil:
@@ -343,6 +357,7 @@ cdef class Skeleton:
         self._shared(False)
         self.share = NULL
         free(sh.busy)
+        free(sh.queues)
         if sh.best <= lb:
             # the threads stopped once one found a tree at the root's bound
             # (``_check_time``): that tree is optimal, whatever the clock says
@@ -360,6 +375,7 @@ cdef class Skeleton:
             h.sh_kind = -1      # not started (yet)
             h.busy = 0
             self.share.busy[k] = &h.busy
+            self.share.queues[k] = h._root_queue()
             k += 1
         try:
             for h in self.helpers:
