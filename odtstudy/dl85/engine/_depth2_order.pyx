@@ -62,6 +62,12 @@ cdef inline int _rank(double tau, int cnt) noexcept nogil:
     return k if k >= 1 else 1
 
 
+cdef inline int _rank_width(int W) noexcept nogil:
+    """Entries per quantile of the rank table (``quantiles``): one per row
+    count 0 .. 64 W of a cover of W words."""
+    return (W << 6) + 1
+
+
 cdef inline double _side_loss(int cnt, int k, double S, double q, double Sb,
                               double a, double c) noexcept nogil:
     """Pinball loss (slopes a above, c below) of ``cnt`` rows summing to S
@@ -559,7 +565,7 @@ cdef class Depth2Order(Depth2Counts):
 
     cdef int quantiles(self, const double* taus, int K) except -1:
         """Prepare ``solve_quantiles`` for the pinball losses at ``taus[:K]``."""
-        cdef int j, c, R = (self.W << 6) + 1
+        cdef int j, c, R = _rank_width(self.W)
         if self.oy == NULL or not self.pinball:
             raise ValueError("several quantiles need the pinball loss with unit weights")
         self.mK = K
@@ -614,7 +620,7 @@ cdef class Depth2Order(Depth2Counts):
         if nf > 0:
             many.tau, many.a, many.c = self.mtau + j0, self.ma + j0, self.mc + j0
             many.K, many.stride = self.mK - j0, S
-            many.R = (self.W << 6) + 1
+            many.R = _rank_width(self.W)
             many.rank, many.lq = self.mrank + j0 * many.R, self.mlq
             self._ranks_pairs(N, nw, nf, many, self.mbl + j0 * S, self.mbr + j0 * S)
         for j in range(j0, self.mK):

@@ -99,8 +99,8 @@ from odtstudy.dl85.engine._boxcache cimport BOX_SOLVED, BoxCache, BoxEntry
 from odtstudy.dl85.engine._numeric_pricing cimport PY_CHUNK, NumericPricing
 from odtstudy.dl85.engine._objective cimport Objective
 from odtstudy.dl85.engine._skeleton cimport (NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED, Share,
-                                      Skeleton, _tree_state, odt_spin_lock,
-                                      odt_spin_unlock)
+                                      Skeleton, _check_max_depth, _tree_state,
+                                      odt_spin_lock, odt_spin_unlock)
 from odtstudy.dl85.engine._util cimport KeyIdx, _alloc, _cmp_keyidx
 
 cnp.import_array()
@@ -163,8 +163,7 @@ cdef class NumericSearcher(NumericPricing):
         self.S = stats.shape[1]
         if stats.shape[0] != self.n or n_thresholds.shape[0] != self.p:
             raise ValueError("rank, n_thresholds and stats do not match")
-        if max_depth < 0 or max_depth > 60:
-            raise ValueError("max_depth must be in [0, 60]")
+        _check_max_depth(max_depth)
         self.obj = objective
         self._check_objective()
         self._init_skeleton(max_depth, min_sup, time_limit, use_infeasibility_lb,

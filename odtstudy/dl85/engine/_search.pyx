@@ -104,8 +104,9 @@ from odtstudy.dl85.engine._kernels cimport odt_ctz, odt_popcount
 from odtstudy.dl85.engine._objective cimport Objective
 from odtstudy.dl85.engine._objective import Objective as _Objective
 from odtstudy.dl85.engine._skeleton cimport (CACHE_FAILED, NO_ENTRY, SPLIT_EXACT, SPLIT_SEARCHED,
-                                      Skeleton, _tree_state, odt_entry_lock,
-                                      odt_entry_unlock, odt_load_flags)
+                                      Skeleton, _check_max_depth, _tree_state,
+                                      odt_entry_lock, odt_entry_unlock,
+                                      odt_load_flags)
 from odtstudy.dl85.engine._util cimport KeyIdx, _alloc, _cmp_keyidx, _largest
 from odtstudy.dl85.engine._weighted cimport WeightedCore
 
@@ -233,8 +234,7 @@ cdef class Searcher(Skeleton):
             raise ValueError("cols and cmask have different word counts")
         if self.W * 64 < n_rows or self.W == 0:
             raise ValueError("not enough words for n_rows")
-        if max_depth < 0 or max_depth > 60:
-            raise ValueError("max_depth must be in [0, 60]")
+        _check_max_depth(max_depth)
         D = max_depth + 1
         W = self.W
         m = self.m

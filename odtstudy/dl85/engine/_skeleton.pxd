@@ -9,6 +9,9 @@ from odtstudy.dl85.engine._util cimport _now, _thread_cpu_now, _trace_point
 
 
 cdef enum:
+    MAX_DEPTH = 60        # the deepest tree the searches grow (their arrays' size)
+
+cdef enum:
     NO_ENTRY = -1         # ``_open``: the node has no cache entry (yet)
     CACHE_FAILED = -2     # ``_open``: the cache could not make one (full)
 
@@ -31,6 +34,12 @@ cdef inline int _tree_state(double error, int feature, bint solved, double* err,
     err[0] = error
     f[0] = feature
     return TREE_SOLVED if solved else TREE_INCUMBENT
+
+
+cdef inline int _check_max_depth(int max_depth) except -1:
+    if max_depth < 0 or max_depth > MAX_DEPTH:
+        raise ValueError(f"max_depth must be in [0, {MAX_DEPTH}]")
+    return 0
 
 
 cdef extern from "_spin.h":
@@ -80,7 +89,7 @@ cdef class Skeleton:
     cdef double rebuild_end     # the rebuild's deadline on that clock
     # the left child's loss in the loss a search of the depth-d node last
     # returned with a split (< 0: unknown), for the entry that keeps it
-    cdef double counted_left[61]
+    cdef double counted_left[MAX_DEPTH + 1]
     cdef readonly bint timed_out
     cdef public bint first_descent  # a greedy tree first (``_descend``)
     cdef double probe_seconds   # the exact search before the descent

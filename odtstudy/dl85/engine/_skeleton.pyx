@@ -116,6 +116,8 @@ from libc.stdlib cimport free, malloc
 
 import threading
 
+#: the deepest tree the searches grow (``max_depth``)
+DEPTH_LIMIT = MAX_DEPTH
 #: the share of a time limit left to limited-discrepancy passes (``_passes``)
 #: when the search has not ended by then
 cdef double PASSES_SHARE = 0.1

@@ -10,10 +10,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from odtstudy.dl85.engine._cache import MAX_CACHE_SIZE
 from odtstudy.dl85.engine._cache_policy import WIPE_STRATEGIES, check_wipe_strategy
+from odtstudy.dl85.engine._skeleton import DEPTH_LIMIT
 
 __all__ = ["MAX_DEPTH_LIMIT", "MAX_MIN_SUP", "SEARCH_CONSTRAINTS", "SearchOptionsMixin"]
 
-MAX_DEPTH_LIMIT = 60
+MAX_DEPTH_LIMIT = DEPTH_LIMIT
 #: ``n_jobs`` runs at most this many threads per usable CPU (:func:`threads`).
 THREADS_PER_CPU = 4
 #: ``min_sup`` is a C int in the search core (and no data set has more rows).
